@@ -1,0 +1,58 @@
+"""arraygrad: PyTorch's autograd, custom Functions and torch.func over array libraries.
+
+    import arraygrad as torch
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    (x ** 2).sum().backward()
+    x.grad      # tensor([2., 4.])
+"""
+from .dtypes import (dtype, float16, half, float32, float, float64, double, uint8, int8,  # noqa: F401
+                     int16, short, int32, int, int64, long, bool, get_default_dtype,
+                     set_default_dtype, promote_types, result_type as _result_type)
+from .tensor import Tensor, Size, device  # noqa: F401
+from .core.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
+                             is_grad_enabled, is_inference_mode_enabled)
+from .ops.creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empty, full,  # noqa: F401
+                           zeros_like, ones_like, empty_like, full_like, arange, linspace,
+                           logspace, eye, manual_seed, seed, rand, randn, randint, randperm,
+                           rand_like, randn_like, normal)
+from .ops.elementwise import (add, sub, subtract, mul, multiply, div, divide, true_divide,  # noqa: F401
+                              floor_divide, remainder, pow, neg, negative, rsub, exp, log, sqrt,
+                              rsqrt, abs, sign, tanh, sigmoid, relu, sin, cos, tan, log1p, expm1,
+                              log2, log10, asin, acos, atan, sinh, cosh, erf, square, reciprocal,
+                              floor, ceil, round, trunc, clamp, clip, clamp_min, clamp_max,
+                              maximum, minimum, where, eq, ne, lt, le, gt, ge, greater,
+                              greater_equal, less, less_equal, not_equal, logical_and,
+                              logical_or, logical_xor, logical_not, bitwise_and, bitwise_or,
+                              bitwise_xor, bitwise_not, isnan, isinf, isfinite, equal, allclose,
+                              isclose)
+from .ops.reduce import (sum, mean, prod, max, min, amax, amin, argmax, argmin, logsumexp,  # noqa: F401
+                         softmax, log_softmax, var, std, norm, all, any, cumsum)
+from .ops.shape import (reshape, flatten, unflatten, transpose, swapaxes, swapdims, t,  # noqa: F401
+                        permute, movedim, moveaxis, unsqueeze, squeeze, expand, broadcast_to,
+                        broadcast_shapes, broadcast_tensors, clone, detach, flip, roll, cat,
+                        concat, concatenate, stack, hstack, vstack, narrow, split, chunk, unbind,
+                        select, repeat, tile, diagonal, trace, diag)
+from .ops.index import (gather, index_select, masked_fill, masked_select, nonzero,  # noqa: F401
+                        take, take_along_dim, scatter_add)
+from .ops.linalg import (matmul, mm, bmm, mv, dot, inner, vdot, outer, ger, addmm,  # noqa: F401
+                         einsum)
+from . import _tensor_methods  # noqa: F401
+from . import autograd  # noqa: F401
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()
+
+
+def result_type(tensor1, tensor2):
+    return _result_type(tensor1, tensor2)
+
+
+def is_floating_point(input):
+    return input.dtype.is_floating_point

@@ -1,0 +1,52 @@
+"""Torch-like text for tensors: `tensor([1.5000, 2.0000], requires_grad=True)`."""
+import numpy as np
+
+
+def _float_formatter(a):
+    finite = a[np.isfinite(a)]
+    if finite.size == 0:
+        return lambda v: _nonfinite(v) or ""
+    absf = np.abs(finite)
+    ints = np.all(finite == np.round(finite))
+    amax, amin = absf.max(), absf[absf > 0].min() if np.any(absf > 0) else 0.0
+    sci = amax >= 1e8 or (amin > 0 and (amin < 1e-4 or amax / amin > 1000))
+    if ints and not sci:
+        width = max(len(f"{v:.0f}") for v in finite) + 1
+        return lambda v: (_nonfinite(v) or f"{v:.0f}.").rjust(width)
+    if sci:
+        width = max(len(f"{v:.4e}") for v in finite)
+        return lambda v: (_nonfinite(v) or f"{v:.4e}").rjust(width)
+    width = max(len(f"{v:.4f}") for v in finite)
+    return lambda v: (_nonfinite(v) or f"{v:.4f}").rjust(width)
+
+
+def _nonfinite(v):
+    if np.isnan(v):
+        return "nan"
+    if np.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return None
+
+
+def format_array(a, indent):
+    a = np.asarray(a)
+    if a.dtype.kind == "f":
+        fmt = _float_formatter(a.astype(np.float64))
+        formatter = {"float_kind": fmt}
+    elif a.dtype.kind == "b":
+        formatter = {"bool": lambda v: "True" if v else "False"}
+    else:
+        formatter = None
+    if a.size == 0 and a.ndim == 1:
+        return "[]"
+    return np.array2string(a, separator=", ", formatter=formatter, prefix=" " * indent,
+                           threshold=1000, edgeitems=3, max_line_width=80)
+
+
+def tensor_repr(t, data, extra):
+    prefix = "tensor("
+    body = format_array(data, len(prefix))
+    if data.size == 0 and data.ndim != 1:
+        body = "[]"
+        extra = [f"size={tuple(data.shape)}"] + extra
+    return prefix + body + "".join(", " + e for e in extra) + ")"

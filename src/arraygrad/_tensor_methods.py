@@ -1,0 +1,187 @@
+"""Tensor methods and operators: thin calls into the op families (one place)."""
+import builtins
+
+from . import dtypes as _dt
+from .tensor import Tensor
+from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
+from .ops import inplace
+
+
+def _m(fn):
+    return lambda self, *a, **k: fn(self, *a, **k)
+
+
+def _r(fn):
+    return lambda self, other: fn(other, self)
+
+
+_METHODS = {
+    "add": ew.add, "sub": ew.sub, "mul": ew.mul, "div": ew.div, "pow": ew.pow,
+    "neg": ew.neg, "negative": ew.neg, "exp": ew.exp, "log": ew.log, "sqrt": ew.sqrt,
+    "rsqrt": ew.rsqrt, "abs": ew.abs, "sign": ew.sign, "tanh": ew.tanh, "sigmoid": ew.sigmoid,
+    "relu": ew.relu, "sin": ew.sin, "cos": ew.cos, "tan": ew.tan, "log1p": ew.log1p,
+    "expm1": ew.expm1, "log2": ew.log2, "log10": ew.log10, "asin": ew.asin, "acos": ew.acos,
+    "atan": ew.atan, "sinh": ew.sinh, "cosh": ew.cosh, "erf": ew.erf, "square": ew.square,
+    "reciprocal": ew.reciprocal, "floor": ew.floor, "ceil": ew.ceil, "round": ew.round,
+    "trunc": ew.trunc, "clamp": ew.clamp, "clip": ew.clamp, "clamp_min": ew.clamp_min,
+    "clamp_max": ew.clamp_max, "maximum": ew.maximum, "minimum": ew.minimum,
+    "eq": ew.eq, "ne": ew.ne, "lt": ew.lt, "le": ew.le, "gt": ew.gt, "ge": ew.ge,
+    "logical_and": ew.logical_and, "logical_or": ew.logical_or, "logical_not": ew.logical_not,
+    "logical_xor": ew.logical_xor, "isnan": ew.isnan, "isinf": ew.isinf,
+    "isfinite": ew.isfinite, "allclose": ew.allclose, "isclose": ew.isclose, "equal": ew.equal,
+    "remainder": ew.remainder, "floor_divide": ew.floor_divide, "where": lambda self, c, o: ew.where(c, self, o),
+    "sum": rd.sum, "mean": rd.mean, "prod": rd.prod, "max": rd.max, "min": rd.min,
+    "amax": rd.amax, "amin": rd.amin, "argmax": rd.argmax, "argmin": rd.argmin,
+    "logsumexp": rd.logsumexp, "softmax": rd.softmax, "log_softmax": rd.log_softmax,
+    "var": rd.var, "std": rd.std, "norm": rd.norm, "all": rd.all, "any": rd.any,
+    "cumsum": rd.cumsum,
+    "reshape": sh.reshape, "view": sh.view, "flatten": sh.flatten, "unflatten": sh.unflatten,
+    "transpose": sh.transpose, "swapaxes": sh.transpose, "t": sh.t, "permute": sh.permute,
+    "movedim": sh.movedim, "moveaxis": sh.movedim, "unsqueeze": sh.unsqueeze,
+    "squeeze": sh.squeeze, "expand": sh.expand, "expand_as": sh.expand_as,
+    "broadcast_to": sh.broadcast_to, "clone": sh.clone, "contiguous": sh.contiguous,
+    "flip": sh.flip, "roll": sh.roll, "narrow": sh.narrow, "split": sh.split,
+    "chunk": sh.chunk, "unbind": sh.unbind, "select": sh.select, "repeat": sh.repeat,
+    "tile": sh.tile, "diagonal": sh.diagonal, "trace": sh.trace, "diag": sh.diag,
+    "gather": ix.gather, "index_select": ix.index_select, "masked_fill": ix.masked_fill,
+    "masked_select": ix.masked_select, "nonzero": ix.nonzero, "take": ix.take,
+    "scatter_add": ix.scatter_add,
+    "matmul": la.matmul, "mm": la.mm, "bmm": la.bmm, "mv": la.mv, "dot": la.dot,
+    "outer": la.outer,
+}
+for _name, _fn in _METHODS.items():
+    setattr(Tensor, _name, _m(_fn))
+
+
+def _to(self, *args, dtype=None, **kwargs):
+    for a in args:
+        if isinstance(a, _dt.dtype):
+            dtype = a
+        elif isinstance(a, Tensor):
+            dtype = a.dtype
+    if dtype is None or dtype is self.dtype:
+        return self
+    return ew.convert(self, dtype)
+
+
+Tensor.to = _to
+Tensor.type = lambda self, dtype=None: self.dtype if dtype is None else _to(self, dtype)
+Tensor.cpu = lambda self: self
+Tensor.cuda = lambda self, *a, **k: self
+Tensor.float = lambda self: _to(self, _dt.float32)
+Tensor.double = lambda self: _to(self, _dt.float64)
+Tensor.half = lambda self: _to(self, _dt.float16)
+Tensor.long = lambda self: _to(self, _dt.int64)
+Tensor.int = lambda self: _to(self, _dt.int32)
+Tensor.bool = lambda self: _to(self, _dt.bool)
+Tensor.type_as = lambda self, other: _to(self, other.dtype)
+Tensor.view_as = lambda self, other: sh.view(self, other.shape)
+Tensor.reshape_as = lambda self, other: sh.reshape(self, other.shape)
+Tensor.T = property(lambda self: sh.permute(self, tuple(range(self.ndim))[::-1]))
+Tensor.mT = property(lambda self: sh.transpose(self, -2, -1))
+Tensor.new_zeros = lambda self, *s, dtype=None, **k: creation.zeros(*s, dtype=dtype or self.dtype)
+Tensor.new_ones = lambda self, *s, dtype=None, **k: creation.ones(*s, dtype=dtype or self.dtype)
+Tensor.new_full = lambda self, s, v, dtype=None, **k: creation.full(s, v, dtype=dtype or self.dtype)
+Tensor.new_empty = lambda self, *s, dtype=None, **k: creation.empty(*s, dtype=dtype or self.dtype)
+Tensor.new_tensor = lambda self, data, dtype=None, **k: creation.tensor(data, dtype=dtype or self.dtype)
+
+# ----------------------------------------------------------------- operators
+Tensor.__add__ = lambda self, other: ew.add(self, other)
+Tensor.__radd__ = lambda self, other: ew.add(other, self)
+Tensor.__sub__ = lambda self, other: ew.sub(self, other)
+Tensor.__rsub__ = lambda self, other: ew.sub(other, self)
+Tensor.__mul__ = lambda self, other: ew.mul(self, other)
+Tensor.__rmul__ = lambda self, other: ew.mul(other, self)
+Tensor.__truediv__ = lambda self, other: ew.div(self, other)
+Tensor.__rtruediv__ = lambda self, other: ew.div(other, self)
+Tensor.__floordiv__ = lambda self, other: ew.floor_divide(self, other)
+Tensor.__rfloordiv__ = lambda self, other: ew.floor_divide(other, self)
+Tensor.__mod__ = lambda self, other: ew.remainder(self, other)
+Tensor.__pow__ = lambda self, other: ew.pow(self, other)
+Tensor.__rpow__ = lambda self, other: ew.pow(other, self)
+Tensor.__matmul__ = lambda self, other: la.matmul(self, other)
+Tensor.__rmatmul__ = lambda self, other: la.matmul(other, self)
+Tensor.__neg__ = lambda self: ew.neg(self)
+Tensor.__pos__ = lambda self: self
+Tensor.__abs__ = lambda self: ew.abs(self)
+Tensor.__invert__ = lambda self: ew.bitwise_not(self) if self.dtype is not _dt.bool else ew.logical_not(self)
+Tensor.__and__ = lambda self, other: ew.bitwise_and(self, other)
+Tensor.__rand__ = lambda self, other: ew.bitwise_and(other, self)
+Tensor.__or__ = lambda self, other: ew.bitwise_or(self, other)
+Tensor.__ror__ = lambda self, other: ew.bitwise_or(other, self)
+Tensor.__xor__ = lambda self, other: ew.bitwise_xor(self, other)
+Tensor.__eq__ = lambda self, other: ew.eq(self, other)
+Tensor.__ne__ = lambda self, other: ew.ne(self, other)
+Tensor.__lt__ = lambda self, other: ew.lt(self, other)
+Tensor.__le__ = lambda self, other: ew.le(self, other)
+Tensor.__gt__ = lambda self, other: ew.gt(self, other)
+Tensor.__ge__ = lambda self, other: ew.ge(self, other)
+Tensor.__getitem__ = lambda self, idx: ix.getitem(self, idx)
+
+
+def _setitem(self, idx, value):
+    inplace.apply(self, ix.index_put(self, idx, value))
+
+
+Tensor.__setitem__ = _setitem
+
+
+# ----------------------------------------------------------------- in-place forms
+def _inplace(fn):
+    def method(self, *args, **kwargs):
+        return inplace.apply(self, fn(self, *args, **kwargs))
+    return method
+
+
+for _name in ("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "abs", "tanh",
+              "sigmoid", "relu", "clamp", "clamp_min", "clamp_max", "sin", "cos", "floor",
+              "ceil", "round", "trunc", "sign", "masked_fill", "reciprocal", "square",
+              "remainder", "rsqrt", "log1p", "expm1"):
+    setattr(Tensor, _name + "_", _inplace(_METHODS[_name]))
+Tensor.clip_ = Tensor.clamp_
+Tensor.__iadd__ = Tensor.add_
+Tensor.__isub__ = Tensor.sub_
+Tensor.__imul__ = Tensor.mul_
+Tensor.__itruediv__ = Tensor.div_
+Tensor.__ipow__ = Tensor.pow_
+
+
+def _fill_(self, value):
+    if isinstance(value, Tensor):
+        return inplace.apply(self, value.to(self.dtype).expand(self.shape))
+    return inplace.apply(self, creation.full(self.shape, value, dtype=self.dtype))
+
+
+def _zero_(self):
+    return _fill_(self, 0)
+
+
+def _copy_(self, src, non_blocking=False):
+    if not isinstance(src, Tensor):
+        src = creation.tensor(src)
+    return inplace.apply(self, sh.expand(src.to(self.dtype), self.shape))
+
+
+def _uniform_(self, a=0.0, b=1.0, generator=None):
+    with _no_grad():
+        return inplace.apply(self, creation.rand(*self.shape, dtype=self.dtype) * (b - a) + a)
+
+
+def _normal_(self, mean=0.0, std=1.0, generator=None):
+    with _no_grad():
+        return inplace.apply(self, creation.randn(*self.shape, dtype=self.dtype) * std + mean)
+
+
+def _no_grad():
+    from .core.grad_mode import no_grad
+    return no_grad()
+
+
+Tensor.fill_ = _fill_
+Tensor.zero_ = _zero_
+Tensor.copy_ = _copy_
+Tensor.uniform_ = _uniform_
+Tensor.normal_ = _normal_
+Tensor.index_put_ = lambda self, idx, values, accumulate=False: inplace.apply(
+    self, ix.index_put(self, idx, values, accumulate))
+Tensor.index_put = lambda self, idx, values, accumulate=False: ix.index_put(self, idx, values, accumulate)

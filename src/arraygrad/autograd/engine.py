@@ -1,0 +1,255 @@
+"""The backward engine: iterative, dependency-counted, runs each node once.
+
+# NOTE [engine]
+Gradients flowing through the engine are tensors of whatever level the graph
+belongs to: plain tensors for eager autograd, the level below for a
+`func.grad` graph. The engine only adds them and calls nodes, so one engine
+serves both. No recursion anywhere: a chain of 10^6 nodes is fine.
+"""
+import heapq
+
+from .. import tensor as _t
+from ..core import grad_mode
+from .graph import AccumulateGrad, gradient_edge, FREED_MSG  # noqa: F401
+
+
+def _tensors(x, what):
+    if isinstance(x, _t.Tensor):
+        return (x,)
+    if x is None:
+        return ()
+    x = tuple(x)
+    for v in x:
+        if v is not None and not isinstance(v, _t.Tensor):
+            raise TypeError(f"{what} must be Tensors, got {type(v).__name__}")
+    return x
+
+
+def _root_grads(roots, grads, create_graph):
+    from ..ops import creation
+    if grads is None:
+        grads = (None,) * len(roots)
+    grads = tuple(grads)
+    if len(grads) != len(roots):
+        raise RuntimeError(f"got {len(grads)} gradients for {len(roots)} outputs")
+    out = []
+    for i, (r, g) in enumerate(zip(roots, grads)):
+        if g is None:
+            if r.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not r.dtype.is_floating_point:
+                raise RuntimeError("grad can be implicitly created only for real scalar outputs "
+                                   f"but got {r.dtype}")
+            g = creation.ones_like(r)
+        else:
+            if not isinstance(g, _t.Tensor):
+                g = creation.tensor(g, dtype=r.dtype)
+            if g.shape != r.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{g.shape} and output[{i}] has a shape of {r.shape}.")
+            if not create_graph:
+                g = g.detach()
+        out.append(g)
+    return out
+
+
+def _edges(roots):
+    edges = []
+    for i, r in enumerate(roots):
+        e = gradient_edge(r)
+        if e is None:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
+                               "a grad_fn")
+        edges.append(e)
+    return edges
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate d(tensors)/d(leaves) into the leaves' `.grad`."""
+    roots = _tensors(tensors, "tensors")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = _root_grads(roots, grad_tensors, create_graph)
+    inputs = _tensors(inputs, "inputs")
+    if inputs is not None and len(inputs) == 0 and not isinstance(inputs, tuple):
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    targets = None
+    if inputs:
+        targets = {}
+        for t in inputs:
+            e = gradient_edge(t)
+            if e is None:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+            if not isinstance(e[0], AccumulateGrad):
+                t.retain_grad()
+            targets.setdefault(e[0], set()).add(e[1])
+    run(_edges(roots), grads, retain_graph, create_graph, targets=targets)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
+    outs = _tensors(outputs, "outputs")
+    ins = _tensors(inputs, "inputs")
+    single = isinstance(inputs, _t.Tensor)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if retain_graph is None:
+        retain_graph = create_graph
+    if is_grads_batched:
+        from ..func import vmap
+        return vmap(lambda *g: grad(outs, ins, g, True, create_graph, allow_unused=allow_unused,
+                                    materialize_grads=materialize_grads))(*grad_outputs)
+    grads = _root_grads(outs, grad_outputs, create_graph)
+    capture = []
+    for t in ins:
+        e = gradient_edge(t)
+        if e is None:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        capture.append(e)
+    result = run(_edges(outs), grads, retain_graph, create_graph, capture=capture)
+    for i, r in enumerate(result):
+        if r is None:
+            if materialize_grads:
+                from ..ops import creation
+                result[i] = creation.zeros_like(ins[i])
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been "
+                                   "used in the graph. Set allow_unused=True if this is the "
+                                   "desired behavior.")
+    return tuple(result)
+
+
+def _needed(root_nodes, wanted):
+    """Nodes on some path from the roots to a wanted node (iterative post-order)."""
+    needed = {}
+    stack = [(n, iter(n.next_functions)) for n in root_nodes]
+    visiting = set(root_nodes)
+    while stack:
+        node, it = stack[-1]
+        for nxt, _ in it:
+            if nxt is not None and nxt not in needed and nxt not in visiting:
+                visiting.add(nxt)
+                stack.append((nxt, iter(nxt.next_functions)))
+                break
+        else:
+            stack.pop()
+            needed[node] = node in wanted or any(
+                needed.get(nxt, False) for nxt, _ in node.next_functions if nxt is not None)
+    return needed
+
+
+def _add(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
+def run(root_edges, root_grads, keep_graph, create_graph, capture=None, targets=None):
+    """Execute the graph. `capture` edges are returned instead of accumulated;
+    `targets` restricts accumulation to some leaves (backward(inputs=...))."""
+    root_nodes = list(dict.fromkeys(n for n, _ in root_edges))
+    wanted = None
+    if capture is not None:
+        wanted = {n for n, _ in capture}
+    elif targets is not None:
+        wanted = set(targets)
+    needed = _needed(root_nodes, wanted) if wanted is not None else None
+
+    # count dependencies among the nodes that will run
+    deps = {}
+    seen = set(root_nodes)
+    stack = list(root_nodes)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is None or (needed is not None and not needed.get(nxt)):
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+
+    buffers = {}
+    for (node, nr), g in zip(root_edges, root_grads):
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = {}
+        buf[nr] = _add(buf.get(nr), g)
+
+    captured = {} if capture is not None else None
+    capture_set = set(capture) if capture is not None else ()
+    ready = [(-n._seq, n) for n in root_nodes if deps.get(n, 0) == 0]
+    heapq.heapify(ready)
+    with grad_mode.set_grad_enabled(create_graph):
+        while ready:
+            _, node = heapq.heappop(ready)
+            buf = buffers.pop(node, {})
+            _run_tensor_hooks(node, buf)
+            if capture_set:
+                for nr, g in buf.items():
+                    if (node, nr) in capture_set:
+                        captured[(node, nr)] = g
+            if isinstance(node, AccumulateGrad):
+                g = buf.get(0)
+                if g is not None and captured is None and (targets is None or node in targets):
+                    node.accumulate(g, create_graph)
+                continue
+            if needed is not None and not any(
+                    needed.get(nxt) for nxt, _ in node.next_functions if nxt is not None):
+                continue
+            in_grads = _apply(node, buf) if buf else ()
+            nexts = node.next_functions
+            for i, (nxt, nr) in enumerate(nexts):
+                if nxt is None or (needed is not None and not needed.get(nxt)):
+                    continue
+                g = in_grads[i] if in_grads else None
+                if g is not None:
+                    b = buffers.get(nxt)
+                    if b is None:
+                        b = buffers[nxt] = {}
+                    b[nr] = _add(b.get(nr), g)
+                deps[nxt] -= 1
+                if deps[nxt] == 0:
+                    heapq.heappush(ready, (-nxt._seq, nxt))
+            if not keep_graph:
+                node.release()
+    if capture is None:
+        return None
+    return [captured.get(e) for e in capture]
+
+
+def _run_tensor_hooks(node, buf):
+    hooks = node._tensor_hooks
+    if hooks:
+        for nr, fns in hooks.items():
+            g = buf.get(nr)
+            if g is None:
+                continue
+            for fn in fns:
+                r = fn(g)
+                if r is not None:
+                    g = r
+            buf[nr] = g
+
+
+def _apply(node, buf):
+    n_out = getattr(node, "n_outputs", 1)
+    grads = [buf.get(i) for i in range(n_out)]
+    if node._pre_hooks:
+        for hook in node._pre_hooks:
+            r = hook(tuple(grads))
+            if r is not None:
+                grads = list(r)
+    if all(g is None for g in grads):
+        return ()
+    grads = node.materialize(grads) if hasattr(node, "materialize") else grads
+    in_grads = node.apply(grads)
+    if node._post_hooks:
+        for hook in node._post_hooks:
+            r = hook(tuple(in_grads), tuple(grads))
+            if r is not None:
+                in_grads = list(r)
+    return in_grads

@@ -1,0 +1,317 @@
+"""Graph nodes: what a recorded op keeps for its backward, and the leaf accumulator.
+
+# NOTE [saved tensors]
+A node keeps only the inputs its vjp reads (`Primitive.save`) and, when asked,
+its outputs. Each saved tensor remembers its version; reading it after an
+in-place change raises torch's error instead of giving a wrong gradient. A
+saved output of an eager node is held weakly (data strongly) so that a tensor
+and its own grad_fn form no reference cycle; it is rebuilt when needed.
+"""
+import itertools
+import weakref
+
+from .. import tensor as _t
+
+_seq = itertools.count()
+
+FREED_MSG = ("Trying to backward through the graph a second time (or directly access saved "
+             "tensors after they have already been freed). Saved intermediate values of the "
+             "graph are freed when you call .backward() or autograd.grad(). Specify "
+             "retain_graph=True if you need to backward through the graph a second time or if "
+             "you need to access saved tensors after calling backward.")
+
+
+class SavedTensor:
+    __slots__ = ("value", "version", "ref", "out_nr")
+
+    def __init__(self, value, owner_is_output=False, out_nr=0):
+        self.version = value._version[0] if isinstance(value, _t.Tensor) else None
+        self.out_nr = out_nr
+        if owner_is_output:
+            self.ref = weakref.ref(value)
+            self.value = value._data
+        else:
+            self.ref = None
+            self.value = value
+
+    def unpack(self, node):
+        v = self.value
+        if self.ref is not None:
+            t = self.ref()
+            if t is None:
+                t = _t.make(v, True)
+                t.grad_fn = node
+                t._output_nr = self.out_nr
+                t._version = [self.version]
+            v = t
+        if self.version is not None and v._version[0] != self.version:
+            shape = list(v.shape)
+            whose = (f"output {self.out_nr} of {node.name()}" if self.ref is not None
+                     else f"an input of {node.name()}")
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [{v.dtype} {shape}], which is {whose}, is at version "
+                f"{v._version[0]}; expected version {self.version} instead. Hint: clone the "
+                "tensor before modifying it in place, or modify a copy.")
+        return v
+
+
+class Node:
+    """Base of graph nodes (torch's `grad_fn` objects)."""
+
+    def __init__(self, next_functions=()):
+        self.next_functions = next_functions
+        self._seq = next(_seq)
+        self._pre_hooks = None      # hooks on output gradients: f(grad_outputs) -> new | None
+        self._post_hooks = None     # hooks after apply: f(grad_inputs, grad_outputs) -> new | None
+        self._tensor_hooks = None   # output_nr -> list of f(grad) -> new | None
+        self.metadata = {}
+
+    def name(self):
+        return type(self).__name__
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    def __call__(self, *grads):
+        return self.apply(grads)
+
+    def release(self):
+        """Free saved values after a backward without retain_graph."""
+
+    def register_hook(self, hook):
+        self._post_hooks = (self._post_hooks or []) + [hook]
+        return _Handle(self, "_post_hooks", hook)
+
+    def register_prehook(self, hook):
+        self._pre_hooks = (self._pre_hooks or []) + [hook]
+        return _Handle(self, "_pre_hooks", hook)
+
+
+class _Handle:
+    def __init__(self, owner, attr, hook):
+        self.owner, self.attr, self.hook = weakref.ref(owner), attr, hook
+
+    def remove(self):
+        owner = self.owner()
+        if owner is not None:
+            hooks = getattr(owner, self.attr)
+            if isinstance(hooks, dict):
+                for lst in hooks.values():
+                    if self.hook in lst:
+                        lst.remove(self.hook)
+            elif hooks and self.hook in hooks:
+                setattr(owner, self.attr, [h for h in hooks if h is not self.hook])
+
+
+class RuleCtx:
+    """What a builtin rule sees: inputs, outputs and input metadata."""
+
+    @property
+    def x(self):
+        return self.inputs[0]
+
+    @property
+    def y(self):
+        return self.inputs[1]
+
+    @property
+    def out(self):
+        return self.outs[0]
+
+
+class _LazySaved:
+    """Saved inputs, unpacked (and version-checked) on access."""
+    __slots__ = ("node",)
+
+    def __init__(self, node):
+        self.node = node
+
+    def __getitem__(self, i):
+        s = self.node._saved
+        if s is None:
+            raise RuntimeError(FREED_MSG)
+        v = s[i]
+        if v is _NOT_SAVED:
+            raise RuntimeError(f"{self.node.name()}: the vjp rule read input {i}, which the "
+                               "primitive does not save (fix its `save=`)")
+        return v.unpack(self.node) if type(v) is SavedTensor else v
+
+    def __len__(self):
+        return len(self.node.shapes)
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+
+_NOT_SAVED = object()
+
+
+class PrimNode(Node, RuleCtx):
+    """Node of a builtin primitive: its vjp rule applied to the saved values."""
+
+    def __init__(self, prim, params, args, outs, next_functions, needs, level_owned):
+        Node.__init__(self, next_functions)
+        self.prim = prim
+        self.params = params
+        self.needs_input_grad = needs
+        self.shapes = tuple(a.shape if isinstance(a, _t.Tensor) else None for a in args)
+        self.dtypes = tuple(a.dtype if isinstance(a, _t.Tensor) else None for a in args)
+        save = prim.save
+        self._saved = [
+            (SavedTensor(a) if isinstance(a, _t.Tensor) else a)
+            if (save is None or i in save) else _NOT_SAVED
+            for i, a in enumerate(args)]
+        if prim.save_output:
+            self._saved_outs = [SavedTensor(o, level_owned, i) for i, o in enumerate(outs)]
+        else:
+            self._saved_outs = None
+        self.inputs = _LazySaved(self)
+        self.n_outputs = len(outs)
+        if self.n_outputs > 1:
+            self._out_meta = [(o.shape, o.dtype) for o in outs]
+
+    def materialize(self, grads):
+        if self.n_outputs > 1 and None in grads:
+            from ..ops import creation
+            grads = [creation.zeros(s, dtype=d) if g is None else g
+                     for g, (s, d) in zip(grads, self._out_meta)]
+        return grads
+
+    @property
+    def outs(self):
+        s = self._saved_outs
+        if s is None:
+            raise RuntimeError(FREED_MSG if self._saved is None else
+                               f"{self.name()}: outputs were not saved (set save_output)")
+        return [v.unpack(self) for v in s]
+
+    def name(self):
+        return self.prim.node_name
+
+    def release(self):
+        self._saved = None
+        self._saved_outs = None
+
+    def apply(self, grads):
+        vjp = self.prim.vjp
+        needs = self.needs_input_grad
+        params = self.params
+        if callable(vjp):
+            res = vjp(self, *grads, **params)
+        else:
+            res = [f(self, *grads, **params) if need else None for f, need in zip(vjp, needs)]
+        return validate_grads(self, res)
+
+
+def validate_grads(node, grads):
+    """Bring each gradient to its input's shape (sum over broadcast dims) and dtype."""
+    shapes, dtypes = node.shapes, node.dtypes
+    if len(grads) != len(shapes):
+        raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                           f"(expected {len(shapes)}, got {len(grads)})")
+    out = list(grads)
+    for i, g in enumerate(grads):
+        if g is None:
+            continue
+        shape = shapes[i]
+        if shape is None:
+            out[i] = None
+            continue
+        if g.shape != shape:
+            g = sum_to_shape(g, shape, node, i)
+        if g.dtype is not dtypes[i]:
+            g = g.to(dtypes[i])
+        out[i] = g
+    return out
+
+
+def sum_to_shape(g, shape, node, i):
+    gs = g.shape
+    lead = len(gs) - len(shape)
+    ok = lead >= 0 and all(s == 1 or s == d for s, d in zip(shape, gs[lead:]))
+    if not ok:
+        raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - "
+                           f"got {list(gs)} but expected shape compatible with {list(shape)}")
+    dims = tuple(range(lead)) + tuple(lead + j for j, s in enumerate(shape)
+                                      if s == 1 and gs[lead + j] != 1)
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    if lead:
+        g = g.reshape(shape)
+    return g
+
+
+class AccumulateGrad(Node):
+    """Leaf node: adds the incoming gradient into `variable.grad`."""
+
+    def __init__(self, variable):
+        Node.__init__(self, ())
+        self.variable = variable
+
+    def accumulate(self, g, create_graph):
+        v = self.variable
+        for hook in v._hooks or ():
+            r = hook(g)
+            if r is not None:
+                g = r
+        if v.grad is None:
+            v.grad = g if create_graph else _fresh(g)
+        elif create_graph:
+            v.grad = v.grad + g
+        else:
+            v.grad._data += g._data if g._lvl is None else g.detach()._data
+
+
+def _fresh(g):
+    """A history-free copy to own as `.grad` (grads may alias each other or user tensors)."""
+    if g._lvl is not None:
+        return g.detach()
+    out = _t.make(g._data.copy())
+    return out
+
+
+def accumulator(t):
+    """The (cached) AccumulateGrad node of leaf `t`."""
+    ref = t._accum
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(t)
+        t._accum = weakref.ref(node)
+    return node
+
+
+def gradient_edge(t):
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    if t._requires_grad:
+        return (accumulator(t), 0)
+    return None
+
+
+def register_tensor_hook(t, hook):
+    if not t._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if t.grad_fn is None:
+        t._hooks = (t._hooks or []) + [hook]
+        return _TensorHookHandle(t, hook, None)
+    node = t.grad_fn
+    if node._tensor_hooks is None:
+        node._tensor_hooks = {}
+    node._tensor_hooks.setdefault(t._output_nr, []).append(hook)
+    return _TensorHookHandle(t, hook, node)
+
+
+class _TensorHookHandle:
+    def __init__(self, t, hook, node):
+        self.t, self.hook, self.node = weakref.ref(t), hook, node
+
+    def remove(self):
+        if self.node is not None:
+            for lst in (self.node._tensor_hooks or {}).values():
+                if self.hook in lst:
+                    lst.remove(self.hook)
+        else:
+            t = self.t()
+            if t is not None and t._hooks and self.hook in t._hooks:
+                t._hooks = [h for h in t._hooks if h is not self.hook]

@@ -1,0 +1,38 @@
+"""NumPy, the default backend."""
+import numpy as np
+
+
+class NumpyBackend:
+    name = "numpy"
+    device = "cpu"
+    xp = np
+    array_type = np.ndarray
+
+    def owns(self, array):
+        return isinstance(array, (np.ndarray, np.generic))
+
+    def asarray(self, value, dtype=None):
+        a = np.asarray(value, dtype=dtype)
+        return a
+
+    def result(self, out):
+        """NumPy gives scalars for 0-d results; tensors always hold arrays."""
+        return out if type(out) is np.ndarray else np.asarray(out)
+
+    def to_numpy(self, array):
+        return array
+
+    def index_add(self, target, index, values):
+        """target[index] += values, accumulating repeated indices (scatter-add)."""
+        np.add.at(target, index, values)
+        return target
+
+    def random(self):
+        return _rng
+
+    def seed(self, s):
+        global _rng
+        _rng = np.random.default_rng(s)
+
+
+_rng = np.random.default_rng()

@@ -1,0 +1,105 @@
+"""Primitives, the interpreter stack, and the one dispatcher every op goes through.
+
+# NOTE [levels]
+A transform (`func.grad`, `func.jvp`, `func.vmap`, `forward_ad.dual_level`)
+pushes an interpreter; tensors it creates are wrappers that remember it. A
+primitive is handled by the highest live interpreter among its arguments: that
+interpreter unwraps its own tensors, binds the primitive again (so lower
+levels see it) and wraps the results. Tensors of lower levels are constants to
+it. With no transform active the call goes straight to the eager interpreter,
+the fast path: the array computation plus, when needed, one graph node.
+"""
+import threading
+
+
+class _Stack(threading.local):
+    def __init__(self):
+        self.interpreters = []
+
+
+_tls = _Stack()
+
+
+class Primitive:
+    """One differentiable operation: `impl` on raw arrays plus its rules.
+
+    vjp: either a tuple with one function per input, `f(ctx, *gs, **params)`,
+         giving that input's cotangent, or one function returning a tuple.
+    jvp: same shape, giving each input tangent's contribution to the output
+         tangent(s), or one function `f(ctx, *ts, **params)` over all tangents.
+    batch: `f(args, bdims, **params) -> (outputs, out_bdims)`.
+    save: indices of inputs the vjp reads (default: all); save_output: the vjp
+    reads the output(s). Unsaved tensors are not kept alive by the graph.
+    """
+
+    def __init__(self, name, impl, *, vjp=None, jvp=None, batch=None, save=None,
+                 save_output=False, multiple_results=False, differentiable=True,
+                 node_name=None, nondiff_outputs=(), is_view=False):
+        self.name = name
+        self.impl = impl
+        self.vjp = vjp
+        self.jvp = jvp
+        self.batch = batch
+        self.save = save
+        self.save_output = save_output
+        self.multiple_results = multiple_results
+        self.differentiable = differentiable
+        self.node_name = node_name or "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+        self.nondiff_outputs = nondiff_outputs
+        self.is_view = is_view
+
+    def __call__(self, *args, **params):
+        return bind(self, args, params)
+
+    def __repr__(self):
+        return f"<primitive {self.name}>"
+
+
+class Interpreter:
+    """Base of the transform levels. Subclasses implement `process`."""
+
+    kind = None
+
+    def __init__(self):
+        self.level = None
+        self.alive = False
+
+    def __enter__(self):
+        stack = _tls.interpreters
+        self.level = len(stack) + 1
+        self.alive = True
+        stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        stack = _tls.interpreters
+        assert stack and stack[-1] is self, "transform levels exited out of order"
+        stack.pop()
+        self.alive = False
+
+    def process(self, prim, args, params):
+        raise NotImplementedError(f"{type(self).__name__} does not process primitives")
+
+
+def current_interpreters():
+    return tuple(_tls.interpreters)
+
+
+def bind(prim, args, params):
+    """Run `prim` on `args` at the right level."""
+    if _tls.interpreters:
+        top = None
+        for a in args:
+            lvl = getattr(a, "_lvl", None)
+            if lvl is not None:
+                if not lvl.alive:
+                    return bind(prim, tuple(_t.lower(x) for x in args), params)
+                if top is None or lvl.level > top.level:
+                    top = lvl
+        if top is not None:
+            return top.process(prim, args, params)
+    return eager.process(prim, args, params)
+
+
+from .. import tensor as _t  # noqa: E402
+from . import eager  # noqa: E402

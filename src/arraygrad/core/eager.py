@@ -1,0 +1,66 @@
+"""Level 0: compute on raw arrays and record a graph node when grad mode asks."""
+from .. import tensor as _t
+from ..backends import backend_of, default_backend
+from . import grad_mode
+from ..autograd.graph import PrimNode, gradient_edge
+
+
+def process(prim, args, params):
+    arrays = []
+    record = False
+    backend = None
+    for i, a in enumerate(args):
+        if type(a) is _t.Tensor:
+            if a._lvl is not None:      # escaped from a finished transform
+                args = tuple(_t.lower(x) for x in args)
+                return process(prim, args, params)
+            d = a._data
+            if backend is None:
+                backend = backend_of(d)
+            arrays.append(d)
+            if a._requires_grad:
+                record = True
+        else:
+            arrays.append(a)
+    if backend is None:
+        backend = default_backend()
+    out = prim.impl(backend.xp, *arrays, **params)
+    if prim.multiple_results:
+        outs = [_t.make(backend.result(o)) for o in out]
+    else:
+        outs = [_t.make(backend.result(out))]
+    if record and prim.differentiable and grad_mode.state.grad_enabled:
+        _record(prim, args, params, outs)
+    if prim.is_view:
+        _mark_view(prim, args[0], params, outs[0])
+    return outs if prim.multiple_results else outs[0]
+
+
+def _record(prim, args, params, outs):
+    edges = []
+    needs = []
+    for a in args:
+        e = gradient_edge(a) if type(a) is _t.Tensor else None
+        edges.append(e or (None, 0))
+        needs.append(e is not None)
+    node = PrimNode(prim, params, args, outs, tuple(edges), tuple(needs), True)
+    nondiff = prim.nondiff_outputs
+    for i, o in enumerate(outs):
+        if i in nondiff or o._data.dtype.kind not in "fc":
+            continue
+        o._requires_grad = True
+        o.grad_fn = node
+        o._output_nr = i
+
+
+def _mark_view(prim, src, params, out):
+    """`out` shares memory (and the version counter) with `src`; record how to redo the view."""
+    out._version = src._version
+    if not prim.differentiable:
+        return
+    out._base = src if src._base is None else src._base
+    parent = src._view_fn
+    if parent is None:
+        out._view_fn = lambda b: prim(b, **params)
+    else:
+        out._view_fn = lambda b: prim(parent(b), **params)

@@ -1,0 +1,2 @@
+"""Primitives grouped by family; each module holds its ops with all their rules."""
+from . import creation, elementwise, reduce, shape, index, linalg, inplace  # noqa: F401

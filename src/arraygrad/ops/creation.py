@@ -1,0 +1,262 @@
+"""Tensor creation: from data, filled, ranges, random. Nothing here records history."""
+import builtins
+
+import numpy as np
+
+from .. import dtypes as _dt
+from .. import tensor as _t
+from ..backends import default_backend, backend_of
+
+Tensor = _t.Tensor
+
+
+def _np_dtype(dtype):
+    return None if dtype is None else dtype.np
+
+
+def _infer_dtype(data):
+    """torch's dtype for Python data: bool, int64, or the default float."""
+    flat = data
+    while isinstance(flat, (list, tuple)) and flat:
+        flat = flat[0]
+    a = np.asarray(data)
+    if a.dtype.kind == "b":
+        return _dt.bool
+    if a.dtype.kind in "iu":
+        return _dt.int64
+    if a.dtype.kind == "f" and a.dtype == np.float64 and not isinstance(data, np.ndarray):
+        return _dt.get_default_dtype()
+    return _dt.from_numpy_dtype(a.dtype)
+
+
+def _from_data(data, dtype, copy):
+    if isinstance(data, Tensor):
+        arr = data.detach()._base_array()
+        if dtype is not None and arr.dtype != dtype.np:
+            return arr.astype(dtype.np)
+        return arr.copy() if copy else arr
+    be = backend_of(data)
+    if be is not default_backend() and hasattr(data, "shape"):
+        arr = data
+        if dtype is not None:
+            arr = arr.astype(dtype.np)
+        return arr.copy() if copy else arr
+    if isinstance(data, (np.ndarray, np.generic)):
+        d = dtype.np if dtype is not None else None
+        return np.array(data, dtype=d, copy=True) if copy else np.asarray(data, dtype=d)
+    if isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in _flatten(data)):
+        data = _nested_tolist(data)
+    target = dtype if dtype is not None else _infer_dtype(data)
+    return np.array(data, dtype=target.np)
+
+
+def _flatten(data):
+    stack = [data]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, (list, tuple)):
+            stack.extend(v)
+        else:
+            yield v
+
+
+def _nested_tolist(data):
+    if isinstance(data, Tensor):
+        return data.tolist()
+    if isinstance(data, (list, tuple)):
+        return [_nested_tolist(v) for v in data]
+    return data
+
+
+def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """A new leaf tensor copying `data` (nested lists, numbers, arrays, tensors)."""
+    t = _t.make(_from_data(data, dtype, copy=True))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def as_tensor(data, dtype=None, device=None):
+    if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
+        return data
+    return _t.make(_from_data(data, dtype, copy=False))
+
+
+asarray = as_tensor
+
+
+def from_numpy(array):
+    """A tensor sharing memory with the NumPy `array`."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    _dt.from_numpy_dtype(array.dtype)
+    return _t.make(array)
+
+
+def _shape(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list, _t.Size)):
+        size = size[0]
+    return tuple(int(s) for s in size)
+
+
+def _filled(fill, size, dtype, requires_grad):
+    dtype = dtype or _dt.get_default_dtype()
+    t = _t.make(default_backend().xp.full(_shape(size), fill, dtype=dtype.np))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
+    return _filled(0, size, dtype, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    return _filled(1, size, dtype, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False):
+    return _filled(0, size, dtype, requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    if dtype is None:
+        dtype = _dt.result_type(fill_value)
+    return _filled(fill_value, (size,), dtype, requires_grad)
+
+
+def _like(fill, input, dtype, requires_grad):
+    dtype = dtype or input.dtype
+    if input._lvl is not None:
+        # inside a transform: build from the value so the wrapper level is kept
+        from .elementwise import convert
+        z = input * 0 if fill == 0 else input * 0 + fill
+        return convert(z.detach(), dtype)
+    arr = backend_of(input._data).xp.full(input._data.shape, fill, dtype=dtype.np)
+    t = _t.make(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _like(0, input, dtype, requires_grad)
+
+
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _like(1, input, dtype, requires_grad)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    return _like(0, input, dtype, requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+    return _like(fill_value, input, dtype, requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    if end is None:
+        start, end = 0, start
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if dtype is None:
+        dtype = _dt.int64 if all(isinstance(v, (builtins.int, np.integer)) for v in vals) \
+            else _dt.get_default_dtype()
+    t = _t.make(np.arange(*vals, dtype=np.float64).astype(dtype.np)
+                if dtype.is_floating_point else np.arange(*vals, dtype=dtype.np))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    dtype = dtype or _dt.get_default_dtype()
+    t = _t.make(np.linspace(start, end, steps).astype(dtype.np))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    dtype = dtype or _dt.get_default_dtype()
+    t = _t.make(np.logspace(start, end, steps, base=base).astype(dtype.np))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    dtype = dtype or _dt.get_default_dtype()
+    t = _t.make(np.eye(n, m, dtype=dtype.np))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+# ----------------------------------------------------------------- random
+def manual_seed(seed):
+    default_backend().seed(seed)
+    return _Generator(seed)
+
+
+class _Generator:
+    def __init__(self, seed):
+        self._seed = seed
+
+    def initial_seed(self):
+        return self._seed
+
+
+def seed():
+    s = int(np.random.SeedSequence().entropy % (2 ** 63))
+    manual_seed(s)
+    return s
+
+
+def _check_random(what):
+    from ..core.dispatch import current_interpreters
+    for interp in current_interpreters():
+        check = getattr(interp, "check_random", None)
+        if check is not None:
+            return check(what)
+    return None
+
+
+def _random(sample, size, dtype, requires_grad, what):
+    dtype = dtype or _dt.get_default_dtype()
+    shape = _shape(size)
+    batched = _check_random(what)
+    if batched is not None:
+        return batched(lambda extra: _t.make(sample(extra + shape).astype(dtype.np)))
+    t = _t.make(np.asarray(sample(shape)).astype(dtype.np))
+    return t.requires_grad_(True) if requires_grad else t
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    return _random(lambda s: default_backend().random().random(s), size, dtype, requires_grad, "rand")
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    return _random(lambda s: default_backend().random().standard_normal(s), size, dtype,
+                   requires_grad, "randn")
+
+
+def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
+            generator=None):
+    if high is None:
+        low, high = 0, low
+    dtype = dtype or _dt.int64
+    return _random(lambda s: default_backend().random().integers(low, high, s), (size,), dtype,
+                   False, "randint")
+
+
+def randperm(n, *, dtype=None, device=None, requires_grad=False):
+    dtype = dtype or _dt.int64
+    return _t.make(default_backend().random().permutation(n).astype(dtype.np))
+
+
+def rand_like(input, *, dtype=None, device=None, requires_grad=False):
+    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+
+
+def normal(mean, std, size=None, *, generator=None):
+    if size is not None:
+        return randn(*size) * std + mean
+    shape = (mean if isinstance(mean, Tensor) else std).shape
+    return randn(*shape) * std + mean

@@ -1,0 +1,481 @@
+"""Elementwise primitives: arithmetic, math functions, comparisons, casts."""
+import builtins
+
+from .. import dtypes as _dt
+from .. import tensor as _t
+from ..core.dispatch import Primitive
+from ._rules import unary, binary, nondiff, elementwise_batch
+
+Tensor = _t.Tensor
+
+
+# ----------------------------------------------------------------- promotion
+def _dtype(v):
+    return v.dtype if isinstance(v, Tensor) else None
+
+
+def promote(*operands, float_only=False):
+    """Cast tensor operands to torch's result dtype; scalars stay weak."""
+    res = _dt.result_type(*operands)
+    if float_only and not res.is_floating_point:
+        res = _dt.get_default_dtype()
+    out = []
+    for v in operands:
+        if isinstance(v, Tensor):
+            if v.dtype is not res:
+                v = convert(v, res)
+        elif v is not None and not isinstance(v, (builtins.bool, builtins.int, builtins.float)):
+            v = _as_tensor(v)
+            if v.dtype is not res:
+                v = convert(v, res)
+        out.append(v)
+    return out
+
+
+def _as_tensor(v):
+    from .creation import tensor
+    return tensor(v)
+
+
+def _broadcast_error(name, shapes):
+    a, b = shapes[0], shapes[1]
+    for i in range(1, builtins.max(len(a), len(b)) + 1):
+        da = a[-i] if i <= len(a) else 1
+        db = b[-i] if i <= len(b) else 1
+        if da != db and da != 1 and db != 1:
+            return RuntimeError(f"{name}: the size of tensor a ({da}) must match the size of "
+                                f"tensor b ({db}) at non-singleton dimension "
+                                f"{builtins.max(len(a), len(b)) - i}")
+    return RuntimeError(f"{name}: shapes {list(a)} and {list(b)} are not broadcastable")
+
+
+def _checked(name, fn):
+    def impl(xp, x, y):
+        try:
+            return fn(xp, x, y)
+        except ValueError:
+            raise _broadcast_error(name, (xp.shape(x), xp.shape(y))) from None
+    return impl
+
+
+# ----------------------------------------------------------------- casts
+def _convert_impl(xp, x, dtype):
+    return x.astype(dtype.np)
+
+
+_convert = Primitive("convert", _convert_impl, node_name="ToCopyBackward0", save=(),
+                     vjp=(lambda ctx, g, dtype: g.to(ctx.dtypes[0]),),
+                     jvp=(lambda ctx, t, dtype: convert(t, dtype),))
+_convert.batch = elementwise_batch(_convert)
+
+
+def convert(x, dtype):
+    if x.dtype is dtype:
+        return x
+    return _convert(x, dtype=dtype)
+
+
+# ----------------------------------------------------------------- arithmetic
+_add = binary("add", _checked("add", lambda xp, x, y: xp.add(x, y)),
+              lambda ctx, g: g, lambda ctx, g: g, save=())
+_sub = binary("sub", _checked("sub", lambda xp, x, y: xp.subtract(x, y)),
+              lambda ctx, g: g, lambda ctx, g: -g, save=())
+_mul = binary("mul", _checked("mul", lambda xp, x, y: xp.multiply(x, y)),
+              lambda ctx, g: g * ctx.y, lambda ctx, g: g * ctx.x)
+_div = binary("div", _checked("div", lambda xp, x, y: xp.true_divide(x, y)),
+              lambda ctx, g: g / ctx.y, lambda ctx, g: -g * ctx.x / (ctx.y * ctx.y))
+_neg = unary("neg", lambda xp, x: xp.negative(x), lambda ctx: -1, save_input=False)
+_neg.vjp = (lambda ctx, g: -g,)
+_neg.jvp = (lambda ctx, t: -t,)
+
+
+def _pow_dx(ctx, g):
+    x, y = ctx.x, ctx.y
+    if isinstance(y, Tensor):
+        return g * y * where(y == 0, 1.0, x) ** (y - 1)
+    if y == 0:
+        return g * 0
+    return g * y * x ** (y - 1)
+
+
+def _pow_dy(ctx, g):
+    x = ctx.x
+    if not isinstance(x, Tensor):
+        import math
+        return g * ctx.out * math.log(x) if x > 0 else g * 0 * ctx.out
+    return g * where((x == 0) & (ctx.y >= 0), 0.0, ctx.out * log(x))
+
+
+_pow = binary("pow", _checked("pow", lambda xp, x, y: xp.power(x, y)), _pow_dx, _pow_dy,
+              save_output=True)
+
+
+def _binop(prim, float_only=False):
+    def op(input, other):
+        x, y = promote(input, other, float_only=float_only)
+        return prim(x, y)
+    op.__name__ = prim.name
+    return op
+
+
+def add(input, other, *, alpha=1):
+    x, y = promote(input, other)
+    if alpha != 1:
+        y = y * alpha
+    return _add(x, y)
+
+
+def sub(input, other, *, alpha=1):
+    x, y = promote(input, other)
+    if alpha != 1:
+        y = y * alpha
+    return _sub(x, y)
+
+
+mul = _binop(_mul)
+multiply, subtract = mul, sub
+
+
+def div(input, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        x, y = promote(input, other, float_only=True)
+        return _div(x, y)
+    x, y = promote(input, other)
+    q = _floor_divide(x, y) if rounding_mode == "floor" else _trunc_divide(x, y)
+    return q
+
+
+true_divide = divide = div
+
+
+def pow(input, exponent):
+    if not isinstance(input, Tensor):
+        x, y = promote(input, exponent)
+        return _pow(x if isinstance(x, Tensor) else x, y)
+    if isinstance(exponent, Tensor):
+        x, y = promote(input, exponent)
+        return _pow(x, y)
+    if isinstance(exponent, builtins.float) and not input.dtype.is_floating_point:
+        input = convert(input, _dt.get_default_dtype())
+    return _pow(input, exponent)
+
+
+def neg(input):
+    return _neg(input)
+
+
+negative = neg
+
+
+def rsub(input, other, alpha=1):
+    return sub(other, input, alpha=alpha)
+
+
+_floor_divide = nondiff("floor_divide", _checked("floor_divide", lambda xp, x, y: xp.floor_divide(x, y)))
+_trunc_divide = nondiff("trunc_divide", _checked(
+    "trunc_divide", lambda xp, x, y: xp.trunc(xp.true_divide(x, y)).astype(xp.result_type(x, y))))
+_remainder = binary("remainder", _checked("remainder", lambda xp, x, y: xp.mod(x, y)),
+                    lambda ctx, g: g,
+                    lambda ctx, g: -g * floor_divide(ctx.x, ctx.y), save=(0, 1))
+remainder = _binop(_remainder)
+
+
+def floor_divide(input, other):
+    x, y = promote(input, other)
+    return _floor_divide(x, y)
+
+
+# ----------------------------------------------------------------- math
+exp = unary("exp", lambda xp, x: xp.exp(x), lambda ctx: ctx.out, save_input=False, save_output=True)
+log = unary("log", lambda xp, x: xp.log(x), lambda ctx: 1 / ctx.x)
+sqrt = unary("sqrt", lambda xp, x: xp.sqrt(x), lambda ctx: 0.5 / ctx.out,
+             save_input=False, save_output=True)
+rsqrt = unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda ctx: -0.5 * ctx.out ** 3,
+              save_input=False, save_output=True)
+abs = unary("abs", lambda xp, x: xp.abs(x), lambda ctx: sign(ctx.x))
+sign = nondiff("sign", lambda xp, x: xp.sign(x))
+sign.differentiable = True
+sign.vjp = (lambda ctx, g: g * 0,)
+sign.jvp = (lambda ctx, t: t * 0,)
+sign.save = ()
+tanh = unary("tanh", lambda xp, x: xp.tanh(x), lambda ctx: 1 - ctx.out * ctx.out,
+             save_input=False, save_output=True)
+sigmoid = unary("sigmoid", lambda xp, x: _sigmoid_impl(xp, x),
+                lambda ctx: ctx.out * (1 - ctx.out), save_input=False, save_output=True)
+relu = unary("relu", lambda xp, x: xp.maximum(x, xp.zeros((), x.dtype)),
+             lambda ctx: convert(ctx.out > 0, ctx.out.dtype), save_input=False, save_output=True)
+sin = unary("sin", lambda xp, x: xp.sin(x), lambda ctx: cos(ctx.x))
+cos = unary("cos", lambda xp, x: xp.cos(x), lambda ctx: -sin(ctx.x))
+tan = unary("tan", lambda xp, x: xp.tan(x), lambda ctx: 1 + ctx.out * ctx.out,
+            save_input=False, save_output=True)
+log1p = unary("log1p", lambda xp, x: xp.log1p(x), lambda ctx: 1 / (1 + ctx.x))
+expm1 = unary("expm1", lambda xp, x: xp.expm1(x), lambda ctx: ctx.out + 1,
+              save_input=False, save_output=True)
+log2 = unary("log2", lambda xp, x: xp.log2(x), lambda ctx: 1 / (ctx.x * 0.6931471805599453))
+log10 = unary("log10", lambda xp, x: xp.log10(x), lambda ctx: 1 / (ctx.x * 2.302585092994046))
+asin = unary("asin", lambda xp, x: xp.arcsin(x), lambda ctx: rsqrt(1 - ctx.x * ctx.x))
+acos = unary("acos", lambda xp, x: xp.arccos(x), lambda ctx: -rsqrt(1 - ctx.x * ctx.x))
+atan = unary("atan", lambda xp, x: xp.arctan(x), lambda ctx: 1 / (1 + ctx.x * ctx.x))
+sinh = unary("sinh", lambda xp, x: xp.sinh(x), lambda ctx: cosh(ctx.x))
+cosh = unary("cosh", lambda xp, x: xp.cosh(x), lambda ctx: sinh(ctx.x))
+erf = unary("erf", lambda xp, x: _erf(xp, x),
+            lambda ctx: 1.1283791670955126 * exp(-ctx.x * ctx.x))
+
+
+def _sigmoid_impl(xp, x):
+    # stable for large |x|: never exponentiates a positive number
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _erf(xp, x):
+    import math
+    return xp.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x.copy()
+
+
+
+
+def _float_unary(prim):
+    """Public form of a float-only op: integer inputs compute in the default dtype."""
+    def op(input):
+        if not input.dtype.is_floating_point:
+            input = convert(input, _dt.get_default_dtype())
+        return prim(input)
+    op.__name__ = prim.name
+    op.prim = prim
+    return op
+
+
+for _name in ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "cos", "tan", "log1p",
+              "expm1", "log2", "log10", "asin", "acos", "atan", "sinh", "cosh", "erf"):
+    globals()[_name] = _float_unary(globals()[_name])
+
+
+def square(input):
+    return input * input
+
+
+def reciprocal(input):
+    return 1 / input
+
+
+floor = nondiff("floor", lambda xp, x: xp.floor(x))
+ceil = nondiff("ceil", lambda xp, x: xp.ceil(x))
+round = nondiff("round", lambda xp, x, decimals=0: xp.round(x, decimals))
+trunc = nondiff("trunc", lambda xp, x: xp.trunc(x))
+for _p in (floor, ceil, round, trunc):
+    # piecewise constant: zero derivative, as torch
+    _p.differentiable = True
+    _p.save = ()
+    _p.vjp = (lambda ctx, g, **kw: g * 0,)
+    _p.jvp = (lambda ctx, t, **kw: t * 0,)
+
+
+# ----------------------------------------------------------------- clamp, max
+def _clamp_mask(ctx, min, max):
+    x = ctx.x
+    m = None
+    if min is not None:
+        m = x >= min
+    if max is not None:
+        m = (x <= max) if m is None else (m & (x <= max))
+    return convert(m, x.dtype)
+
+
+def _clamp_impl(xp, x, min=None, max=None):
+    if min is not None:
+        x = xp.maximum(x, xp.asarray(min, dtype=x.dtype))
+    if max is not None:
+        x = xp.minimum(x, xp.asarray(max, dtype=x.dtype))
+    return x
+
+
+_clamp = Primitive("clamp", _clamp_impl, node_name="ClampBackward1", save=(0,),
+                   vjp=(lambda ctx, g, min, max: g * _clamp_mask(ctx, min, max),),
+                   jvp=(lambda ctx, t, min, max: t * _clamp_mask(ctx, min, max),))
+_clamp.batch = elementwise_batch(_clamp)
+
+
+def clamp(input, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        out = input
+        if min is not None:
+            out = maximum(out, min) if isinstance(min, Tensor) else clamp(out, min=min)
+        if max is not None:
+            out = minimum(out, max) if isinstance(max, Tensor) else clamp(out, max=max)
+        return out
+    if not input.dtype.is_floating_point and (isinstance(min, builtins.float) or isinstance(max, builtins.float)):
+        input = convert(input, _dt.get_default_dtype())
+    return _clamp(input, min=min, max=max)
+
+
+clip = clamp
+
+
+def clamp_min(input, min):
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    return clamp(input, max=max)
+
+
+def _max_share(ctx, g, self_wins):
+    x, y = ctx.x, ctx.y
+    half = where(x == y, g / 2, g)
+    lose = (x < y) if self_wins else (x > y)
+    return where(lose, 0.0, half)
+
+
+_maximum = binary("maximum", _checked("maximum", lambda xp, x, y: xp.maximum(x, y)),
+                  lambda ctx, g: _max_share(ctx, g, True),
+                  lambda ctx, g: _max_share(ctx, g, False))
+
+
+def _min_share(ctx, g, first):
+    x, y = ctx.x, ctx.y
+    half = where(x == y, g / 2, g)
+    lose = (x > y) if first else (x < y)
+    return where(lose, 0.0, half)
+
+
+_minimum = binary("minimum", _checked("minimum", lambda xp, x, y: xp.minimum(x, y)),
+                  lambda ctx, g: _min_share(ctx, g, True),
+                  lambda ctx, g: _min_share(ctx, g, False))
+maximum = _binop(_maximum)
+minimum = _binop(_minimum)
+
+
+# ----------------------------------------------------------------- where
+def _where_impl(xp, cond, x, y):
+    try:
+        return xp.where(cond, x, y)
+    except ValueError:
+        raise _broadcast_error("where", (xp.shape(x), xp.shape(y))) from None
+
+
+_where = Primitive(
+    "where", _where_impl, save=(0,),
+    vjp=(lambda ctx, g: None,
+         lambda ctx, g: _where(ctx.x, g, _zero_like(g)),
+         lambda ctx, g: _where(ctx.x, _zero_like(g), g)),
+    jvp=(lambda ctx, t: None,
+         lambda ctx, t: _where(ctx.x, t, _zero_like(t)),
+         lambda ctx, t: _where(ctx.x, _zero_like(t), t)))
+_where.batch = elementwise_batch(_where)
+
+
+def _zero_like(g):
+    from .creation import zeros
+    return zeros((), dtype=g.dtype)
+
+
+def where(condition, input=None, other=None):
+    if input is None and other is None:
+        from .index import nonzero
+        return nonzero(condition, as_tuple=True)
+    if not isinstance(condition, Tensor):
+        condition = _as_tensor(condition)
+    if condition.dtype is not _dt.bool:
+        condition = condition != 0
+    x, y = promote(input, other)
+    return _where(condition, x, y)
+
+
+# ----------------------------------------------------------------- comparisons
+def _cmp(name, fn):
+    prim = nondiff(name, _checked(name, fn))
+
+    def op(input, other):
+        x, y = promote(input, other)
+        return prim(x, y)
+    op.__name__ = name
+    return op
+
+
+eq = _cmp("eq", lambda xp, x, y: xp.equal(x, y))
+ne = _cmp("ne", lambda xp, x, y: xp.not_equal(x, y))
+lt = _cmp("lt", lambda xp, x, y: xp.less(x, y))
+le = _cmp("le", lambda xp, x, y: xp.less_equal(x, y))
+gt = _cmp("gt", lambda xp, x, y: xp.greater(x, y))
+ge = _cmp("ge", lambda xp, x, y: xp.greater_equal(x, y))
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+_logical_and = nondiff("logical_and", _checked("logical_and", lambda xp, x, y: xp.logical_and(x, y)))
+_logical_or = nondiff("logical_or", _checked("logical_or", lambda xp, x, y: xp.logical_or(x, y)))
+_logical_xor = nondiff("logical_xor", _checked("logical_xor", lambda xp, x, y: xp.logical_xor(x, y)))
+_logical_not = nondiff("logical_not", lambda xp, x: xp.logical_not(x))
+_bitwise_and = nondiff("bitwise_and", _checked("bitwise_and", lambda xp, x, y: xp.bitwise_and(x, y)))
+_bitwise_or = nondiff("bitwise_or", _checked("bitwise_or", lambda xp, x, y: xp.bitwise_or(x, y)))
+_bitwise_xor = nondiff("bitwise_xor", _checked("bitwise_xor", lambda xp, x, y: xp.bitwise_xor(x, y)))
+_bitwise_not = nondiff("bitwise_not", lambda xp, x: xp.invert(x))
+_isnan = nondiff("isnan", lambda xp, x: xp.isnan(x))
+_isinf = nondiff("isinf", lambda xp, x: xp.isinf(x))
+_isfinite = nondiff("isfinite", lambda xp, x: xp.isfinite(x))
+
+
+def logical_and(a, b):
+    return _logical_and(*promote(a, b))
+
+
+def logical_or(a, b):
+    return _logical_or(*promote(a, b))
+
+
+def logical_xor(a, b):
+    return _logical_xor(*promote(a, b))
+
+
+def logical_not(a):
+    return _logical_not(a)
+
+
+def bitwise_and(a, b):
+    x, y = promote(a, b)
+    if x.dtype.is_floating_point:
+        raise TypeError("bitwise_and: only integer and bool tensors are supported")
+    return _bitwise_and(x, y)
+
+
+def bitwise_or(a, b):
+    x, y = promote(a, b)
+    if x.dtype.is_floating_point:
+        raise TypeError("bitwise_or: only integer and bool tensors are supported")
+    return _bitwise_or(x, y)
+
+
+def bitwise_xor(a, b):
+    return _bitwise_xor(*promote(a, b))
+
+
+def bitwise_not(a):
+    return _bitwise_not(a)
+
+
+def isnan(a):
+    return _isnan(a)
+
+
+def isinf(a):
+    return _isinf(a)
+
+
+def isfinite(a):
+    return _isfinite(a)
+
+
+def equal(a, b):
+    return a.shape == b.shape and builtins.bool(eq(a, b).all())
+
+
+def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return builtins.bool(isclose(a, b, rtol, atol, equal_nan).all())
+
+
+def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    a, b = promote(a, b)
+    prim = nondiff("isclose", lambda xp, x, y: xp.isclose(x, y, rtol=rtol, atol=atol,
+                                                           equal_nan=equal_nan))
+    return prim(a, b)

@@ -1,0 +1,234 @@
+"""Indexing: __getitem__, index_put (__setitem__), gather, index_select, masked_fill.
+
+# NOTE [index params]
+Index tensors are not differentiable, so an index travels as a parameter of
+the primitive (raw arrays inside), not as an input. Basic indices (ints,
+slices, None, Ellipsis) give views, as torch.
+"""
+import builtins
+
+from .. import dtypes as _dt
+from .. import tensor as _t
+from ..core.dispatch import Primitive
+
+Tensor = _t.Tensor
+
+
+def _raw_index(idx):
+    """Turn an index with tensors into one of raw arrays; tell if it is basic."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    out, basic = [], True
+    for i in idx:
+        if isinstance(i, Tensor):
+            if i._lvl is not None:
+                raise NotImplementedError(
+                    "indexing with a tensor that is being transformed (vmap/grad) is not "
+                    "supported; index with a tensor created outside the transform")
+            if i.dtype.is_floating_point:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            a = i._data
+            out.append(a.item() if a.ndim == 0 and a.dtype.kind in "iu" else a)
+            basic = basic and a.ndim == 0 and a.dtype.kind in "iu"
+        elif isinstance(i, (list,)):
+            import numpy as np
+            out.append(np.asarray(i))
+            basic = False
+        elif i is None or i is Ellipsis or isinstance(i, (builtins.int, slice)) or hasattr(i, "__index__"):
+            out.append(i if not isinstance(i, builtins.bool) else i)
+            if isinstance(i, builtins.bool):
+                basic = False
+        else:
+            out.append(i)
+            basic = basic and not hasattr(i, "shape")
+    return tuple(out), basic
+
+
+def _check_bounds(shape, idx):
+    """torch raises IndexError for out-of-range ints; NumPy does too, with another text."""
+    d = 0
+    for i in idx:
+        if i is None:
+            continue
+        if i is Ellipsis:
+            d = len(shape) - builtins.sum(1 for j in idx[idx.index(Ellipsis) + 1:]
+                                          if j is not None)
+            continue
+        if isinstance(i, builtins.int) and not isinstance(i, builtins.bool):
+            if d >= len(shape):
+                raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+            if not -shape[d] <= i < shape[d]:
+                raise IndexError(f"index {i} is out of bounds for dimension {d} with size "
+                                 f"{shape[d]}")
+        d += 1 if not (hasattr(i, "ndim") and i.dtype.kind == "b") else i.ndim
+
+
+def _getitem_vjp(ctx, g, index):
+    return index_add_zeros(g, ctx.shapes[0], index)
+
+
+_getitem_view = Primitive("getitem", lambda xp, x, index: x[index], save=(), is_view=True,
+                          node_name="SliceBackward0", vjp=(_getitem_vjp,))
+_getitem_copy = Primitive("index", lambda xp, x, index: x[index], save=(),
+                          node_name="IndexBackward0", vjp=(_getitem_vjp,))
+_getitem_view.jvp = (lambda ctx, t, index: _getitem_view(t, index=index),)
+_getitem_copy.jvp = (lambda ctx, t, index: _getitem_copy(t, index=index),)
+
+
+def getitem(x, idx):
+    if x._lvl is None and not x.shape and isinstance(idx, builtins.int):
+        raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                         "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+    index, basic = _raw_index(idx)
+    if basic:
+        _check_bounds(x.shape, index)
+        return _getitem_view(x, index=index)
+    try:
+        return _getitem_copy(x, index=index)
+    except IndexError as e:
+        raise IndexError(str(e).replace("axis", "dimension")) from None
+
+
+def _scatter_impl(xp, g, shape, index):
+    from ..backends import backend_of
+    out = xp.zeros(shape, dtype=g.dtype)
+    backend_of(out).index_add(out, index, g)
+    return out
+
+
+_index_add_zeros = Primitive(
+    "index_add_zeros", _scatter_impl, save=(),
+    vjp=(lambda ctx, g, shape, index: _getitem_copy(g, index=index),),
+    jvp=(lambda ctx, t, shape, index: _index_add_zeros(t, shape=shape, index=index),))
+
+
+def index_add_zeros(g, shape, index):
+    """zeros(shape) with g added at `index` (the transpose of indexing)."""
+    return _index_add_zeros(g, shape=tuple(shape), index=index)
+
+
+def _index_put_impl(xp, x, v, index, accumulate):
+    from ..backends import backend_of
+    out = x.copy()
+    if accumulate:
+        backend_of(out).index_add(out, index, v)
+    else:
+        out[index] = v
+    return out
+
+
+def _index_put_vjp_x(ctx, g, index, accumulate):
+    if accumulate:
+        return g
+    return _index_put(g, _zeros_scalar(g), index=index, accumulate=False)
+
+
+def _index_put_vjp_v(ctx, g, index, accumulate):
+    return _getitem_copy(g, index=index)
+
+
+def _zeros_scalar(g):
+    from .creation import zeros
+    return zeros((), dtype=g.dtype)
+
+
+_index_put = Primitive("index_put", _index_put_impl, save=(),
+                       vjp=(_index_put_vjp_x, _index_put_vjp_v),
+                       jvp=lambda ctx, tx, tv, index, accumulate: _index_put(
+                           tx, tv, index=index, accumulate=accumulate))
+
+
+def index_put(x, idx, values, accumulate=False):
+    index, _ = _raw_index(idx)
+    if not isinstance(values, Tensor):
+        from .creation import tensor
+        values = tensor(values, dtype=x.dtype)
+    elif values.dtype is not x.dtype:
+        values = values.to(x.dtype)
+    return _index_put(x, values, index=index, accumulate=accumulate)
+
+
+# ----------------------------------------------------------------- gather / scatter
+def _gather_impl(xp, x, dim, index):
+    return xp.take_along_axis(x, index, axis=dim)
+
+
+def _gather_vjp(ctx, g, dim, index):
+    return scatter_into(g, _t.make(index), dim, ctx.shapes[0])
+
+
+_gather = Primitive("gather", _gather_impl, save=(), vjp=(_gather_vjp,),
+                    jvp=(lambda ctx, t, dim, index: _gather(t, dim=dim, index=index),))
+
+
+def gather(input, dim, index):
+    if index.dtype is not _dt.int64:
+        raise RuntimeError("gather(): Expected dtype int64 for index")
+    d = _t._wrap_dim(dim, input.ndim)
+    idx = index._data
+    if idx.shape != input.shape:
+        # torch gathers from the leading block of input when index is smaller
+        sl = tuple(slice(0, s) if i != d else slice(None) for i, s in enumerate(idx.shape))
+        input = input[sl]
+    return _gather(input, dim=d, index=idx)
+
+
+def _scatter_add_impl(xp, g, dim, index, shape):
+    import numpy as np
+    out = xp.zeros(shape, dtype=g.dtype)
+    full = list(np.indices(index.shape, sparse=True))
+    full[dim] = index
+    from ..backends import backend_of
+    backend_of(out).index_add(out, tuple(full), g)
+    return out
+
+
+_scatter_add_zeros = Primitive(
+    "scatter_add", _scatter_add_impl, save=(),
+    vjp=(lambda ctx, g, dim, index, shape: _gather(g, dim=dim, index=index),),
+    jvp=(lambda ctx, t, dim, index, shape: _scatter_add_zeros(t, dim=dim, index=index, shape=shape),))
+
+
+def scatter_into(g, index, dim, shape):
+    """zeros(shape) with g added at `index` along `dim` (the transpose of gather)."""
+    idx = index._data if isinstance(index, Tensor) else index
+    return _scatter_add_zeros(g, dim=dim, index=idx, shape=tuple(shape))
+
+
+def scatter_add(input, dim, index, src):
+    d = _t._wrap_dim(dim, input.ndim)
+    return input + scatter_into(src, index, d, input.shape)
+
+
+def index_select(input, dim, index):
+    d = _t._wrap_dim(dim, input.ndim)
+    return input[(slice(None),) * d + (index,)]
+
+
+def masked_fill(input, mask, value):
+    from .elementwise import where
+    if isinstance(value, Tensor):
+        value = value.to(input.dtype)
+    return where(mask, value, input)
+
+
+def masked_select(input, mask):
+    from .shape import broadcast_tensors
+    x, m = broadcast_tensors(input, mask)
+    return x[m]
+
+
+def nonzero(input, *, as_tuple=False):
+    import numpy as np
+    nz = np.nonzero(input._base_array())
+    if as_tuple:
+        return tuple(_t.make(np.asarray(a, dtype=np.int64)) for a in nz)
+    return _t.make(np.stack(nz, axis=1).astype(np.int64) if nz else np.zeros((0, 0), np.int64))
+
+
+def take_along_dim(input, indices, dim):
+    return gather(input, dim, indices)
+
+
+def take(input, index):
+    return input.reshape(-1)[index]

@@ -1,0 +1,113 @@
+"""In-place ops: compute out of place, write into the tensor, rewrite its history.
+
+# NOTE [in-place]
+`x.op_(...)` computes `r = op(x, ...)`, copies r into x's memory, bumps the
+version counter x shares with its views, and makes r's node x's grad_fn. When
+x is a view of a base that is part of a graph, the base's history is
+rewritten too (a CopySlices node: the base with the view's region replaced),
+so gradients through the base see the write. Saved tensors remember versions,
+so a backward that needs an overwritten value raises instead of lying.
+"""
+from .. import tensor as _t
+from ..core import grad_mode
+from ..autograd.graph import Node, gradient_edge
+
+Tensor = _t.Tensor
+
+
+def _check(self, name):
+    if not grad_mode.state.grad_enabled:
+        return
+    if self.grad_fn is None and self._requires_grad:
+        if self._base is not None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    base = self._base
+    if base is not None and base.grad_fn is None and base._requires_grad:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
+def apply(self, result, name="inplace"):
+    """Make `self` hold `result` in place (see NOTE [in-place]); returns self."""
+    if self._lvl is not None:
+        return _apply_wrapped(self, result)
+    _check(self, name)
+    if result.shape != self.shape:
+        try:
+            result = result.expand(self.shape)
+        except RuntimeError:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
+                               f"shape {list(result.shape)}") from None
+    if result.dtype is not self.dtype:
+        if result.dtype.is_floating_point and not self.dtype.is_floating_point:
+            raise RuntimeError(f"result type {_short(result.dtype)} can't be cast to the desired "
+                               f"output type {_short(self.dtype)}")
+        result = result.to(self.dtype)
+    data = self._data
+    if hasattr(data, "flags") and not data.flags.writeable:
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
+                           "refers to a single memory location. Please clone() the tensor before "
+                           "performing the operation.")
+    data[...] = result._data
+    self._version[0] += 1
+    track = grad_mode.state.grad_enabled and (result._requires_grad or self._requires_grad or
+                                              (self._base is not None and self._base._requires_grad))
+    if not track:
+        return self
+    if self._base is not None and self._view_fn is not None:
+        _rebase(self, result)
+    elif result.grad_fn is not None:
+        self.grad_fn = result.grad_fn
+        self._output_nr = result._output_nr
+        self._requires_grad = True
+    return self
+
+
+def _short(dtype):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+            "bool": "Bool"}[dtype.name]
+
+
+class CopySlices(Node):
+    """The base after one of its views was written: view region from `result`."""
+
+    def __init__(self, base_old, result, view_fn, shape, dtype):
+        edges = (gradient_edge(base_old) or (None, 0), gradient_edge(result) or (None, 0))
+        Node.__init__(self, edges)
+        self.view_fn = view_fn
+        self.shape = shape
+        self.dtype = dtype
+
+    def apply(self, grads):
+        from .elementwise import where
+        g, = grads
+        return [where(_region_mask(self), 0.0, g), self.view_fn(g)]
+
+
+def _region_mask(node):
+    from .creation import zeros
+    with grad_mode.no_grad():
+        m = zeros(node.shape, dtype=node.dtype)
+        v = node.view_fn(m)
+        v._data[...] = 1
+    return m != 0
+
+
+def _rebase(view, result):
+    base = view._base
+    old = _t.make(base._data)
+    old._version = base._version
+    old.grad_fn, old._output_nr, old._requires_grad = base.grad_fn, base._output_nr, base._requires_grad
+    node = CopySlices(old, result, view._view_fn, base.shape, base.dtype)
+    base.grad_fn, base._output_nr, base._requires_grad = node, 0, True
+    fresh = view._view_fn(base)
+    view.grad_fn, view._output_nr, view._requires_grad = fresh.grad_fn, fresh._output_nr, True
+
+
+def _apply_wrapped(self, result):
+    """In-place on a transform's tensor: the level decides (see its `inplace`)."""
+    return self._lvl.inplace(self, result)

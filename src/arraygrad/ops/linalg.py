@@ -1,0 +1,146 @@
+"""Matrix products. One primitive, `matmul` on >=2-d operands; vectors are reshaped."""
+from .. import tensor as _t
+from ..core.dispatch import Primitive
+from .elementwise import promote
+
+Tensor = _t.Tensor
+
+
+def _mT(x):
+    return x.transpose(-1, -2)
+
+
+def _matmul_impl(xp, x, y):
+    return xp.matmul(x, y)
+
+
+_matmul = Primitive(
+    "matmul", _matmul_impl, node_name="MmBackward0",
+    vjp=(lambda ctx, g: g @ _mT(ctx.y), lambda ctx, g: _mT(ctx.x) @ g),
+    jvp=(lambda ctx, t: _matmul(t, ctx.y), lambda ctx, t: _matmul(ctx.x, t)))
+
+
+def _shape_error(x, y):
+    a, b = x.shape, y.shape
+    return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                        f"({a[-2] if len(a) > 1 else 1}x{a[-1]} and {b[-2] if len(b) > 1 else b[0]}x"
+                        f"{b[-1] if len(b) > 1 else 1})")
+
+
+def matmul(input, other):
+    x, y = promote(input, other)
+    if x.ndim == 0 or y.ndim == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{x.ndim}D and {y.ndim}D")
+    kx = x.shape[-1]
+    ky = y.shape[0] if y.ndim == 1 else y.shape[-2]
+    if kx != ky:
+        raise _shape_error(x, y)
+    xv, yv = x.ndim == 1, y.ndim == 1
+    if xv:
+        x = x.unsqueeze(0)
+    if yv:
+        y = y.unsqueeze(-1)
+    out = _matmul(x, y)
+    if yv:
+        out = out.squeeze(-1)
+    if xv:
+        out = out.squeeze(-2)
+    return out
+
+
+def mm(input, mat2):
+    if input.ndim != 2 or mat2.ndim != 2:
+        raise RuntimeError(f"mm: expected 2D tensors, got {input.ndim}D and {mat2.ndim}D")
+    return matmul(input, mat2)
+
+
+def bmm(input, mat2):
+    if input.ndim != 3 or mat2.ndim != 3:
+        raise RuntimeError(f"bmm: expected 3D tensors, got {input.ndim}D and {mat2.ndim}D")
+    if input.shape[0] != mat2.shape[0]:
+        raise RuntimeError(f"bmm: batch sizes differ: {input.shape[0]} and {mat2.shape[0]}")
+    return matmul(input, mat2)
+
+
+def mv(input, vec):
+    return matmul(input, vec)
+
+
+def dot(input, other):
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    if input.shape[0] != other.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
+                           f"[{other.shape[0]}] to have the same number of elements, but got "
+                           f"{input.shape[0]} and {other.shape[0]} elements respectively")
+    return matmul(input, other)
+
+
+inner = dot
+vdot = dot
+
+
+def outer(input, vec2):
+    return input.unsqueeze(-1) * vec2
+
+
+ger = outer
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    out = mm(mat1, mat2)
+    if alpha != 1:
+        out = out * alpha
+    return out + (input if beta == 1 else input * beta)
+
+
+def einsum(equation, *operands):
+    """Einsum by reduction to broadcasting multiply and sum (differentiable, transformable)."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    eq = equation.replace(" ", "")
+    lhs, _, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(operands):
+        raise RuntimeError(f"einsum(): more operands were provided than specified in the equation"
+                           if len(operands) > len(terms) else
+                           "einsum(): fewer operands were provided than specified in the equation")
+    if "..." in eq:
+        raise NotImplementedError("einsum with '...' is not supported yet")
+    if not _:
+        counts = {}
+        for t in terms:
+            for c in t:
+                counts[c] = counts.get(c, 0) + 1
+        rhs = "".join(sorted(c for c, n in counts.items() if n == 1))
+    letters = []
+    for t in terms:
+        for c in t:
+            if c not in letters:
+                letters.append(c)
+    aligned = []
+    for t, x in zip(terms, operands):
+        if len(t) != x.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(t)}) does "
+                               f"not match the number of dimensions ({x.ndim}) for operand")
+        # repeated letters in one term take the diagonal
+        while len(set(t)) != len(t):
+            c = next(c for c in t if t.count(c) > 1)
+            i = t.index(c)
+            j = t.index(c, i + 1)
+            x = x.diagonal(0, i, j)
+            t = t[:i] + t[i + 1:j] + t[j + 1:] + c
+        order = [t.index(c) for c in letters if c in t]
+        x = x.permute(order)
+        present = [c for c in letters if c in t]
+        shape = [x.shape[present.index(c)] if c in present else 1 for c in letters]
+        aligned.append(x.reshape(shape))
+    out = aligned[0]
+    for x in aligned[1:]:
+        out = out * x
+    drop = tuple(i for i, c in enumerate(letters) if c not in rhs)
+    if drop:
+        out = out.sum(drop)
+    kept = [c for c in letters if c in rhs]
+    return out.permute([kept.index(c) for c in rhs]) if kept else out

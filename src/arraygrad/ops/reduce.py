@@ -1,0 +1,401 @@
+"""Reductions: sum, mean, max/min (with indices), amax/amin, logsumexp, softmax."""
+import builtins
+from collections import namedtuple
+
+from .. import dtypes as _dt
+from .. import tensor as _t
+from ..core.dispatch import Primitive
+from .elementwise import convert, exp, where, log
+
+Tensor = _t.Tensor
+
+
+def _dims(dim, ndim):
+    """Normalize `dim` (None, int or sequence) to a sorted tuple of non-negative dims."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (builtins.int,)) or hasattr(dim, "__index__") and not isinstance(dim, (tuple, list)):
+        dim = (dim,)
+    out = []
+    for d in dim:
+        d = _t._wrap_dim(d, ndim)
+        if d in out:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+        out.append(d)
+    return tuple(sorted(out))
+
+
+def _unreduce(g, shape, dims, keepdim):
+    """Broadcast a reduced cotangent back to `shape`."""
+    if not keepdim and dims:
+        g = g.reshape(tuple(1 if i in dims else s for i, s in enumerate(shape)))
+    return g.expand(shape)
+
+
+def _reduce_batch(prim):
+    def rule(args, bdims, dims, keepdim, **params):
+        x, = args
+        b = bdims[0]
+        x = x.movedim(b, 0)
+        out = prim(x, dims=tuple(d + 1 for d in dims), keepdim=keepdim, **params)
+        if prim.multiple_results:
+            return out, (0,) * len(out)
+        return out, 0
+    return rule
+
+
+# ----------------------------------------------------------------- sum / mean
+_sum = Primitive(
+    "sum", lambda xp, x, dims, keepdim: xp.sum(x, axis=dims, keepdims=keepdim), save=(),
+    vjp=(lambda ctx, g, dims, keepdim: _unreduce(g, ctx.shapes[0], dims, keepdim),),
+    jvp=(lambda ctx, t, dims, keepdim: _sum(t, dims=dims, keepdim=keepdim),))
+_sum.batch = _reduce_batch(_sum)
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None:
+        input = convert(input, dtype)
+    elif not input.dtype.is_floating_point:
+        input = convert(input, _dt.int64)
+    return _sum(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
+
+
+def _count(shape, dims):
+    n = 1
+    for d in dims:
+        n *= shape[d]
+    return n
+
+
+_mean = Primitive(
+    "mean", lambda xp, x, dims, keepdim: xp.mean(x, axis=dims, keepdims=keepdim), save=(),
+    vjp=(lambda ctx, g, dims, keepdim:
+         _unreduce(g, ctx.shapes[0], dims, keepdim) / _count(ctx.shapes[0], dims),),
+    jvp=(lambda ctx, t, dims, keepdim: _mean(t, dims=dims, keepdim=keepdim),))
+_mean.batch = _reduce_batch(_mean)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None:
+        input = convert(input, dtype)
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
+                           f"floating point or complex dtype. Got: {input.dtype}")
+    return _mean(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
+
+
+def prod(input, dim=None, keepdim=False, *, dtype=None):
+    if dtype is not None:
+        input = convert(input, dtype)
+    return _prod(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
+
+
+def _prod_grad(ctx, g, dims, keepdim):
+    # product of the others, computed without dividing by zero
+    x = ctx.x
+    out = _unreduce(ctx.out, ctx.shapes[0], dims, keepdim)
+    gg = _unreduce(g, ctx.shapes[0], dims, keepdim)
+    safe = where(x == 0, 1.0, x)
+    nz = _sum(convert(x == 0, x.dtype), dims=dims, keepdim=True)
+    others = _prod(safe, dims=dims, keepdim=True).expand(x.shape)
+    return gg * where(nz == 0, out / safe, where((nz == 1) & (x == 0), others, 0.0))
+
+
+_prod = Primitive("prod", lambda xp, x, dims, keepdim: xp.prod(x, axis=dims, keepdims=keepdim),
+                  save_output=True, vjp=(_prod_grad,),
+                  jvp=(lambda ctx, t, dims, keepdim: _sum(
+                      _prod_grad(ctx, ctx.out * 0 + 1, dims, keepdim) * t, dims=dims, keepdim=keepdim),))
+_prod.batch = _reduce_batch(_prod)
+
+
+# ----------------------------------------------------------------- amax / amin / max / min
+def _even_share(ctx, g, dims, keepdim):
+    """Cotangent of amax/amin: shared evenly among the tied extremal entries."""
+    x = ctx.x
+    out = _unreduce(ctx.out, ctx.shapes[0], dims, keepdim)
+    mask = convert(x == out, g.dtype)
+    return _unreduce(g, ctx.shapes[0], dims, keepdim) * mask / _sum(mask, dims=dims, keepdim=True)
+
+
+def _even_share_jvp(ctx, t, dims, keepdim):
+    x = ctx.x
+    out = _unreduce(ctx.out, ctx.shapes[0], dims, keepdim)
+    mask = convert(x == out, t.dtype)
+    return _sum(t * mask, dims=dims, keepdim=keepdim) / _sum(mask, dims=dims, keepdim=keepdim)
+
+
+def _reduction(name, fn, node_name):
+    prim = Primitive(name, fn, save_output=True, vjp=(_even_share,), jvp=(_even_share_jvp,),
+                     node_name=node_name)
+    prim.batch = _reduce_batch(prim)
+    return prim
+
+
+def _check_nonempty(name, x, dims):
+    if x.numel() == 0 and (not dims or builtins.any(x.shape[d] == 0 for d in dims)):
+        raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+                         if not dims else
+                         f"{name}(): Expected reduction dim {dims[0]} to have non-zero size.")
+
+
+_amax = _reduction("amax", lambda xp, x, dims, keepdim: xp.max(x, axis=dims, keepdims=keepdim),
+                   "AmaxBackward0")
+_amin = _reduction("amin", lambda xp, x, dims, keepdim: xp.min(x, axis=dims, keepdims=keepdim),
+                   "AminBackward0")
+_max_all = _reduction("max", lambda xp, x, dims, keepdim: xp.max(x, axis=dims, keepdims=keepdim),
+                      "MaxBackward1")
+_min_all = _reduction("min", lambda xp, x, dims, keepdim: xp.min(x, axis=dims, keepdims=keepdim),
+                      "MinBackward1")
+
+
+def amax(input, dim=(), keepdim=False):
+    dims = _dims(dim if dim != () else None, input.ndim)
+    _check_nonempty("amax", input, dims)
+    return _amax(input, dims=dims, keepdim=keepdim)
+
+
+def amin(input, dim=(), keepdim=False):
+    dims = _dims(dim if dim != () else None, input.ndim)
+    _check_nonempty("amin", input, dims)
+    return _amin(input, dims=dims, keepdim=keepdim)
+
+
+values_indices = namedtuple("values_indices", ["values", "indices"])
+
+
+def _select_impl(argfn):
+    def impl(xp, x, dims, keepdim):
+        d = dims[0]
+        idx = argfn(xp, x, axis=d, keepdims=True)
+        vals = xp.take_along_axis(x, idx, axis=d)
+        if not keepdim:
+            vals, idx = xp.squeeze(vals, d), xp.squeeze(idx, d)
+        return vals, idx
+    return impl
+
+
+def _select_vjp(ctx, g, gi, dims, keepdim):
+    from .index import scatter_into
+    idx = ctx.outs[1]
+    d = dims[0]
+    if not keepdim:
+        g, idx = g.unsqueeze(d), idx.unsqueeze(d)
+    return scatter_into(g, idx, d, ctx.shapes[0])
+
+
+def _select_jvp(ctx, t, dims, keepdim):
+    from .index import gather
+    idx = ctx.outs[1]
+    d = dims[0]
+    if not keepdim:
+        idx = idx.unsqueeze(d)
+    v = gather(t, d, idx)
+    return (v if keepdim else v.squeeze(d)), None
+
+
+def _argsel(name):
+    def f(xp, x, axis, keepdims):
+        return getattr(xp, name)(x, axis=axis, keepdims=keepdims)
+    return f
+
+
+_max_dim = Primitive("max_dim", _select_impl(_argsel("argmax")), multiple_results=True,
+                     save=(), save_output=True, nondiff_outputs=(1,), node_name="MaxBackward0",
+                     vjp=(_select_vjp,), jvp=(_select_jvp,))
+_min_dim = Primitive("min_dim", _select_impl(_argsel("argmin")), multiple_results=True,
+                     save=(), save_output=True, nondiff_outputs=(1,), node_name="MinBackward0",
+                     vjp=(_select_vjp,), jvp=(_select_jvp,))
+_max_dim.batch = _reduce_batch(_max_dim)
+_min_dim.batch = _reduce_batch(_min_dim)
+
+
+def _minmax(name, all_prim, dim_prim, binary):
+    def op(input, dim=None, keepdim=False):
+        if isinstance(dim, Tensor):
+            return binary(input, dim)
+        if dim is None:
+            _check_nonempty(name, input, ())
+            return all_prim(input, dims=tuple(range(input.ndim)), keepdim=False)
+        dims = _dims(dim, input.ndim)
+        _check_nonempty(name, input, dims)
+        if input.ndim == 0:
+            return values_indices(input, _zeros_long(input))
+        return values_indices(*dim_prim(input, dims=dims, keepdim=keepdim))
+    op.__name__ = name
+    return op
+
+
+def _zeros_long(x):
+    from .creation import zeros
+    return zeros((), dtype=_dt.int64)
+
+
+def _max_binary(a, b):
+    from .elementwise import maximum
+    return maximum(a, b)
+
+
+def _min_binary(a, b):
+    from .elementwise import minimum
+    return minimum(a, b)
+
+
+max = _minmax("max", _max_all, _max_dim, _max_binary)
+min = _minmax("min", _min_all, _min_dim, _min_binary)
+
+
+def argmax(input, dim=None, keepdim=False):
+    if dim is None:
+        return _max_dim(input.reshape(-1), dims=(0,), keepdim=False)[1]
+    return _max_dim(input, dims=_dims(dim, input.ndim), keepdim=keepdim)[1]
+
+
+def argmin(input, dim=None, keepdim=False):
+    if dim is None:
+        return _min_dim(input.reshape(-1), dims=(0,), keepdim=False)[1]
+    return _min_dim(input, dims=_dims(dim, input.ndim), keepdim=keepdim)[1]
+
+
+# ----------------------------------------------------------------- logsumexp / softmax
+def _logsumexp_impl(xp, x, dims, keepdim):
+    m = xp.max(x, axis=dims, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
+    m = xp.where(xp.isfinite(m), m, xp.zeros((), x.dtype))
+    out = xp.log(xp.sum(xp.exp(x - m), axis=dims, keepdims=True)) + m
+    return out if keepdim else xp.squeeze(out, axis=dims)
+
+
+def _lse_weights(ctx, dims, keepdim):
+    return exp(ctx.x - _unreduce(ctx.out, ctx.shapes[0], dims, keepdim))
+
+
+_logsumexp = Primitive(
+    "logsumexp", _logsumexp_impl, save_output=True,
+    vjp=(lambda ctx, g, dims, keepdim:
+         _unreduce(g, ctx.shapes[0], dims, keepdim) * _lse_weights(ctx, dims, keepdim),),
+    jvp=(lambda ctx, t, dims, keepdim:
+         _sum(t * _lse_weights(ctx, dims, keepdim), dims=dims, keepdim=keepdim),))
+_logsumexp.batch = _reduce_batch(_logsumexp)
+
+
+def logsumexp(input, dim, keepdim=False):
+    if not input.dtype.is_floating_point:
+        input = convert(input, _dt.get_default_dtype())
+    return _logsumexp(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
+
+
+def _softmax_impl(xp, x, dim):
+    e = xp.exp(x - xp.max(x, axis=dim, keepdims=True)) if x.size else x.copy()
+    return e / xp.sum(e, axis=dim, keepdims=True)
+
+
+def _log_softmax_impl(xp, x, dim):
+    if not x.size:
+        return x.copy()
+    s = x - xp.max(x, axis=dim, keepdims=True)
+    return s - xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True))
+
+
+def _softmax_vjp(ctx, g, dim):
+    y = ctx.out
+    return y * (g - _sum(g * y, dims=(dim,), keepdim=True))
+
+
+def _log_softmax_vjp(ctx, g, dim):
+    return g - exp(ctx.out) * _sum(g, dims=(dim,), keepdim=True)
+
+
+def _dim_batch(prim):
+    def rule(args, bdims, dim, **params):
+        x = args[0].movedim(bdims[0], 0)
+        return prim(x, dim=dim + 1, **params), 0
+    return rule
+
+
+_softmax = Primitive("softmax", _softmax_impl, save=(), save_output=True,
+                     vjp=(_softmax_vjp,), jvp=(_softmax_vjp,))
+_log_softmax = Primitive(
+    "log_softmax", _log_softmax_impl, save=(), save_output=True, vjp=(_log_softmax_vjp,),
+    jvp=(lambda ctx, t, dim: t - _sum(exp(ctx.out) * t, dims=(dim,), keepdim=True),))
+_softmax.batch = _dim_batch(_softmax)
+_log_softmax.batch = _dim_batch(_log_softmax)
+
+
+def softmax(input, dim=None, dtype=None):
+    if dtype is not None:
+        input = convert(input, dtype)
+    if dim is None:
+        dim = 0 if input.ndim in (0, 1, 3) else 1
+    return _softmax(input, dim=_t._wrap_dim(dim, input.ndim))
+
+
+def log_softmax(input, dim=None, dtype=None):
+    if dtype is not None:
+        input = convert(input, dtype)
+    if dim is None:
+        dim = 0 if input.ndim in (0, 1, 3) else 1
+    return _log_softmax(input, dim=_t._wrap_dim(dim, input.ndim))
+
+
+# ----------------------------------------------------------------- composites
+def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    dims = _dims(dim, input.ndim)
+    n = _count(input.shape, dims)
+    mu = mean(input, dims, keepdim=True)
+    d = input - mu
+    return sum(d * d, dims, keepdim=keepdim) / builtins.max(n - correction, 0)
+
+
+def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    from .elementwise import sqrt
+    return sqrt(var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
+
+
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
+    from .elementwise import sqrt, abs
+    if p in ("fro", 2, 2.0):
+        return sqrt(sum(input * input, dim, keepdim))
+    if p in (1, 1.0):
+        return sum(abs(input), dim, keepdim)
+    if p == float("inf"):
+        return amax(abs(input), dim if dim is not None else (), keepdim)
+    return sum(abs(input) ** p, dim, keepdim) ** (1.0 / p)
+
+
+def all(input, dim=None, keepdim=False):
+    prim = _bool_reduce("all")
+    return prim(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
+
+
+def any(input, dim=None, keepdim=False):
+    prim = _bool_reduce("any")
+    return prim(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
+
+
+_BOOL_REDUCE = {}
+
+
+def _bool_reduce(name):
+    prim = _BOOL_REDUCE.get(name)
+    if prim is None:
+        prim = Primitive(name, lambda xp, x, dims, keepdim: getattr(xp, name)(
+            x, axis=dims, keepdims=keepdim), differentiable=False)
+        prim.batch = _reduce_batch(prim)
+        _BOOL_REDUCE[name] = prim
+    return prim
+
+
+def cumsum(input, dim, *, dtype=None):
+    if dtype is not None:
+        input = convert(input, dtype)
+    return _cumsum(input, dim=_t._wrap_dim(dim, input.ndim))
+
+
+def _cumsum_vjp(ctx, g, dim):
+    return _cumsum(g.flip(dim), dim=dim).flip(dim)
+
+
+_cumsum = Primitive("cumsum", lambda xp, x, dim: xp.cumsum(x, axis=dim), save=(),
+                    vjp=(_cumsum_vjp,), jvp=(lambda ctx, t, dim: _cumsum(t, dim=dim),))
+_cumsum.batch = _dim_batch(_cumsum)

@@ -1,0 +1,449 @@
+"""Shape and view primitives: reshape, transpose, permute, expand, cat, stack, ..."""
+import builtins
+
+from .. import tensor as _t
+from ..core.dispatch import Primitive
+
+Tensor = _t.Tensor
+_wrap_dim = _t._wrap_dim
+
+
+def _view_prim(name, impl, vjp, jvp_self=True, **kw):
+    """A view op is linear: its jvp is the op itself applied to the tangent."""
+    prim = Primitive(name, impl, vjp=(vjp,), save=(), is_view=True, **kw)
+    if jvp_self:
+        prim.jvp = (lambda ctx, t, **params: prim(t, **params),)
+    return prim
+
+
+# ----------------------------------------------------------------- reshape
+def _infer_shape(shape, numel):
+    shape = list(shape)
+    neg = [i for i, s in enumerate(shape) if s == -1]
+    if len(neg) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s}")
+            known *= s
+    if neg:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{shape}' is invalid for input of size {numel}")
+        shape[neg[0]] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+_reshape = _view_prim("reshape", lambda xp, x, shape: xp.reshape(x, shape),
+                      lambda ctx, g, shape: _reshape(g, shape=ctx.shapes[0]),
+                      node_name="ViewBackward0")
+
+
+def _shape_args(shape):
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(builtins.int(s) for s in shape)
+
+
+def reshape(input, *shape):
+    shape = _infer_shape(_shape_args(shape), input.numel())
+    if shape == input.shape:
+        return _reshape(input, shape=shape) if input._requires_grad else _alias(input)
+    return _reshape(input, shape=shape)
+
+
+view = reshape
+
+
+def _alias(x):
+    return _alias_prim(x)
+
+
+_alias_prim = _view_prim("alias", lambda xp, x: x.view(), lambda ctx, g: g,
+                         node_name="AliasBackward0")
+
+
+def flatten(input, start_dim=0, end_dim=-1):
+    if input.ndim == 0:
+        return reshape(input, 1)
+    s = _wrap_dim(start_dim, input.ndim)
+    e = _wrap_dim(end_dim, input.ndim)
+    shape = input.shape
+    n = 1
+    for d in shape[s:e + 1]:
+        n *= d
+    return reshape(input, tuple(shape[:s]) + (n,) + tuple(shape[e + 1:]))
+
+
+def unflatten(input, dim, sizes):
+    d = _wrap_dim(dim, input.ndim)
+    shape = input.shape
+    sizes = _infer_shape(sizes, shape[d])
+    return reshape(input, tuple(shape[:d]) + tuple(sizes) + tuple(shape[d + 1:]))
+
+
+# ----------------------------------------------------------------- permutations
+_transpose = _view_prim("transpose", lambda xp, x, d0, d1: xp.swapaxes(x, d0, d1),
+                        lambda ctx, g, d0, d1: _transpose(g, d0=d0, d1=d1))
+
+
+def transpose(input, dim0, dim1):
+    n = input.ndim
+    return _transpose(input, d0=_wrap_dim(dim0, n), d1=_wrap_dim(dim1, n))
+
+
+swapaxes = swapdims = transpose
+
+
+def t(input):
+    if input.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return input if input.ndim < 2 else transpose(input, 0, 1)
+
+
+def _inverse_perm(dims):
+    inv = [0] * len(dims)
+    for i, d in enumerate(dims):
+        inv[d] = i
+    return tuple(inv)
+
+
+_permute = _view_prim("permute", lambda xp, x, dims: xp.transpose(x, dims),
+                      lambda ctx, g, dims: _permute(g, dims=_inverse_perm(dims)))
+
+
+def permute(input, *dims):
+    dims = _shape_args(dims)
+    n = input.ndim
+    if len(dims) != n:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not "
+                           f"match the length of the desired ordering of dimensions i.e. input.dim() "
+                           f"= {n} is not equal to len(dims) = {len(dims)}")
+    dims = tuple(_wrap_dim(d, n) for d in dims)
+    if len(set(dims)) != n:
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return _permute(input, dims=dims)
+
+
+def movedim(input, source, destination):
+    n = input.ndim
+    src = (source,) if isinstance(source, builtins.int) else tuple(source)
+    dst = (destination,) if isinstance(destination, builtins.int) else tuple(destination)
+    if len(src) != len(dst):
+        raise RuntimeError("movedim: Invalid source or destination dims")
+    src = [_wrap_dim(d, n) for d in src]
+    dst = [_wrap_dim(d, n) for d in dst]
+    order = [d for d in range(n) if d not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    if order == list(range(n)):
+        return input
+    return _permute(input, dims=tuple(order))
+
+
+moveaxis = movedim
+
+
+# ----------------------------------------------------------------- (un)squeeze, expand
+_unsqueeze = _view_prim("unsqueeze", lambda xp, x, dim: xp.expand_dims(x, dim),
+                        lambda ctx, g, dim: _reshape(g, shape=ctx.shapes[0]))
+
+
+def unsqueeze(input, dim):
+    return _unsqueeze(input, dim=_wrap_dim(dim, input.ndim + 1))
+
+
+_squeeze = _view_prim("squeeze", lambda xp, x, dims: xp.squeeze(x, axis=dims),
+                      lambda ctx, g, dims: _reshape(g, shape=ctx.shapes[0]))
+
+
+def squeeze(input, dim=None):
+    shape = input.shape
+    if dim is None:
+        dims = tuple(i for i, s in enumerate(shape) if s == 1)
+    else:
+        ds = (dim,) if isinstance(dim, builtins.int) else tuple(dim)
+        dims = tuple(d for d in (_wrap_dim(d, input.ndim) for d in ds) if shape[d] == 1)
+    if not dims:
+        return _alias(input) if input.ndim else input
+    return _squeeze(input, dims=dims)
+
+
+def _sum_to(g, shape):
+    lead = g.ndim - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
+                                      if s == 1 and g.shape[lead + i] != 1)
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    if lead:
+        g = _reshape(g, shape=tuple(shape))
+    return g
+
+
+_expand = _view_prim("expand", lambda xp, x, shape: xp.broadcast_to(x, shape),
+                     lambda ctx, g, shape: _sum_to(g, ctx.shapes[0]))
+
+
+def expand(input, *sizes):
+    sizes = _shape_args(sizes)
+    shape = input.shape
+    if len(sizes) < len(shape):
+        raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "
+                           f"or equal to the number of dimensions in the tensor ({len(shape)})")
+    lead = len(sizes) - len(shape)
+    out = []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(f"expand: -1 is not allowed in a leading, non-existing dimension")
+            out.append(s)
+            continue
+        have = shape[i - lead]
+        if s == -1:
+            s = have
+        if have != s and have != 1:
+            raise RuntimeError(f"The expanded size of the tensor ({s}) must match the existing size "
+                               f"({have}) at non-singleton dimension {i}.  Target sizes: "
+                               f"{list(sizes)}.  Tensor sizes: {list(shape)}")
+        out.append(s)
+    out = tuple(out)
+    if out == shape:
+        return input
+    return _expand(input, shape=out)
+
+
+def expand_as(input, other):
+    return expand(input, other.shape)
+
+
+def broadcast_to(input, shape):
+    return expand(input, shape)
+
+
+def broadcast_shapes(*shapes):
+    import numpy as np
+    return _t.Size(np.broadcast_shapes(*shapes))
+
+
+def broadcast_tensors(*tensors):
+    shape = broadcast_shapes(*(t.shape for t in tensors))
+    return tuple(expand(t, shape) for t in tensors)
+
+
+# ----------------------------------------------------------------- copies
+_clone = Primitive("clone", lambda xp, x: x.copy(), save=(), vjp=(lambda ctx, g: g,),
+                   jvp=(lambda ctx, t: t,))
+
+
+def clone(input, *, memory_format=None):
+    return _clone(input)
+
+
+def contiguous(input, memory_format=None):
+    return input
+
+
+_detach = Primitive("detach", lambda xp, x: x.view(), differentiable=False, is_view=True,
+                    node_name="DetachBackward0")
+
+
+def detach(input):
+    return _detach(input)
+
+
+_flip = Primitive("flip", lambda xp, x, dims: xp.flip(x, axis=dims), save=(),
+                  vjp=(lambda ctx, g, dims: _flip(g, dims=dims),),
+                  jvp=(lambda ctx, t, dims: _flip(t, dims=dims),))
+
+
+def flip(input, *dims):
+    dims = _shape_args(dims)
+    return _flip(input, dims=tuple(_wrap_dim(d, input.ndim) for d in dims))
+
+
+def roll(input, shifts, dims=None):
+    if dims is None:
+        return roll(input.flatten(), shifts, 0).reshape(input.shape)
+    return _roll(input, shifts=shifts, dims=dims)
+
+
+_roll = Primitive("roll", lambda xp, x, shifts, dims: xp.roll(x, shifts, axis=dims), save=(),
+                  vjp=(lambda ctx, g, shifts, dims: _roll(g, shifts=_neg_shift(shifts), dims=dims),),
+                  jvp=(lambda ctx, t, shifts, dims: _roll(t, shifts=shifts, dims=dims),))
+
+
+def _neg_shift(s):
+    return -s if isinstance(s, builtins.int) else tuple(-v for v in s)
+
+
+# ----------------------------------------------------------------- cat / stack / split
+def _cat_impl(xp, *xs, dim):
+    return xp.concatenate(xs, axis=dim)
+
+
+def _cat_vjp(ctx, g, dim):
+    out, start = [], 0
+    for shape, need in zip(ctx.shapes, ctx.needs_input_grad):
+        n = shape[dim]
+        out.append(narrow(g, dim, start, n) if need else None)
+        start += n
+    return out
+
+
+_cat = Primitive("cat", _cat_impl, save=(), vjp=_cat_vjp,
+                 jvp=lambda ctx, *ts, dim: _cat(*ts, dim=dim))
+
+
+def cat(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    from .elementwise import promote
+    tensors = [x for x in tensors if not (x.ndim == 1 and x.shape[0] == 0)] or tensors[:1]
+    ref = tensors[0]
+    d = _wrap_dim(dim, ref.ndim)
+    for i, x in enumerate(tensors):
+        if x.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} and "
+                               f"{x.ndim}")
+        for j in range(ref.ndim):
+            if j != d and x.shape[j] != ref.shape[j]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected "
+                                   f"size {ref.shape[j]} but got size {x.shape[j]} for tensor "
+                                   f"number {i} in the list.")
+    tensors = promote(*tensors)
+    return _cat(*tensors, dim=d)
+
+
+concat = concatenate = cat
+
+
+def stack(tensors, dim=0):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    shape = tensors[0].shape
+    for i, x in enumerate(tensors):
+        if x.shape != shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(shape)} "
+                               f"at entry 0 and {list(x.shape)} at entry {i}")
+    d = _wrap_dim(dim, len(shape) + 1)
+    return cat([unsqueeze(x, d) for x in tensors], d)
+
+
+def hstack(tensors):
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    return cat([x if x.ndim > 1 else x.reshape(1, -1) for x in tensors], 0)
+
+
+def narrow(input, dim, start, length):
+    d = _wrap_dim(dim, input.ndim)
+    idx = (slice(None),) * d + (slice(start, start + length),)
+    return input[idx]
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    d = _wrap_dim(dim, tensor.ndim)
+    n = tensor.shape[d]
+    if isinstance(split_size_or_sections, builtins.int):
+        s = split_size_or_sections
+        sizes = [builtins.min(s, n - i) for i in range(0, n, s)] or [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if builtins.sum(sizes) != n:
+            raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} "
+                               f"(input tensor's size at dimension {d}), but got split_sizes="
+                               f"{sizes}")
+    out, start = [], 0
+    for s in sizes:
+        out.append(narrow(tensor, d, start, s))
+        start += s
+    return tuple(out)
+
+
+def chunk(input, chunks, dim=0):
+    n = input.shape[_wrap_dim(dim, input.ndim)]
+    size = -(-n // chunks)
+    return split(input, builtins.max(size, 1), dim)
+
+
+def unbind(input, dim=0):
+    d = _wrap_dim(dim, input.ndim)
+    return tuple(select(input, d, i) for i in range(input.shape[d]))
+
+
+def select(input, dim, index):
+    d = _wrap_dim(dim, input.ndim)
+    return input[(slice(None),) * d + (index,)]
+
+
+def repeat(input, *sizes):
+    sizes = _shape_args(sizes)
+    x = input
+    lead = len(sizes) - x.ndim
+    if lead < 0:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number of "
+                           "dimensions of tensor")
+    x = x.reshape((1,) * lead + tuple(x.shape))
+    # repeat = expand over interleaved new dims, then merge
+    shape = x.shape
+    inter = []
+    for r, s in zip(sizes, shape):
+        inter += [1, s]
+    x = x.reshape(inter)
+    target = []
+    for r, s in zip(sizes, shape):
+        target += [r, s]
+    x = expand(x, target)
+    return x.reshape(tuple(r * s for r, s in zip(sizes, shape)))
+
+
+def tile(input, dims):
+    return repeat(input, *dims)
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    return _diagonal(input, offset=offset, dim1=_wrap_dim(dim1, input.ndim),
+                     dim2=_wrap_dim(dim2, input.ndim))
+
+
+def _diag_embed_like(g, shape, offset, dim1, dim2):
+    from .creation import zeros
+    z = zeros(shape, dtype=g.dtype)
+    return _diag_scatter(z, g, offset=offset, dim1=dim1, dim2=dim2)
+
+
+def _diag_scatter_impl(xp, z, g, offset, dim1, dim2):
+    out = z.copy()
+    d = xp.diagonal(out, offset, dim1, dim2)
+    d.setflags(write=True)
+    d[...] = g
+    return out
+
+
+_diag_scatter = Primitive("diagonal_scatter", _diag_scatter_impl, save=(),
+                          vjp=(lambda ctx, g, **p: None,
+                               lambda ctx, g, offset, dim1, dim2: _diagonal(g, offset=offset, dim1=dim1, dim2=dim2)))
+_diagonal = Primitive("diagonal", lambda xp, x, offset, dim1, dim2: xp.diagonal(x, offset, dim1, dim2),
+                      save=(), vjp=(lambda ctx, g, offset, dim1, dim2:
+                                    _diag_embed_like(g, ctx.shapes[0], offset, dim1, dim2),))
+_diagonal.jvp = (lambda ctx, t, **p: _diagonal(t, **p),)
+_diag_scatter.jvp = lambda ctx, tz, tg, **p: _diag_scatter(tz, tg, **p)
+
+
+def trace(input):
+    return diagonal(input).sum()
+
+
+def diag(input, diagonal_=0):
+    if input.ndim == 1:
+        from .creation import zeros
+        n = input.shape[0] + builtins.abs(diagonal_)
+        return _diag_scatter(zeros((n, n), dtype=input.dtype), input, offset=diagonal_, dim1=0, dim2=1)
+    return diagonal(input, diagonal_)

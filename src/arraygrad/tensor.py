@@ -1,0 +1,300 @@
+"""Tensor: one backend array plus autograd metadata, or a transform's wrapper.
+
+A plain tensor holds `_data` (a backend array) and `_lvl is None`. A tensor
+created inside a transform holds `_inner` (the tensor one level down) and
+`_aux` (the tangent for forward mode, the batch dim for vmap) and `_lvl`, the
+interpreter it belongs to; its `_data` is None. See NOTE [levels].
+"""
+import numpy as np
+
+from . import dtypes as _dt
+from ._format import tensor_repr
+from .backends import backend_of
+from .core import grad_mode
+
+
+class Size(tuple):
+    """Shape of a tensor: a tuple that prints like torch's."""
+
+    def __repr__(self):
+        return f"arraygrad.Size({list(self)})"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class Tensor:
+    __slots__ = ("_data", "_lvl", "_inner", "_aux", "_requires_grad", "grad", "grad_fn",
+                 "_output_nr", "_version", "_base", "_view_fn", "_retains_grad",
+                 "_hooks", "_accum", "__weakref__", "__dict__")
+
+    __array_priority__ = 1000
+
+    def __init__(self, data=None, *args, **kwargs):
+        raise TypeError("create tensors with arraygrad.tensor(...), zeros(...), ... "
+                        "rather than Tensor(...)")
+
+    # ----------------------------------------------------------- metadata
+    @property
+    def shape(self):
+        if self._lvl is None:
+            return Size(self._data.shape)
+        return self._lvl.shape_of(self)
+
+    def size(self, dim=None):
+        s = self.shape
+        return s if dim is None else s[_wrap_dim(dim, len(s))]
+
+    @property
+    def dtype(self):
+        t = self
+        while t._lvl is not None:
+            t = t._inner
+        return _dt.from_numpy_dtype(t._data.dtype)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def dim(self):
+        return len(self.shape)
+
+    def numel(self):
+        return self.shape.numel()
+
+    nelement = numel
+
+    def __len__(self):
+        s = self.shape
+        if not s:
+            raise TypeError("len() of a 0-d tensor")
+        return s[0]
+
+    @property
+    def device(self):
+        return _Device(backend_of(self._base_array()).device)
+
+    @property
+    def is_cuda(self):
+        return self.device.type == "cuda"
+
+    def is_floating_point(self):
+        return self.dtype.is_floating_point
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        value = bool(value)
+        if not value and self.grad_fn is not None:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
+                               "want to use a computed variable in a subgraph that doesn't require "
+                               "differentiation use var_no_grad = var.detach().")
+        if value and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    @property
+    def data(self):
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        self._data = value._data
+
+    @property
+    def _version_value(self):
+        return self._version[0]
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def retain_grad(self):
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is not None:
+            self._retains_grad = True
+
+    def _base_array(self):
+        t = self
+        while t._lvl is not None:
+            t = t._inner
+        return t._data
+
+    # ----------------------------------------------------------- autograd
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        from .autograd import engine
+        engine.backward((self,), None if gradient is None else (gradient,),
+                        retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook):
+        """Call `hook(grad)` when this tensor's gradient is computed; it may return a new grad."""
+        from .autograd import graph
+        return graph.register_tensor_hook(self, hook)
+
+    def detach(self):
+        from .ops import shape
+        return shape.detach(self)
+
+    def detach_(self):
+        if self._base is not None and self._base._requires_grad:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    # ----------------------------------------------------------- conversion
+    def numpy(self, *, force=False):
+        if self._lvl is not None:
+            raise RuntimeError(f"numpy() is not available on a tensor inside a {self._lvl.kind} "
+                               "transform; convert it outside the transform")
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
+                               "Use tensor.detach().numpy() instead.")
+        return backend_of(self._data).to_numpy(self._data)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.detach().numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def item(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
+        return self._base_array().reshape(()).item() if self._lvl is None else _item_inside(self)
+
+    def tolist(self):
+        return np.asarray(self._base_array()).tolist()
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self.item())
+
+    def __index__(self):
+        if self.dtype.is_floating_point or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self):
+        if self._lvl is not None:
+            return f"{self._lvl.kind.capitalize()}Tensor(lvl={self._lvl.level}, value={self._inner!r})"
+        data = np.asarray(backend_of(self._data).to_numpy(self._data))
+        extra = []
+        if self.dtype not in (_dt.get_default_dtype(), _dt.int64, _dt.bool):
+            extra.append(f"dtype={self.dtype}")
+        if self.grad_fn is not None:
+            extra.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._requires_grad:
+            extra.append("requires_grad=True")
+        return tensor_repr(self, data, extra)
+
+    __str__ = __repr__
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (self.detach().numpy(), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        out = self.detach().clone().requires_grad_(self._requires_grad) if self.is_leaf else self.clone()
+        memo[id(self)] = out
+        return out
+
+
+def _rebuild(array, requires_grad):
+    return make(array.copy(), requires_grad)
+
+
+def _item_inside(t):
+    raise RuntimeError(f"item() needs a concrete value, but this tensor is being transformed by "
+                       f"{t._lvl.kind} (level {t._lvl.level}); use tensor ops instead")
+
+
+class _Device(str):
+    """Device name that compares equal to its string and has `.type`."""
+
+    @property
+    def type(self):
+        return self.split(":")[0]
+
+    def __repr__(self):
+        return f"device(type='{self.type}')"
+
+
+def device(name):
+    return _Device(str(name))
+
+
+def _wrap_dim(dim, ndim):
+    lo = -ndim if ndim else -1
+    hi = ndim - 1 if ndim else 0
+    if not lo <= dim <= hi:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})")
+    return dim % ndim if ndim else 0
+
+
+def make(array, requires_grad=False):
+    """A plain leaf tensor holding `array` (which must be a backend array)."""
+    t = object.__new__(Tensor)
+    t._data = array
+    t._lvl = None
+    t._inner = None
+    t._aux = None
+    t._requires_grad = requires_grad
+    t.grad = None
+    t.grad_fn = None
+    t._output_nr = 0
+    t._version = [0]
+    t._base = None
+    t._view_fn = None
+    t._retains_grad = False
+    t._hooks = None
+    t._accum = None
+    return t
+
+
+def lower(x):
+    """`x` seen below every finished transform (a wrapper that escaped its level)."""
+    lvl = getattr(x, "_lvl", None)
+    while lvl is not None and not lvl.alive:
+        x = x._inner
+        lvl = x._lvl
+    return x
+
+
+def wrap(inner, lvl, aux=None):
+    """A tensor of transform level `lvl` around `inner`."""
+    t = make(None)
+    t._lvl = lvl
+    t._inner = inner
+    t._aux = aux
+    return t
