@@ -2,7 +2,7 @@
 import builtins
 
 from . import dtypes as _dt
-from .tensor import Tensor
+from ._tensor import Tensor
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
 from .ops import inplace
 

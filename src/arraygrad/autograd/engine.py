@@ -8,7 +8,7 @@ serves both. No recursion anywhere: a chain of 10^6 nodes is fine.
 """
 import heapq
 
-from .. import tensor as _t
+from .. import _tensor as _t
 from ..core import grad_mode
 from .graph import AccumulateGrad, gradient_edge, FREED_MSG  # noqa: F401
 

@@ -10,7 +10,7 @@ and its own grad_fn form no reference cycle; it is rebuilt when needed.
 import itertools
 import weakref
 
-from .. import tensor as _t
+from .. import _tensor as _t
 
 _seq = itertools.count()
 

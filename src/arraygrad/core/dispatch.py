@@ -48,6 +48,8 @@ class Primitive:
         self.nondiff_outputs = nondiff_outputs
         self.is_view = is_view
 
+    custom = False  # True for autograd.Function calls: each level has one rule for them
+
     def __call__(self, *args, **params):
         return bind(self, args, params)
 
@@ -56,7 +58,13 @@ class Primitive:
 
 
 class Interpreter:
-    """Base of the transform levels. Subclasses implement `process`."""
+    """Base of the transform levels.
+
+    A level implements `process(prim, args, params)` (unwrap its own tensors,
+    bind one level down, wrap the results), `shape_of(t)` (logical shape of
+    its tensors), `inplace(t, result)` (make `t` hold `result`), and handles
+    custom Function calls (`prim.custom`) through `prim.rule(self, args, params)`.
+    """
 
     kind = None
 
@@ -80,6 +88,13 @@ class Interpreter:
     def process(self, prim, args, params):
         raise NotImplementedError(f"{type(self).__name__} does not process primitives")
 
+    def shape_of(self, t):
+        return t._inner.shape
+
+    def inplace(self, t, result):
+        raise NotImplementedError(f"in-place operations on tensors inside {self.kind} are not "
+                                  "supported yet; use the out-of-place op")
+
 
 def current_interpreters():
     return tuple(_tls.interpreters)
@@ -101,5 +116,5 @@ def bind(prim, args, params):
     return eager.process(prim, args, params)
 
 
-from .. import tensor as _t  # noqa: E402
+from .. import _tensor as _t  # noqa: E402
 from . import eager  # noqa: E402

@@ -4,7 +4,7 @@ An elementwise op needs only its derivative; vjp, jvp and the batching rule
 follow. Rules are written with arraygrad ops, never with the backend.
 """
 from ..core.dispatch import Primitive
-from .. import tensor as _t
+from .. import _tensor as _t
 
 
 def elementwise_batch(prim):

@@ -4,7 +4,7 @@ import builtins
 import numpy as np
 
 from .. import dtypes as _dt
-from .. import tensor as _t
+from .. import _tensor as _t
 from ..backends import default_backend, backend_of
 
 Tensor = _t.Tensor

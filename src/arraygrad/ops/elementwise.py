@@ -2,7 +2,7 @@
 import builtins
 
 from .. import dtypes as _dt
-from .. import tensor as _t
+from .. import _tensor as _t
 from ..core.dispatch import Primitive
 from ._rules import unary, binary, nondiff, elementwise_batch
 

@@ -8,7 +8,7 @@ slices, None, Ellipsis) give views, as torch.
 import builtins
 
 from .. import dtypes as _dt
-from .. import tensor as _t
+from .. import _tensor as _t
 from ..core.dispatch import Primitive
 
 Tensor = _t.Tensor

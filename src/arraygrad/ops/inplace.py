@@ -8,7 +8,7 @@ rewritten too (a CopySlices node: the base with the view's region replaced),
 so gradients through the base see the write. Saved tensors remember versions,
 so a backward that needs an overwritten value raises instead of lying.
 """
-from .. import tensor as _t
+from .. import _tensor as _t
 from ..core import grad_mode
 from ..autograd.graph import Node, gradient_edge
 

@@ -1,5 +1,5 @@
 """Matrix products. One primitive, `matmul` on >=2-d operands; vectors are reshaped."""
-from .. import tensor as _t
+from .. import _tensor as _t
 from ..core.dispatch import Primitive
 from .elementwise import promote
 

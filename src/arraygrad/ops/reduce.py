@@ -3,7 +3,7 @@ import builtins
 from collections import namedtuple
 
 from .. import dtypes as _dt
-from .. import tensor as _t
+from .. import _tensor as _t
 from ..core.dispatch import Primitive
 from .elementwise import convert, exp, where, log
 

@@ -1,7 +1,7 @@
 """Shape and view primitives: reshape, transpose, permute, expand, cat, stack, ..."""
 import builtins
 
-from .. import tensor as _t
+from .. import _tensor as _t
 from ..core.dispatch import Primitive
 
 Tensor = _t.Tensor

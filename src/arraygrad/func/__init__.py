@@ -1,0 +1,2 @@
+"""torch.func: composable transforms (grad, vjp, jvp, vmap, jacrev, jacfwd, hessian)."""
+from .reverse import grad, grad_and_value, vjp  # noqa: F401

@@ -1,0 +1,72 @@
+"""The grad level: reverse mode as a transform (func.grad, func.vjp, jacrev).
+
+# NOTE [grad level]
+A tensor of a grad level wraps the value one level down. A primitive on it
+binds the primitive on the inner values (with the grad mode that was in force
+outside the transform, so eager autograd below still records), then wraps the
+results with a graph node whose saved values are the inner tensors. Backward
+runs that node's vjp rule on inner tensors: every lower level sees those ops,
+which is what makes grad(grad(f)) and vmap(grad(f)) work.
+"""
+from .. import _tensor as _t
+from ..autograd.graph import PrimNode, gradient_edge
+from ..core import grad_mode
+from ..core.dispatch import Interpreter, bind
+
+
+class GradInterpreter(Interpreter):
+    kind = "grad"
+
+    def __enter__(self):
+        self.prev_grad_mode = grad_mode.state.grad_enabled
+        super().__enter__()
+        self._mode = grad_mode.enable_grad()
+        self._mode.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._mode.__exit__(*exc)
+        super().__exit__(*exc)
+
+    def lift(self, x, requires_grad=False):
+        """`x` (a lower-level tensor) as a tensor of this level."""
+        t = _t.wrap(x, self)
+        t._requires_grad = requires_grad
+        return t
+
+    def unwrap(self, x):
+        return x._inner if isinstance(x, _t.Tensor) and x._lvl is self else x
+
+    def process(self, prim, args, params):
+        if prim.custom:
+            return prim.rule(self, args, params)
+        inner = tuple(self.unwrap(a) for a in args)
+        with grad_mode.set_grad_enabled(self.prev_grad_mode):
+            out = bind(prim, inner, params)
+        outs = list(out) if prim.multiple_results else [out]
+        wrapped = [self.lift(o) for o in outs]
+        if grad_mode.state.grad_enabled and prim.differentiable and any(
+                isinstance(a, _t.Tensor) and a._lvl is self and a._requires_grad for a in args):
+            self.record(prim, params, args, inner, outs, wrapped)
+        return wrapped if prim.multiple_results else wrapped[0]
+
+    def record(self, prim, params, args, inner, outs, wrapped):
+        edges, needs = [], []
+        for a in args:
+            e = gradient_edge(a) if isinstance(a, _t.Tensor) and a._lvl is self else None
+            edges.append(e or (None, 0))
+            needs.append(e is not None)
+        node = PrimNode(prim, params, inner, outs, tuple(edges), tuple(needs), False)
+        for i, w in enumerate(wrapped):
+            if i in prim.nondiff_outputs or not w.dtype.is_floating_point:
+                continue
+            w._requires_grad = True
+            w.grad_fn = node
+            w._output_nr = i
+
+    def inplace(self, t, result):
+        from ..ops import inplace
+        inplace.apply(t._inner, result._inner if result._lvl is self else result)
+        if result._lvl is self and result.grad_fn is not None:
+            t.grad_fn, t._output_nr, t._requires_grad = result.grad_fn, result._output_nr, True
+        return t
