@@ -27,9 +27,17 @@ class Size(tuple):
 
 
 class Tensor:
-    __slots__ = ("_data", "_lvl", "_inner", "_aux", "_requires_grad", "grad", "grad_fn",
-                 "_output_nr", "_version", "_base", "_view_fn", "_retains_grad",
-                 "_hooks", "_accum", "__weakref__", "__dict__")
+    # hot attributes live in slots; rarely set ones default here (NOTE [tensor cost])
+    __slots__ = ("_data", "_lvl", "_requires_grad", "grad_fn", "_output_nr", "_version",
+                 "__weakref__", "__dict__")
+    _inner = None
+    _aux = None
+    grad = None
+    _base = None
+    _view_fn = None
+    _retains_grad = False
+    _hooks = None
+    _accum = None
 
     __array_priority__ = 1000
 
@@ -53,7 +61,7 @@ class Tensor:
         t = self
         while t._lvl is not None:
             t = t._inner
-        return _dt.from_numpy_dtype(t._data.dtype)
+        return _dt._FROM_NP[t._data.dtype]
 
     @property
     def ndim(self):
@@ -262,24 +270,23 @@ def _wrap_dim(dim, ndim):
     return dim % ndim if ndim else 0
 
 
+# NOTE [tensor cost]
+# Every primitive call makes a Tensor, so construction sets only the slots;
+# attributes most tensors never change (grad, hooks, view base...) are class
+# defaults until assigned.
 def make(array, requires_grad=False):
     """A plain leaf tensor holding `array` (which must be a backend array)."""
-    t = object.__new__(Tensor)
+    t = _new(Tensor)
     t._data = array
     t._lvl = None
-    t._inner = None
-    t._aux = None
     t._requires_grad = requires_grad
-    t.grad = None
     t.grad_fn = None
     t._output_nr = 0
     t._version = [0]
-    t._base = None
-    t._view_fn = None
-    t._retains_grad = False
-    t._hooks = None
-    t._accum = None
     return t
+
+
+_new = object.__new__
 
 
 def lower(x):

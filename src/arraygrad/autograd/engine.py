@@ -187,7 +187,8 @@ def run(root_edges, root_grads, keep_graph, create_graph, capture=None, targets=
         while ready:
             _, node = heapq.heappop(ready)
             buf = buffers.pop(node, {})
-            _run_tensor_hooks(node, buf)
+            if node._tensor_hooks:
+                _run_tensor_hooks(node, buf)
             if capture_set:
                 for nr, g in buf.items():
                     if (node, nr) in capture_set:
@@ -236,8 +237,8 @@ def _run_tensor_hooks(node, buf):
 
 
 def _apply(node, buf):
-    n_out = getattr(node, "n_outputs", 1)
-    grads = [buf.get(i) for i in range(n_out)]
+    n_out = node.n_outputs
+    grads = [buf.get(i) for i in range(n_out)] if n_out != 1 else [buf.get(0)]
     if node._pre_hooks:
         for hook in node._pre_hooks:
             r = hook(tuple(grads))
@@ -245,7 +246,8 @@ def _apply(node, buf):
                 grads = list(r)
     if all(g is None for g in grads):
         return ()
-    grads = node.materialize(grads) if hasattr(node, "materialize") else grads
+    if n_out != 1:
+        grads = node.materialize(grads)
     in_grads = node.apply(grads)
     if node._post_hooks:
         for hook in node._post_hooks:

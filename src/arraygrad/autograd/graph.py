@@ -11,6 +11,8 @@ import itertools
 import weakref
 
 from .. import _tensor as _t
+from .._tensor import Tensor
+from ..dtypes import _FROM_NP
 
 _seq = itertools.count()
 
@@ -25,7 +27,7 @@ class SavedTensor:
     __slots__ = ("value", "version", "ref", "out_nr")
 
     def __init__(self, value, owner_is_output=False, out_nr=0):
-        self.version = value._version[0] if isinstance(value, _t.Tensor) else None
+        self.version = value._version[0]
         self.out_nr = out_nr
         if owner_is_output:
             self.ref = weakref.ref(value)
@@ -59,13 +61,25 @@ class SavedTensor:
 class Node:
     """Base of graph nodes (torch's `grad_fn` objects)."""
 
+    _pre_hooks = None      # hooks on output gradients: f(grad_outputs) -> new | None
+    _post_hooks = None     # hooks after apply: f(grad_inputs, grad_outputs) -> new | None
+    _tensor_hooks = None   # output_nr -> list of f(grad) -> new | None
+    n_outputs = 1
+
+    def materialize(self, grads):
+        """Fill in missing output gradients (None) where the node needs all of them."""
+        return grads
+
     def __init__(self, next_functions=()):
         self.next_functions = next_functions
         self._seq = next(_seq)
-        self._pre_hooks = None      # hooks on output gradients: f(grad_outputs) -> new | None
-        self._post_hooks = None     # hooks after apply: f(grad_inputs, grad_outputs) -> new | None
-        self._tensor_hooks = None   # output_nr -> list of f(grad) -> new | None
-        self.metadata = {}
+
+    @property
+    def metadata(self):
+        d = self.__dict__.get("_metadata")
+        if d is None:
+            d = self._metadata = {}
+        return d
 
     def name(self):
         return type(self).__name__
@@ -155,18 +169,29 @@ class PrimNode(Node, RuleCtx):
         self.prim = prim
         self.params = params
         self.needs_input_grad = needs
-        self.shapes = tuple(a.shape if isinstance(a, _t.Tensor) else None for a in args)
-        self.dtypes = tuple(a.dtype if isinstance(a, _t.Tensor) else None for a in args)
+        shapes, dtypes, saved = [], [], []
         save = prim.save
-        self._saved = [
-            (SavedTensor(a) if isinstance(a, _t.Tensor) else a)
-            if (save is None or i in save) else _NOT_SAVED
-            for i, a in enumerate(args)]
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor):
+                if a._lvl is None:
+                    d = a._data
+                    shapes.append(d.shape)
+                    dtypes.append(_FROM_NP[d.dtype])
+                else:
+                    shapes.append(tuple(a.shape))
+                    dtypes.append(a.dtype)
+                saved.append(SavedTensor(a) if save is None or i in save else _NOT_SAVED)
+            else:
+                shapes.append(None)
+                dtypes.append(None)
+                saved.append(a)
+        self.shapes = tuple(shapes)
+        self.dtypes = tuple(dtypes)
+        self._saved = saved
         if prim.save_output:
             self._saved_outs = [SavedTensor(o, level_owned, i) for i, o in enumerate(outs)]
         else:
             self._saved_outs = None
-        self.inputs = _LazySaved(self)
         self.n_outputs = len(outs)
         if self.n_outputs > 1:
             self._out_meta = [(o.shape, o.dtype) for o in outs]
@@ -177,6 +202,10 @@ class PrimNode(Node, RuleCtx):
             grads = [creation.zeros(s, dtype=d) if g is None else g
                      for g, (s, d) in zip(grads, self._out_meta)]
         return grads
+
+    @property
+    def inputs(self):
+        return _LazySaved(self)
 
     @property
     def outs(self):
@@ -218,9 +247,14 @@ def validate_grads(node, grads):
         if shape is None:
             out[i] = None
             continue
-        if g.shape != shape:
+        if g._lvl is None:
+            d = g._data
+            gshape, gdtype = d.shape, _FROM_NP[d.dtype]
+        else:
+            gshape, gdtype = tuple(g.shape), g.dtype
+        if gshape != shape:
             g = sum_to_shape(g, shape, node, i)
-        if g.dtype is not dtypes[i]:
+        if gdtype is not dtypes[i]:
             g = g.to(dtypes[i])
         out[i] = g
     return out

@@ -1,5 +1,6 @@
 """Level 0: compute on raw arrays and record a graph node when grad mode asks."""
 from .. import _tensor as _t
+from .._tensor import Tensor
 from ..backends import backend_of, default_backend
 from . import grad_mode
 from ..autograd.graph import PrimNode, gradient_edge
@@ -12,7 +13,7 @@ def process(prim, args, params):
     record = False
     backend = None
     for i, a in enumerate(args):
-        if type(a) is _t.Tensor:
+        if isinstance(a, Tensor):
             if a._lvl is not None:      # escaped from a finished transform
                 args = tuple(_t.lower(x) for x in args)
                 return process(prim, args, params)
@@ -42,7 +43,7 @@ def _record(prim, args, params, outs):
     edges = []
     needs = []
     for a in args:
-        e = gradient_edge(a) if type(a) is _t.Tensor else None
+        e = gradient_edge(a) if isinstance(a, Tensor) else None
         edges.append(e or (None, 0))
         needs.append(e is not None)
     node = PrimNode(prim, params, args, outs, tuple(edges), tuple(needs), True)

@@ -14,8 +14,21 @@ def _dtype(v):
     return v.dtype if isinstance(v, Tensor) else None
 
 
+_WEAK_OK = {builtins.float: "f", builtins.int: "fiu", builtins.bool: "fiub"}
+
+
 def promote(*operands, float_only=False):
     """Cast tensor operands to torch's result dtype; scalars stay weak."""
+    if len(operands) == 2 and not float_only:
+        # fast path: same dtype, or a Python scalar that cannot change the dtype
+        a, b = operands
+        if isinstance(a, Tensor) and a._lvl is None:
+            kinds = _WEAK_OK.get(type(b))
+            if kinds is not None:
+                if a._data.dtype.kind in kinds:
+                    return operands
+            elif isinstance(b, Tensor) and b._lvl is None and a._data.dtype == b._data.dtype:
+                return operands
     res = _dt.result_type(*operands)
     if float_only and not res.is_floating_point:
         res = _dt.get_default_dtype()
