@@ -3,3 +3,4 @@ from ..core.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_
                               is_grad_enabled)
 from .engine import backward, grad  # noqa: F401
 from . import graph  # noqa: F401
+from . import forward_ad  # noqa: F401,E402

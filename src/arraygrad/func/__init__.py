@@ -1,2 +1,3 @@
 """torch.func: composable transforms (grad, vjp, jvp, vmap, jacrev, jacfwd, hessian)."""
 from .reverse import grad, grad_and_value, vjp  # noqa: F401
+from .forward import jvp, linearize, jacfwd, hessian  # noqa: F401

@@ -1,0 +1,147 @@
+"""torch.autograd.forward_ad: dual tensors for forward-mode AD.
+
+    with forward_ad.dual_level():
+        x = forward_ad.make_dual(primal, tangent)
+        y, jvp = forward_ad.unpack_dual(f(x))
+
+Each dual level is a jvp level (see NOTE [jvp level]). Beyond PyTorch, dual
+levels nest: each is its own level, so a dual tensor of an inner level may
+hold dual tensors of an outer one, and derivatives of any order follow.
+"""
+import functools
+import threading
+from typing import NamedTuple, Optional
+
+from .. import _tensor as _t
+from ..func.jvp_level import JvpInterpreter
+
+__all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
+           "unpack_dual", "dual_level"]
+
+
+class _Levels(threading.local):
+    def __init__(self):
+        self.stack = []     # the JvpInterpreters of the open dual levels, outermost first
+
+
+_levels = _Levels()
+
+
+def enter_dual_level():
+    """Enter a new forward grad level; returns its number (0 for the outermost)."""
+    lvl = JvpInterpreter()
+    lvl.__enter__()
+    _levels.stack.append(lvl)
+    return len(_levels.stack) - 1
+
+
+def exit_dual_level(*, level=None):
+    """Exit the innermost forward grad level: its dual tensors lose their tangents."""
+    stack = _levels.stack
+    if level is None:
+        level = len(stack) - 1
+    if level < 0 or level != len(stack) - 1:
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that was "
+                           "created. This is not supported.")
+    stack[-1].__exit__(None, None, None)
+    stack.pop()
+
+
+def _interpreter(level):
+    stack = _levels.stack
+    if level is None:
+        level = len(stack) - 1
+    if not 0 <= level < len(stack):
+        return None
+    return stack[level]
+
+
+def make_dual(tensor, tangent, *, level=None):
+    """A dual tensor with value `tensor` and tangent `tangent` at the current (or given) level."""
+    lvl = _interpreter(level)
+    if lvl is None:
+        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
+                           "make sure to enter_dual_level() first.")
+    if not tensor.is_floating_point():
+        raise ValueError(f"Expected primal to be floating point or complex, but got: "
+                         f"{tensor.dtype}")
+    if not tangent.is_floating_point():
+        raise ValueError(f"Expected tangent to be floating point or complex, but got: "
+                         f"{tangent.dtype}")
+    if tuple(tangent.shape) != tuple(tensor.shape):
+        raise RuntimeError("Trying to set a forward gradient that has a different size than that "
+                           f"of the original Tensor, this is not supported. Tensor is of size "
+                           f"{list(tensor.shape)} while the given forward gradient is of size "
+                           f"{list(tangent.shape)}.")
+    tensor, tangent = _t.lower(tensor), _t.lower(tangent)
+    for what, x in (("primal", tensor), ("tangent", tangent)):
+        inner = getattr(x, "_lvl", None)
+        if inner is not None and inner.level > lvl.level:
+            raise RuntimeError(f"make_dual: the {what} belongs to a transform ({inner.kind}) "
+                               "entered inside this dual level; make the dual tensor inside it "
+                               "with its own dual_level(), or pass tensors created outside")
+    if tangent.dtype is not tensor.dtype:
+        tangent = tangent.to(tensor.dtype)
+    primal = lvl.unwrap(tensor)[0]      # a dual of this level gets its tangent replaced
+    return lvl.wrap(primal, tangent)
+
+
+class UnpackedDualTensor(NamedTuple):
+    """Namedtuple returned by `unpack_dual`: the primal and tangent of a dual tensor."""
+    primal: "_t.Tensor"
+    tangent: Optional["_t.Tensor"]
+
+
+def unpack_dual(tensor, *, level=None):
+    """(primal, tangent) of `tensor` at the current (or given) level; tangent None if not dual."""
+    lvl = _interpreter(level)
+    tensor = _t.lower(tensor)
+    if lvl is None:
+        return UnpackedDualTensor(tensor, None)
+    return UnpackedDualTensor(*_split(tensor, lvl))
+
+
+def _split(x, lvl):
+    """(primal, tangent) of `x` for jvp level `lvl`, looking through jvp levels above it.
+
+    A dual of an inner level holds a value and a tangent that may both be
+    duals of `lvl`; splitting each gives the inner-level primal and tangent.
+    """
+    inner = getattr(x, "_lvl", None)
+    if inner is None or inner.level < lvl.level:
+        return x, None
+    if inner is lvl:
+        return x._inner, x._aux
+    if inner.kind != "jvp":
+        raise RuntimeError(f"unpack_dual: the tensor belongs to a {inner.kind} transform entered "
+                           "inside this dual level; unpack it there")
+    p, pt = _split(x._inner, lvl)
+    t, tt = _split(x._aux, lvl) if x._aux is not None else (None, None)
+    if pt is None and tt is None:
+        return x, None
+    if pt is None:
+        from ..ops.creation import zeros
+        pt = zeros(tuple(p.shape), dtype=p.dtype)
+    return inner.wrap(p, t), inner.wrap(pt, tt)
+
+
+class dual_level:
+    """Context manager (or decorator) for a forward AD level; `__enter__` gives its number.
+
+        >>> with dual_level():
+        ...     y = make_dual(x, v) * 2
+        ...     unpack_dual(y).tangent      # 2 * v
+    """
+
+    def __enter__(self):
+        return enter_dual_level()
+
+    def __exit__(self, *exc):
+        exit_dual_level()
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with dual_level():
+                return fn(*args, **kwargs)
+        return wrapper

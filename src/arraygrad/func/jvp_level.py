@@ -1,0 +1,163 @@
+"""The jvp level: forward mode as a transform (func.jvp, jacfwd, forward_ad.dual_level).
+
+# NOTE [jvp level]
+A tensor of a jvp level wraps its primal (one level down) and carries its
+tangent in `_aux` (None means zero; the tangent also lives below this level).
+A primitive on such tensors binds the primitive on the primals, then runs its
+jvp rule on the primals and tangents. The rule is made of arraygrad ops on
+lower-level values, so every level below sees it: jvp(grad(f)), grad of a
+function that uses jvp, and jacfwd(jacfwd(f)) need nothing more. Tensors of
+lower levels are constants here (zero tangent); that is what keeps nested jvps
+from confusing their perturbations.
+
+# NOTE [jvp in-place]
+`x.op_()` on a dual tensor writes the new primal into x's primal (the level
+below handles its own history) and gives x the new tangent. Tangents are
+rebound, never written into, because a tangent may be the caller's own tensor
+or shared with other duals. A view made at this level remembers its base and
+how to redo the view; writing into the view also rewrites the base's tangent
+over the view's region (found by applying the view to an arange of the base).
+"""
+from .. import _tensor as _t
+from ..autograd.graph import RuleCtx
+from ..core.dispatch import Interpreter, bind
+
+Tensor = _t.Tensor
+
+
+class JvpCtx(RuleCtx):
+    """What a jvp rule sees: primal inputs and outputs, input shapes and dtypes."""
+
+    def __init__(self, inputs, outs, tangents):
+        self.inputs = inputs
+        self.outs = outs
+        self.needs_input_grad = tuple(t is not None for t in tangents)
+
+    @property
+    def shapes(self):
+        return tuple(tuple(a.shape) if isinstance(a, Tensor) else None for a in self.inputs)
+
+    @property
+    def dtypes(self):
+        return tuple(a.dtype if isinstance(a, Tensor) else None for a in self.inputs)
+
+
+class JvpInterpreter(Interpreter):
+    kind = "jvp"
+
+    def wrap(self, primal, tangent=None):
+        """A tensor of this level with value `primal` and tangent `tangent` (None: zero)."""
+        return _t.wrap(primal, self, tangent)
+
+    def unwrap(self, x):
+        """(primal, tangent or None) of `x` seen from this level."""
+        if isinstance(x, Tensor) and x._lvl is self:
+            return x._inner, x._aux
+        return x, None
+
+    def shape_of(self, t):
+        return t._inner.shape
+
+    def process(self, prim, args, params):
+        if prim.custom:
+            return prim.rule(self, args, params)
+        primals, tangents = [], []
+        for a in args:
+            if type(a) is Tensor and a._lvl is self:
+                primals.append(a._inner)
+                tangents.append(a._aux)
+            else:
+                primals.append(a)
+                tangents.append(None)
+        out = bind(prim, tuple(primals), params)
+        outs = list(out) if prim.multiple_results else [out]
+        if prim.differentiable and any(t is not None for t in tangents):
+            out_tangents = self.tangents(prim, params, tuple(primals), tuple(tangents), outs)
+        else:
+            out_tangents = [None] * len(outs)
+        wrapped = [_t.wrap(o, self, t) for o, t in zip(outs, out_tangents)]
+        if prim.is_view:
+            _mark_view(prim, params, args[0], wrapped[0], self)
+        return wrapped if prim.multiple_results else wrapped[0]
+
+    def tangents(self, prim, params, primals, tangents, outs):
+        """Output tangents of `prim` by its jvp rule, fitted to the outputs' shapes and dtypes."""
+        rule = prim.jvp
+        if rule is None:
+            raise NotImplementedError(
+                f"Trying to use forward AD with {prim.name} that does not support it because "
+                "it has not been implemented yet (the primitive has no jvp rule).")
+        ctx = JvpCtx(primals, outs, tangents)
+        multi = prim.multiple_results
+        if callable(rule):
+            from ..ops.creation import zeros
+            ts = [t if t is not None or not isinstance(p, Tensor)
+                  else zeros(tuple(p.shape), dtype=p.dtype) for p, t in zip(primals, tangents)]
+            res = rule(ctx, *ts, **params)
+            res = list(res) if multi else [res]
+        else:
+            res = [None] * len(outs)
+            for f, t in zip(rule, tangents):
+                if t is None:
+                    continue
+                c = f(ctx, t, **params)
+                for j, cj in enumerate(c if multi else (c,)):
+                    if cj is not None:
+                        res[j] = cj if res[j] is None else res[j] + cj
+        return [_fit(t, o, j in prim.nondiff_outputs) for j, (t, o) in enumerate(zip(res, outs))]
+
+    def inplace(self, t, result):
+        from ..ops import inplace
+        p, tangent = self.unwrap(result)
+        inplace.apply(t._inner, p)
+        tangent = _fit(tangent, t._inner, False)
+        base = t._base
+        if tangent is None and t._aux is None and (base is None or base._aux is None):
+            return t
+        t._aux = tangent
+        if base is not None:
+            _write_base_tangent(t, tangent)
+        return t
+
+
+def _fit(t, out, nondiff):
+    """Tangent `t` brought to the shape and dtype of output `out` (None if out has none)."""
+    if t is None or nondiff or not out.dtype.is_floating_point:
+        return None
+    if not isinstance(t, Tensor):
+        from ..ops.creation import full
+        return full(tuple(out.shape), t, dtype=out.dtype)
+    shape = out.shape
+    if t.shape != shape:
+        t = t.expand(shape)
+    if t.dtype is not out.dtype:
+        t = t.to(out.dtype)
+    return t
+
+
+def _mark_view(prim, params, src, out, level):
+    """`out` is a view of `src` at this level: remember the base and the view chain."""
+    if not (isinstance(src, Tensor) and src._lvl is level):
+        return
+    parent = src._view_fn
+    out._base = src if src._base is None else src._base
+    if parent is None:
+        out._view_fn = lambda b: prim(b, **params)
+    else:
+        out._view_fn = lambda b: prim(parent(b), **params)
+
+
+def _write_base_tangent(view, tangent):
+    """After an in-place write into `view`, put its new tangent into its base's tangent."""
+    from ..ops import creation
+    from ..ops.index import index_put
+    base = view._base
+    if tangent is None:
+        tangent = creation.zeros(tuple(view.shape), dtype=view.dtype)
+    n = base.numel()
+    where = view._view_fn(creation.arange(n).reshape(tuple(base.shape)))
+    bt = base._aux
+    if bt is None:
+        bt = creation.zeros(tuple(base.shape), dtype=base.dtype)
+    flat = index_put(bt.reshape(n), (where.reshape(-1),), tangent.reshape(-1))
+    base._aux = flat.reshape(tuple(base.shape))
