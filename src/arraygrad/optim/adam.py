@@ -1,0 +1,74 @@
+"""Adam and AdamW (torch.optim's single-tensor algorithm, amsgrad included)."""
+import math
+
+from ..core.grad_mode import no_grad
+from ..ops import creation, elementwise as ew
+from .optimizer import Optimizer
+
+
+class Adam(Optimizer):
+    """Adam: moments m, v with bias correction; p <- p - lr * m_hat / (sqrt(v_hat) + eps).
+
+        opt = optim.Adam(model.parameters(), lr=1e-3)
+    """
+
+    _decoupled = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, maximize=False):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if eps < 0.0:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      amsgrad=amsgrad, maximize=maximize))
+
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        self._update(p, group)
+        return loss
+
+    def _update(self, p, group):
+        lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        g = -p.grad if group["maximize"] else p.grad
+        state = self.state[p]
+        if not state:
+            state["step"] = creation.tensor(0.0)
+            state["exp_avg"] = creation.zeros_like(p)
+            state["exp_avg_sq"] = creation.zeros_like(p)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = creation.zeros_like(p)
+        step = state["step"].add_(1).item()
+        if wd != 0:
+            if self._decoupled:
+                p.mul_(1 - lr * wd)
+            else:
+                g = g + p * wd
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        m.add_((g - m) * (1 - beta1))           # torch's lerp_(g, 1 - beta1)
+        v.mul_(beta2).add_(g * g * (1 - beta2))
+        if group["amsgrad"]:
+            v = state["max_exp_avg_sq"].copy_(ew.maximum(state["max_exp_avg_sq"], v))
+        step_size = lr / (1 - beta1 ** step)
+        denom = v.sqrt() / math.sqrt(1 - beta2 ** step) + eps
+        p.add_(m / denom * -step_size)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay: p <- p * (1 - lr * weight_decay) before the Adam step."""
+
+    _decoupled = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 amsgrad=False, *, maximize=False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)

@@ -1,0 +1,141 @@
+"""Optimizer: parameter groups, per-parameter state, zero_grad, state_dict (torch.optim)."""
+import copy
+from collections import defaultdict
+
+from .. import _tensor as _t
+from ..core.grad_mode import enable_grad, no_grad
+
+Tensor = _t.Tensor
+
+
+class Optimizer:
+    """Base class: subclasses implement `step` over `self.param_groups`.
+
+    `params` is an iterable of tensors, of (name, tensor) pairs, or of dicts
+    (parameter groups, each with its own options overriding `defaults`).
+    """
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            f"Tensors or dicts, but got {_typename(params)}")
+        groups = list(params)
+        if not groups:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for g in groups:
+            self.add_param_group(g)
+
+    def add_param_group(self, param_group):
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        group = dict(param_group)
+        params = group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
+        params = list(params)
+        if params and isinstance(params[0], tuple):
+            group["param_names"] = [n for n, _ in params]
+            params = [p for _, p in params]
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
+                                f"{_typename(p)}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        group["params"] = params
+        for name, default in self.defaults.items():
+            group.setdefault(name, default)
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none=True):
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p.grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if g.grad_fn is not None:
+                        g.detach_()
+                    else:
+                        g.requires_grad_(False)
+                    g.zero_()
+
+    def _closure_loss(self, closure):
+        if closure is None:
+            return None
+        with enable_grad():
+            return closure()
+
+    def step(self, closure=None):
+        raise NotImplementedError(f"{type(self).__name__} does not implement step()")
+
+    # ----------------------------------------------------------- state_dict
+    def state_dict(self):
+        """{'state': {index: state}, 'param_groups': [group with 'params' as indices]}."""
+        index = {}
+        groups = []
+        for g in self.param_groups:
+            packed = {k: v for k, v in g.items() if k != "params"}
+            packed["params"] = []
+            for p in g["params"]:
+                index.setdefault(id(p), len(index))
+                packed["params"].append(index[id(p)])
+            groups.append(packed)
+        state = {index[id(p)]: s for p, s in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        for mine, theirs in zip(self.param_groups, groups):
+            if len(mine["params"]) != len(theirs["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't "
+                                 "match the size of optimizer's group")
+        self.state = defaultdict(dict)
+        for mine, theirs in zip(self.param_groups, groups):
+            for p, i in zip(mine["params"], theirs["params"]):
+                if i in state_dict["state"]:
+                    self.state[p] = {k: _cast(p, k, v)
+                                     for k, v in state_dict["state"][i].items()}
+            for k, v in theirs.items():
+                if k != "params":
+                    mine[k] = copy.deepcopy(v)
+
+    def __repr__(self):
+        lines = [type(self).__name__ + " ("]
+        for i, g in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for k in sorted(g):
+                if k != "params":
+                    lines.append(f"    {k}: {g[k]}")
+        lines.append(")")
+        return "\n".join(lines)
+
+
+def _cast(param, key, value):
+    """A loaded state tensor as a fresh copy in the parameter's dtype ('step' stays as is)."""
+    if not isinstance(value, Tensor):
+        return copy.deepcopy(value)
+    with no_grad():
+        if key != "step" and value.is_floating_point():
+            return value.to(param.dtype).clone()
+        return value.clone()
+
+
+def _typename(v):
+    return "torch.Tensor" if isinstance(v, Tensor) else type(v).__name__
