@@ -220,6 +220,8 @@ class Tensor:
             extra.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self._requires_grad:
             extra.append("requires_grad=True")
+        if "_is_param" in self.__dict__:
+            return "Parameter containing:\n" + tensor_repr(self, data, extra)
         return tensor_repr(self, data, extra)
 
     __str__ = __repr__
@@ -230,16 +232,21 @@ class Tensor:
         return iter(self.unbind(0))
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (self.detach().numpy(), self._requires_grad))
+        return (_rebuild, (self.detach().numpy(), self._requires_grad, "_is_param" in self.__dict__))
 
     def __deepcopy__(self, memo):
         out = self.detach().clone().requires_grad_(self._requires_grad) if self.is_leaf else self.clone()
+        if "_is_param" in self.__dict__:    # nn.Parameter stays a Parameter
+            out._is_param = True
         memo[id(self)] = out
         return out
 
 
-def _rebuild(array, requires_grad):
-    return make(array.copy(), requires_grad)
+def _rebuild(array, requires_grad, is_param=False):
+    t = make(array.copy(), requires_grad)
+    if is_param:
+        t._is_param = True
+    return t
 
 
 def _item_inside(t):
