@@ -38,6 +38,9 @@ from .ops.linalg import (matmul, mm, bmm, mv, dot, inner, vdot, outer, ger, addm
                          einsum)
 from . import _tensor_methods  # noqa: F401
 from . import autograd  # noqa: F401
+from . import func  # noqa: F401
+from . import nn, optim  # noqa: F401
+from .func import vmap  # noqa: F401
 
 __version__ = "0.1.0"
 

@@ -33,6 +33,52 @@ def _logical_ndim(a, d):
     return a.ndim - (d is not None)
 
 
+# ----------------------------------------------------------------- batching helpers
+def to_front(x, bdim):
+    """`x` with its batch dim first (no op when it already is)."""
+    return x if bdim == 0 else x.movedim(bdim, 0)
+
+
+def batch_size(args, bdims):
+    """Size of the batch dim of the batched arguments of a rule."""
+    for a, d in zip(args, bdims):
+        if d is not None:
+            return a.shape[d]
+    raise AssertionError("a batching rule ran with no batched argument")
+
+
+def all_front(args, bdims):
+    """Every tensor argument with the batch dim first; unbatched ones expanded to the batch."""
+    n = batch_size(args, bdims)
+    return [to_front(a, d) if d is not None else a.expand((n,) + tuple(a.shape))
+            for a, d in zip(args, bdims)]
+
+
+def _shift(d):
+    if isinstance(d, tuple):
+        return tuple(_shift(v) for v in d)
+    return d + 1 if d >= 0 else d
+
+
+def shifted_dims_batch(prim, *names):
+    """Batching rule of a one-input op whose params `names` are dims (int or tuple; negative
+    ones count from the end and stay): batch dim first, dims moved by one."""
+    def rule(args, bdims, **params):
+        x = to_front(args[0], bdims[0])
+        for name in names:
+            params[name] = _shift(params[name])
+        out = prim(x, **params)
+        return out, ((0,) * len(out) if prim.multiple_results else 0)
+    return rule
+
+
+def same_bdim_batch(prim):
+    """Batching rule of a one-input op that keeps every dim where it is (clone, alias, detach)."""
+    def rule(args, bdims, **params):
+        return prim(args[0], **params), bdims[0]
+    return rule
+
+
 def unary(name, impl, deriv, *, save_input=True, save_output=False, **kw):
     """Elementwise f(x) with derivative `deriv(ctx)` (reads ctx.x and/or ctx.out)."""
     prim = Primitive(

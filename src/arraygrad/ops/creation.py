@@ -206,20 +206,31 @@ def seed():
 
 
 def _check_random(what):
+    """The vmap levels that give a random op its own batch dim: [(level, batch size)].
+
+    Each level's `check_random` raises (randomness='error'), returns None ('same':
+    one draw shared by the batch) or its batch size ('different')."""
     from ..core.dispatch import current_interpreters
+    levels = []
     for interp in current_interpreters():
         check = getattr(interp, "check_random", None)
         if check is not None:
-            return check(what)
-    return None
+            size = check(what)
+            if size is not None:
+                levels.append((interp, size))
+    return levels
 
 
 def _random(sample, size, dtype, requires_grad, what):
     dtype = dtype or _dt.get_default_dtype()
     shape = _shape(size)
-    batched = _check_random(what)
-    if batched is not None:
-        return batched(lambda extra: _t.make(sample(extra + shape).astype(dtype.np)))
+    levels = _check_random(what)
+    if levels:
+        # one draw per example: the lowest level's batch dim first, each level wraps one
+        t = _t.make(np.asarray(sample(tuple(s for _, s in levels) + shape)).astype(dtype.np))
+        for interp, _ in levels:
+            t = interp.wrap(t, 0)
+        return t
     t = _t.make(np.asarray(sample(shape)).astype(dtype.np))
     return t.requires_grad_(True) if requires_grad else t
 

@@ -10,6 +10,7 @@ import builtins
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
+from ._rules import batch_size, to_front
 
 Tensor = _t.Tensor
 
@@ -75,6 +76,49 @@ _getitem_view.jvp = (lambda ctx, t, index: _getitem_view(t, index=index),)
 _getitem_copy.jvp = (lambda ctx, t, index: _getitem_copy(t, index=index),)
 
 
+# NOTE [batched indexing]
+# Inside vmap the value has one more dim, so a rule prepends `slice(None)` to
+# the index (batch dim first). NumPy then puts the batch dim first too, except
+# when advanced indices are not next to each other: their broadcast dims come
+# first, and the batch dim after them.
+def _index_layout(index, ndim):
+    """(where x[index] has the batch dim once `slice(None)` is prepended, rank of x[index])."""
+    adv, consumed, added, positions = 0, 0, 0, []
+    arrays = builtins.any(hasattr(i, "ndim") and (i.ndim or i.dtype.kind == "b") for i in index)
+    for pos, i in enumerate(index):
+        if i is None:
+            added += 1
+        elif i is Ellipsis or isinstance(i, slice):
+            continue
+        elif isinstance(i, builtins.bool) or (hasattr(i, "dtype") and i.dtype.kind == "b"):
+            adv = builtins.max(adv, 1)
+            consumed += getattr(i, "ndim", 0)
+            positions.append(pos)
+        elif hasattr(i, "ndim") and i.ndim:
+            adv = builtins.max(adv, i.ndim)
+            consumed += 1
+            positions.append(pos)
+        else:
+            consumed += 1
+            if arrays:
+                positions.append(pos)
+    rank = ndim - consumed + added + adv
+    split = bool(positions) and positions[-1] - positions[0] + 1 != len(positions)
+    return (adv if split else 0), rank
+
+
+def _getitem_batch(prim):
+    def rule(args, bdims, index):
+        x = to_front(args[0], bdims[0])
+        out_bdim, _ = _index_layout(index, x.ndim - 1)
+        return prim(x, index=(slice(None),) + index), out_bdim
+    return rule
+
+
+_getitem_view.batch = _getitem_batch(_getitem_view)
+_getitem_copy.batch = _getitem_batch(_getitem_copy)
+
+
 def getitem(x, idx):
     if x._lvl is None and not x.shape and isinstance(idx, builtins.int):
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
@@ -100,6 +144,17 @@ _index_add_zeros = Primitive(
     "index_add_zeros", _scatter_impl, save=(),
     vjp=(lambda ctx, g, shape, index: _getitem_copy(g, index=index),),
     jvp=(lambda ctx, t, shape, index: _index_add_zeros(t, shape=shape, index=index),))
+
+
+
+def _index_add_zeros_batch(args, bdims, shape, index):
+    g_bdim, _ = _index_layout(index, len(shape))
+    g = args[0].movedim(bdims[0], g_bdim)
+    return _index_add_zeros(g, shape=(g.shape[g_bdim],) + tuple(shape),
+                            index=(slice(None),) + index), 0
+
+
+_index_add_zeros.batch = _index_add_zeros_batch
 
 
 def index_add_zeros(g, shape, index):
@@ -138,6 +193,22 @@ _index_put = Primitive("index_put", _index_put_impl, save=(),
                            tx, tv, index=index, accumulate=accumulate))
 
 
+
+def _index_put_batch(args, bdims, index, accumulate):
+    (x, v), (xd, vd) = args, bdims
+    n = batch_size(args, bdims)
+    x = to_front(x, xd) if xd is not None else x.expand((n,) + tuple(x.shape))
+    v_bdim, rank = _index_layout(index, x.ndim - 1)
+    # values broadcast against x[index]: full rank, with a batch dim (size 1 if unbatched)
+    v = to_front(v, vd) if vd is not None else v.unsqueeze(0)
+    v = v.reshape((v.shape[0],) + (1,) * (rank - v.ndim + 1) + tuple(v.shape[1:]))
+    v = v.movedim(0, v_bdim) if v_bdim else v
+    return _index_put(x, v, index=(slice(None),) + index, accumulate=accumulate), 0
+
+
+_index_put.batch = _index_put_batch
+
+
 def index_put(x, idx, values, accumulate=False):
     index, _ = _raw_index(idx)
     if not isinstance(values, Tensor):
@@ -159,6 +230,21 @@ def _gather_vjp(ctx, g, dim, index):
 
 _gather = Primitive("gather", _gather_impl, save=(), vjp=(_gather_vjp,),
                     jvp=(lambda ctx, t, dim, index: _gather(t, dim=dim, index=index),))
+
+
+
+def _batched_index(index, n):
+    """A raw index param repeated over a batch of `n` in front (a broadcast view)."""
+    from ..backends import backend_of
+    return backend_of(index).xp.broadcast_to(index[None], (n,) + index.shape)
+
+
+def _gather_batch(args, bdims, dim, index):
+    x = to_front(args[0], bdims[0])
+    return _gather(x, dim=dim + 1, index=_batched_index(index, x.shape[0])), 0
+
+
+_gather.batch = _gather_batch
 
 
 def gather(input, dim, index):
@@ -187,6 +273,17 @@ _scatter_add_zeros = Primitive(
     "scatter_add", _scatter_add_impl, save=(),
     vjp=(lambda ctx, g, dim, index, shape: _gather(g, dim=dim, index=index),),
     jvp=(lambda ctx, t, dim, index, shape: _scatter_add_zeros(t, dim=dim, index=index, shape=shape),))
+
+
+
+def _scatter_add_batch(args, bdims, dim, index, shape):
+    g = to_front(args[0], bdims[0])
+    n = g.shape[0]
+    return _scatter_add_zeros(g, dim=dim + 1, index=_batched_index(index, n),
+                              shape=(n,) + tuple(shape)), 0
+
+
+_scatter_add_zeros.batch = _scatter_add_batch
 
 
 def scatter_into(g, index, dim, shape):

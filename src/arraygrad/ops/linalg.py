@@ -1,6 +1,7 @@
 """Matrix products. One primitive, `matmul` on >=2-d operands; vectors are reshaped."""
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
+from ._rules import to_front
 from .elementwise import promote
 
 Tensor = _t.Tensor
@@ -18,6 +19,22 @@ _matmul = Primitive(
     "matmul", _matmul_impl, node_name="MmBackward0",
     vjp=(lambda ctx, g: g @ _mT(ctx.y), lambda ctx, g: _mT(ctx.x) @ g),
     jvp=(lambda ctx, t: _matmul(t, ctx.y), lambda ctx, t: _matmul(ctx.x, t)))
+
+
+def _matmul_batch(args, bdims):
+    # batch dim first and both operands of one rank, so NumPy's broadcasting lines them up
+    rank = max(a.ndim - (d is not None) for a, d in zip(args, bdims))
+    out = []
+    for a, d in zip(args, bdims):
+        a = to_front(a, d) if d is not None else a.unsqueeze(0)
+        missing = rank - (a.ndim - 1)
+        if missing:
+            a = a.reshape((a.shape[0],) + (1,) * missing + tuple(a.shape[1:]))
+        out.append(a)
+    return _matmul(*out), 0
+
+
+_matmul.batch = _matmul_batch
 
 
 def _shape_error(x, y):

@@ -3,6 +3,7 @@ import builtins
 
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
+from ._rules import all_front, same_bdim_batch, shifted_dims_batch, to_front
 
 Tensor = _t.Tensor
 _wrap_dim = _t._wrap_dim
@@ -42,6 +43,14 @@ _reshape = _view_prim("reshape", lambda xp, x, shape: xp.reshape(x, shape),
                       node_name="ViewBackward0")
 
 
+def _reshape_batch(args, bdims, shape):
+    x = to_front(args[0], bdims[0])
+    return _reshape(x, shape=(x.shape[0],) + tuple(shape)), 0
+
+
+_reshape.batch = _reshape_batch
+
+
 def _shape_args(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
@@ -64,6 +73,7 @@ def _alias(x):
 
 _alias_prim = _view_prim("alias", lambda xp, x: x.view(), lambda ctx, g: g,
                          node_name="AliasBackward0")
+_alias_prim.batch = same_bdim_batch(_alias_prim)
 
 
 def flatten(input, start_dim=0, end_dim=-1):
@@ -88,6 +98,7 @@ def unflatten(input, dim, sizes):
 # ----------------------------------------------------------------- permutations
 _transpose = _view_prim("transpose", lambda xp, x, d0, d1: xp.swapaxes(x, d0, d1),
                         lambda ctx, g, d0, d1: _transpose(g, d0=d0, d1=d1))
+_transpose.batch = shifted_dims_batch(_transpose, "d0", "d1")
 
 
 def transpose(input, dim0, dim1):
@@ -113,6 +124,8 @@ def _inverse_perm(dims):
 
 _permute = _view_prim("permute", lambda xp, x, dims: xp.transpose(x, dims),
                       lambda ctx, g, dims: _permute(g, dims=_inverse_perm(dims)))
+_permute.batch = lambda args, bdims, dims: (
+    _permute(to_front(args[0], bdims[0]), dims=(0,) + tuple(d + 1 for d in dims)), 0)
 
 
 def permute(input, *dims):
@@ -150,6 +163,7 @@ moveaxis = movedim
 # ----------------------------------------------------------------- (un)squeeze, expand
 _unsqueeze = _view_prim("unsqueeze", lambda xp, x, dim: xp.expand_dims(x, dim),
                         lambda ctx, g, dim: _reshape(g, shape=ctx.shapes[0]))
+_unsqueeze.batch = shifted_dims_batch(_unsqueeze, "dim")
 
 
 def unsqueeze(input, dim):
@@ -158,6 +172,7 @@ def unsqueeze(input, dim):
 
 _squeeze = _view_prim("squeeze", lambda xp, x, dims: xp.squeeze(x, axis=dims),
                       lambda ctx, g, dims: _reshape(g, shape=ctx.shapes[0]))
+_squeeze.batch = shifted_dims_batch(_squeeze, "dims")
 
 
 def squeeze(input, dim=None):
@@ -185,6 +200,17 @@ def _sum_to(g, shape):
 
 _expand = _view_prim("expand", lambda xp, x, shape: xp.broadcast_to(x, shape),
                      lambda ctx, g, shape: _sum_to(g, ctx.shapes[0]))
+
+
+def _expand_batch(args, bdims, shape):
+    x = to_front(args[0], bdims[0])
+    missing = len(shape) - (x.ndim - 1)
+    if missing:
+        x = _reshape(x, shape=(x.shape[0],) + (1,) * missing + tuple(x.shape[1:]))
+    return _expand(x, shape=(x.shape[0],) + tuple(shape)), 0
+
+
+_expand.batch = _expand_batch
 
 
 def expand(input, *sizes):
@@ -236,6 +262,7 @@ def broadcast_tensors(*tensors):
 # ----------------------------------------------------------------- copies
 _clone = Primitive("clone", lambda xp, x: x.copy(), save=(), vjp=(lambda ctx, g: g,),
                    jvp=(lambda ctx, t: t,))
+_clone.batch = same_bdim_batch(_clone)
 
 
 def clone(input, *, memory_format=None):
@@ -248,6 +275,7 @@ def contiguous(input, memory_format=None):
 
 _detach = Primitive("detach", lambda xp, x: x.view(), differentiable=False, is_view=True,
                     node_name="DetachBackward0")
+_detach.batch = same_bdim_batch(_detach)
 
 
 def detach(input):
@@ -257,6 +285,7 @@ def detach(input):
 _flip = Primitive("flip", lambda xp, x, dims: xp.flip(x, axis=dims), save=(),
                   vjp=(lambda ctx, g, dims: _flip(g, dims=dims),),
                   jvp=(lambda ctx, t, dims: _flip(t, dims=dims),))
+_flip.batch = shifted_dims_batch(_flip, "dims")
 
 
 def flip(input, *dims):
@@ -273,6 +302,7 @@ def roll(input, shifts, dims=None):
 _roll = Primitive("roll", lambda xp, x, shifts, dims: xp.roll(x, shifts, axis=dims), save=(),
                   vjp=(lambda ctx, g, shifts, dims: _roll(g, shifts=_neg_shift(shifts), dims=dims),),
                   jvp=(lambda ctx, t, shifts, dims: _roll(t, shifts=shifts, dims=dims),))
+_roll.batch = shifted_dims_batch(_roll, "dims")
 
 
 def _neg_shift(s):
@@ -295,6 +325,7 @@ def _cat_vjp(ctx, g, dim):
 
 _cat = Primitive("cat", _cat_impl, save=(), vjp=_cat_vjp,
                  jvp=lambda ctx, *ts, dim: _cat(*ts, dim=dim))
+_cat.batch = lambda args, bdims, dim: (_cat(*all_front(args, bdims), dim=dim + 1), 0)
 
 
 def cat(tensors, dim=0):
@@ -435,6 +466,9 @@ _diagonal = Primitive("diagonal", lambda xp, x, offset, dim1, dim2: xp.diagonal(
                                     _diag_embed_like(g, ctx.shapes[0], offset, dim1, dim2),))
 _diagonal.jvp = (lambda ctx, t, **p: _diagonal(t, **p),)
 _diag_scatter.jvp = lambda ctx, tz, tg, **p: _diag_scatter(tz, tg, **p)
+_diagonal.batch = shifted_dims_batch(_diagonal, "dim1", "dim2")
+_diag_scatter.batch = lambda args, bdims, offset, dim1, dim2: (
+    _diag_scatter(*all_front(args, bdims), offset=offset, dim1=dim1 + 1, dim2=dim2 + 1), 0)
 
 
 def trace(input):

@@ -1,0 +1,97 @@
+"""The batch level: vmap as a transform.
+
+# NOTE [batch level]
+A tensor of a batch level wraps the value one level down, which has one more
+dimension than the tensor shows: the batch dim, kept in `_aux` (`bdim`). A
+primitive on such tensors hands the values and their bdims (None for tensors
+of lower levels: constants here, the same for every example) to the
+primitive's batch rule. The rule computes with ordinary ops on the values, so
+lower levels see those ops, and says where the outputs keep their batch dim.
+Rules mostly move the batch dim to the front and shift the op's dim params.
+"""
+from .. import _tensor as _t
+from ..core.dispatch import Interpreter
+
+_RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either use "
+                 "the 'same' or 'different' randomness flags on vmap or perform the randomness "
+                 "operation out of vmap")
+
+
+class BatchInterpreter(Interpreter):
+    kind = "batch"
+
+    def __init__(self, batch_size, randomness="error"):
+        super().__init__()
+        self.batch_size = batch_size
+        self.randomness = randomness
+
+    # ----------------------------------------------------------- wrappers
+    def wrap(self, value, bdim):
+        """A tensor of this level whose examples lie along `bdim` of `value` (None: unbatched)."""
+        if bdim is None:
+            return value
+        return _t.wrap(value, self, bdim)
+
+    def unwrap(self, x):
+        """(value one level down, batch dim or None) of `x`."""
+        if isinstance(x, _t.Tensor) and x._lvl is self:
+            return x._inner, x._aux
+        return x, None
+
+    def shape_of(self, t):
+        s = t._inner.shape
+        d = t._aux
+        return _t.Size(s[:d] + s[d + 1:])
+
+    # ----------------------------------------------------------- primitives
+    def process(self, prim, args, params):
+        if prim.custom:
+            return prim.rule(self, args, params)
+        values, bdims = [], []
+        for a in args:
+            v, d = self.unwrap(a)
+            values.append(v)
+            bdims.append(d)
+        rule = prim.batch
+        if rule is None:
+            raise NotImplementedError(f"vmap: the primitive '{prim.name}' has no batching rule, so "
+                                      "it cannot run inside vmap yet")
+        out, out_bdims = rule(tuple(values), tuple(bdims), **params)
+        if prim.multiple_results:
+            return [self.wrap(o, d) for o, d in zip(out, out_bdims)]
+        return self.wrap(out, out_bdims)
+
+    def inplace(self, t, result):
+        """`t.op_(...)`: write the batched `result` into `t` (torch's rules for in-place in vmap)."""
+        from ..ops import inplace
+        r, rd = self.unwrap(result)
+        if t._lvl is not self:
+            if rd is not None:
+                raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast "
+                                   f"shape {list(result.shape)}")
+            return inplace.apply(t, r)
+        logical = self.shape_of(t)
+        bdim = t._aux
+        if rd is None:
+            r = r.expand(logical) if tuple(r.shape) != tuple(logical) else r
+            r = r.unsqueeze(bdim)
+        else:
+            r = r.movedim(rd, 0)
+            missing = len(logical) - (r.ndim - 1)
+            if missing:
+                r = r.reshape((r.shape[0],) + (1,) * missing + tuple(r.shape[1:]))
+            r = r.movedim(0, bdim)
+        inplace.apply(t._inner, r)
+        return t
+
+    # ----------------------------------------------------------- randomness
+    def check_random(self, what):
+        """How a random op behaves here: raise ('error'), no batch dim ('same') or one ('different')."""
+        if self.randomness == "error":
+            raise RuntimeError(_RANDOM_ERROR)
+        return self.batch_size if self.randomness == "different" else None
+
+
+def move_bdim(x, bdim, to=0):
+    """The value `x` with its batch dim at `to` (unchanged when already there)."""
+    return x if bdim == to else x.movedim(bdim, to)

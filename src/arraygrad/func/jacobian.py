@@ -1,0 +1,143 @@
+"""jacrev (vmap over a vjp) and functional_call."""
+import functools
+
+from .. import _tensor as _t
+from ..utils._pytree import tree_flatten, tree_unflatten
+from .reverse import _argnums_tuple, vjp
+from .vmap import vmap
+
+
+def _standard_basis(flat_outputs):
+    """Rows of the identity, cut per output: one batch of cotangents per output."""
+    from ..ops.creation import eye
+    numels = [o.numel() for o in flat_outputs]
+    total = sum(numels)
+    basis = []
+    start = 0
+    for o, n in zip(flat_outputs, numels):
+        rows = eye(total, dtype=o.dtype)[:, start:start + n]
+        basis.append(rows.reshape((total,) + tuple(o.shape)))
+        start += n
+    return basis, numels
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
+    """Jacobian of `func` w.r.t. argument(s) `argnums`, by reverse mode (one vjp per output entry,
+    vectorized with vmap).
+
+        >>> from arraygrad.func import jacrev
+        >>> jacrev(arraygrad.sin)(arraygrad.zeros(2))
+        tensor([[1., 0.],
+                [0., 1.]])
+    """
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
+    @functools.wraps(func)
+    def wrapper(*args):
+        nums = _argnums_tuple(argnums, len(args), "jacrev")
+
+        def with_primals(*primals):
+            full = list(args)
+            for i, p in zip(nums, primals):
+                full[i] = p
+            return func(*full)
+        res = vjp(with_primals, *(args[i] for i in nums), has_aux=has_aux)
+        output, vjp_fn = res[0], res[1]
+        flat_out, out_spec = tree_flatten(output)
+        primals = tuple(args[i] for i in nums)
+        flat_primals, primals_spec = tree_flatten(primals)
+        basis, numels = _standard_basis(flat_out)
+        cotangents = vmap(vjp_fn, chunk_size=chunk_size)(tree_unflatten(basis, out_spec))
+        flat_jac = tree_flatten(cotangents)[0]
+        # per input: split the stacked rows by output, shape each block out.shape + in.shape
+        per_input = []
+        for j, p in zip(flat_jac, flat_primals):
+            blocks, start = [], 0
+            for o, n in zip(flat_out, numels):
+                blocks.append(j[start:start + n].reshape(tuple(o.shape) + tuple(p.shape)))
+                start += n
+            per_input.append(blocks)
+        per_output = []
+        for k in range(len(flat_out)):
+            tree = tree_unflatten([blocks[k] for blocks in per_input], primals_spec)
+            per_output.append(tree[0] if isinstance(argnums, int) else tree)
+        jac = tree_unflatten(per_output, out_spec)
+        return (jac, res[2]) if has_aux else jac
+    return wrapper
+
+
+def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
+                    tie_weights=True, strict=False):
+    """Call `module` with some parameters/buffers replaced by the given tensors.
+
+        >>> functional_call(model, {"weight": w, "bias": b}, (x,))   # model(x) with w, b
+
+    `parameter_and_buffer_dicts`: a dict of dotted names to tensors (or a tuple of
+    such dicts). The module's own tensors are put back afterwards.
+    """
+    if isinstance(parameter_and_buffer_dicts, dict):
+        values = dict(parameter_and_buffer_dicts)
+    elif isinstance(parameter_and_buffer_dicts, (tuple, list)):
+        values = {}
+        for d in parameter_and_buffer_dicts:
+            dup = set(values) & set(d)
+            if dup:
+                raise ValueError(f"{sorted(dup)} appeared in multiple dictionaries; behavior of "
+                                 "functional call is ambiguous")
+            values.update(d)
+    else:
+        raise ValueError(f"Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of "
+                         f"dicts, but got {type(parameter_and_buffer_dicts)}")
+    if strict:
+        known = _names(module)
+        missing = sorted(known - set(values))
+        unexpected = sorted(set(values) - known)
+        if missing or unexpected:
+            raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}: "
+                               f"missing keys {missing}, unexpected keys {unexpected}")
+    if args is None:
+        args = ()
+    elif not isinstance(args, tuple):
+        args = (args,)
+    saved = []
+    try:
+        for name, value in values.items():
+            saved.append((name, _swap(module, name, value)))
+        return module(*args, **(kwargs or {}))
+    finally:
+        for name, old in reversed(saved):
+            _swap(module, name, old)
+
+
+def _names(module):
+    names = set()
+    for attr in ("named_parameters", "named_buffers"):
+        fn = getattr(module, attr, None)
+        if fn is not None:
+            names.update(n for n, _ in fn())
+    return names
+
+
+_MISSING = object()
+
+
+def _swap(module, dotted, value):
+    """Put `value` at `module.<dotted>` (in its _parameters/_buffers dict when it has one);
+    return what was there."""
+    *path, name = dotted.split(".")
+    owner = module
+    for p in path:
+        owner = getattr(owner, p)
+    for store in ("_parameters", "_buffers"):
+        d = getattr(owner, store, None)
+        if isinstance(d, dict) and name in d:
+            old = d[name]
+            d[name] = value
+            return old
+    old = owner.__dict__.get(name, _MISSING)
+    if value is _MISSING:
+        del owner.__dict__[name]
+    else:
+        object.__setattr__(owner, name, value)
+    return old
