@@ -29,7 +29,7 @@ def _root_grads(roots, grads, create_graph):
     from ..ops import creation
     if grads is None:
         grads = (None,) * len(roots)
-    grads = tuple(grads)
+    grads = (grads,) if isinstance(grads, _t.Tensor) else tuple(grads)
     if len(grads) != len(roots):
         raise RuntimeError(f"got {len(grads)} gradients for {len(roots)} outputs")
     out = []
