@@ -62,7 +62,7 @@ def matmul(input, other):
     if yv:
         out = out.squeeze(-1)
     if xv:
-        out = out.squeeze(-2)
+        out = out.squeeze(-1 if yv else -2)
     return out
 
 
