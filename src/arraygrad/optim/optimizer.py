@@ -4,6 +4,7 @@ from collections import defaultdict
 
 from .. import _tensor as _t
 from ..core.grad_mode import enable_grad, no_grad
+from ..nn.module import _typename
 
 Tensor = _t.Tensor
 
@@ -135,7 +136,3 @@ def _cast(param, key, value):
         if key != "step" and value.is_floating_point():
             return value.to(param.dtype).clone()
         return value.clone()
-
-
-def _typename(v):
-    return "torch.Tensor" if isinstance(v, Tensor) else type(v).__name__

@@ -1,0 +1,147 @@
+"""optim: SGD, Adam and AdamW follow torch.optim's trajectories step for step."""
+import numpy as np
+import pytest
+
+import arraygrad as ag
+from arraygrad import nn, optim
+from conftest import assert_close
+
+torch = pytest.importorskip("torch")
+
+
+def make_pair(seed=0):
+    """A small float64 regression problem, identical in both libraries."""
+    rng = np.random.default_rng(seed)
+    w1, b1 = rng.standard_normal((5, 3)), rng.standard_normal(5)
+    w2 = rng.standard_normal((2, 5))
+    x, y = rng.standard_normal((8, 3)), rng.standard_normal((8, 2))
+    ours = [ag.tensor(a, requires_grad=True) for a in (w1, b1, w2)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (w1, b1, w2)]
+    return ours, theirs, (ag.tensor(x), ag.tensor(y)), (torch.tensor(x), torch.tensor(y))
+
+
+def loss_fn(lib, params, x, y):
+    w1, b1, w2 = params
+    return ((lib.tanh(x @ w1.T + b1) @ w2.T - y) ** 2).mean()
+
+
+def run_both(opt_ours, opt_theirs, ours, theirs, data, tdata, steps=6):
+    for _ in range(steps):
+        for lib, opt, params, (x, y) in ((ag, opt_ours, ours, data), (torch, opt_theirs, theirs, tdata)):
+            opt.zero_grad()
+            loss_fn(lib, params, x, y).backward()
+            opt.step()
+        for a, t in zip(ours, theirs):
+            assert_close(a, t, rtol=1e-9, atol=1e-11)
+
+
+CONFIGS = [
+    ("SGD", dict(lr=0.1)),
+    ("SGD", dict(lr=0.1, momentum=0.9)),
+    ("SGD", dict(lr=0.05, momentum=0.9, dampening=0.3, weight_decay=0.01)),
+    ("SGD", dict(lr=0.05, momentum=0.8, nesterov=True, weight_decay=0.1)),
+    ("SGD", dict(lr=0.05, momentum=0.5, maximize=True)),
+    ("Adam", dict()),
+    ("Adam", dict(lr=0.05, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1)),
+    ("Adam", dict(lr=0.05, amsgrad=True)),
+    ("Adam", dict(lr=0.01, maximize=True)),
+    ("AdamW", dict(lr=0.05)),
+    ("AdamW", dict(lr=0.05, weight_decay=0.3, amsgrad=True)),
+]
+
+
+@pytest.mark.parametrize("name,kw", CONFIGS, ids=[f"{n}-{kw}" for n, kw in CONFIGS])
+def test_trajectories_match_torch(name, kw):
+    ours, theirs, data, tdata = make_pair()
+    run_both(getattr(optim, name)(ours, **kw), getattr(torch.optim, name)(theirs, **kw),
+             ours, theirs, data, tdata)
+
+
+def test_param_groups_with_their_own_options():
+    ours, theirs, data, tdata = make_pair(1)
+    groups = lambda p: [{"params": p[:2]}, {"params": p[2:], "lr": 0.01, "momentum": 0.5}]
+    opt = optim.SGD(groups(ours), lr=0.1, momentum=0.9)
+    topt = torch.optim.SGD(groups(theirs), lr=0.1, momentum=0.9)
+    assert [g["lr"] for g in opt.param_groups] == [g["lr"] for g in topt.param_groups]
+    run_both(opt, topt, ours, theirs, data, tdata)
+
+
+def test_state_dict_round_trip_continues_the_same_trajectory():
+    ours, theirs, data, tdata = make_pair(2)
+    opt, topt = optim.Adam(ours, lr=0.05), torch.optim.Adam(theirs, lr=0.05)
+    run_both(opt, topt, ours, theirs, data, tdata, steps=3)
+    sd = opt.state_dict()
+    tsd = topt.state_dict()
+    assert sd["param_groups"][0].keys() <= tsd["param_groups"][0].keys()
+    assert sorted(sd["state"]) == sorted(tsd["state"]) == [0, 1, 2]
+    assert sd["state"][0].keys() == tsd["state"][0].keys()
+    assert_close(sd["state"][0]["exp_avg"], tsd["state"][0]["exp_avg"], rtol=1e-9)
+    assert float(sd["state"][0]["step"]) == float(tsd["state"][0]["step"]) == 3
+    fresh = optim.Adam(ours, lr=1.0)
+    fresh.load_state_dict(sd)
+    assert fresh.param_groups[0]["lr"] == 0.05
+    assert fresh.state[ours[0]]["exp_avg"] is not sd["state"][0]["exp_avg"]
+    run_both(fresh, topt, ours, theirs, data, tdata, steps=3)
+
+
+def test_with_modules_and_closure():
+    torch.manual_seed(0)
+    tmodel = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3)).double()
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)).double()
+    model.load_state_dict({k: ag.tensor(v.numpy()) for k, v in tmodel.state_dict().items()})
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((16, 4)), rng.integers(0, 3, 16)
+    opt = optim.SGD(model.parameters(), lr=0.2, momentum=0.9)
+    topt = torch.optim.SGD(tmodel.parameters(), lr=0.2, momentum=0.9)
+    for _ in range(5):
+        def closure():
+            opt.zero_grad()
+            loss = nn.CrossEntropyLoss()(model(ag.tensor(x)), ag.tensor(y))
+            loss.backward()
+            return loss
+
+        def tclosure():
+            topt.zero_grad()
+            loss = torch.nn.CrossEntropyLoss()(tmodel(torch.tensor(x)), torch.tensor(y))
+            loss.backward()
+            return loss
+
+        assert_close(opt.step(closure), topt.step(tclosure), rtol=1e-9)
+    for (n, p), (_, tp) in zip(model.named_parameters(), tmodel.named_parameters()):
+        assert_close(p, tp, rtol=1e-9, what=n)
+
+
+def test_zero_grad_and_skipped_params():
+    p, q = ag.ones(2, requires_grad=True), ag.ones(2, requires_grad=True)
+    opt = optim.SGD([p, q], lr=1.0)
+    (p * 3).sum().backward()
+    opt.step()                                   # q has no grad: left alone
+    assert p.tolist() == [-2.0, -2.0] and q.tolist() == [1.0, 1.0]
+    opt.zero_grad(set_to_none=False)
+    assert p.grad.tolist() == [0.0, 0.0] and q.grad is None
+    opt.zero_grad()
+    assert p.grad is None
+
+
+def test_errors_match_torch():
+    p = ag.ones(2, requires_grad=True)
+    tp = torch.ones(2, requires_grad=True)
+    cases = [
+        (lambda lib, p: lib.optim.SGD(p, lr=0.1), TypeError,
+         "params argument given to the optimizer should be an iterable of Tensors or dicts, "
+         "but got torch.FloatTensor"),
+        (lambda lib, p: lib.optim.SGD([], lr=0.1), ValueError, "optimizer got an empty parameter list"),
+        (lambda lib, p: lib.optim.SGD([p], lr=-1), ValueError, "Invalid learning rate: -1"),
+        (lambda lib, p: lib.optim.SGD([p], momentum=-1), ValueError, "Invalid momentum value: -1"),
+        (lambda lib, p: lib.optim.SGD([p], nesterov=True), ValueError,
+         "Nesterov momentum requires a momentum and zero dampening"),
+        (lambda lib, p: lib.optim.Adam([p], betas=(1.0, 0.9)), ValueError,
+         r"Invalid beta parameter at index 0: 1.0"),
+        (lambda lib, p: lib.optim.SGD([{"params": [p]}, {"params": [p]}]), ValueError,
+         "some parameters appear in more than one parameter group"),
+        (lambda lib, p: lib.optim.SGD([p * 2]), ValueError, "can't optimize a non-leaf Tensor"),
+    ]
+    for fn, exc, msg in cases:
+        for lib, param in ((ag, p), (torch, tp)):
+            with pytest.raises(exc, match=msg):
+                fn(lib, param)
