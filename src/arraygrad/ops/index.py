@@ -22,6 +22,8 @@ def _raw_index(idx):
     out, basic = [], True
     for i in idx:
         if isinstance(i, Tensor):
+            while i._lvl is not None and i._lvl.kind in ("jvp", "grad"):
+                i = i._inner    # an index carries no tangent or gradient: use its value
             if i._lvl is not None:
                 raise NotImplementedError(
                     "indexing with a tensor that is being transformed (vmap/grad) is not "
