@@ -3,10 +3,11 @@ import functools
 
 from .. import _tensor as _t
 from ..ops import creation
-from ..ops.shape import stack
 from ..utils._pytree import tree_flatten, tree_unflatten, tree_map
+from .jacobian import jacrev
 from .jvp_level import JvpInterpreter
 from .reverse import _argnums_tuple
+from .vmap import vmap
 
 _JVP = "jvp(f, primals, tangents)"
 
@@ -136,7 +137,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             out = _jvp(func, args, tree_unflatten(list(flat_t), spec_p), nums, has_aux)
             return (out[1], out[2]) if has_aux else out[1]
 
-        results = _vmap_over_basis(push_jvp, basis, sum(numels), randomness)
+        results = vmap(push_jvp, randomness=randomness)(*basis)
         aux = None
         if has_aux:
             results, aux = results
@@ -169,15 +170,6 @@ def _standard_basis(flat_p, numels):
     return basis
 
 
-def _vmap_over_basis(fn, basis, n, randomness):
-    """fn applied to each row of the basis tensors, results stacked along a new dim 0."""
-    outs = [fn(*(b[i] for b in basis)) for i in range(n)]
-    flat, spec = zip(*(tree_flatten(o) for o in outs)) if outs else ((), ())
-    stacked = [stack([f[k] for f in flat]) if isinstance(flat[0][k], _t.Tensor) else flat[0][k]
-               for k in range(len(flat[0]))]
-    return tree_unflatten(stacked, spec[0])
-
-
 def hessian(func, argnums=0):
     """The Hessian of scalar `func` with respect to `argnums`: jacfwd(jacrev(func)).
 
@@ -186,5 +178,4 @@ def hessian(func, argnums=0):
         tensor([[ 6.,  0.],
                 [ 0., 12.]])
     """
-    from .. import func as _func
-    return jacfwd(_func.jacrev(func, argnums), argnums)
+    return jacfwd(jacrev(func, argnums), argnums)

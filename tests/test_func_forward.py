@@ -1,0 +1,271 @@
+"""func.jvp, linearize, jacfwd, hessian and their compositions, against torch.func."""
+import numpy as np
+import pytest
+
+import arraygrad as ag
+from arraygrad import func
+
+torch = pytest.importorskip("torch")
+
+pytestmark = [pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated"),
+              pytest.mark.filterwarnings("ignore:Attempted to insert a get_attr Node")]
+
+
+def _np(t):
+    return np.array(t.detach().numpy())
+
+
+def _close(a, e, rtol=1e-9, atol=1e-11):
+    """Compare pytrees of arraygrad and torch tensors."""
+    if isinstance(e, (tuple, list)):
+        assert isinstance(a, type(e)) and len(a) == len(e), f"{type(a)} vs {type(e)}"
+        for x, y in zip(a, e):
+            _close(x, y, rtol, atol)
+    elif isinstance(e, dict):
+        assert isinstance(a, dict) and list(a) == list(e)
+        for k in e:
+            _close(a[k], e[k], rtol, atol)
+    else:
+        assert tuple(a.shape) == tuple(e.shape), f"shape {tuple(a.shape)} != {tuple(e.shape)}"
+        assert str(a.dtype).split(".")[-1] == str(e.dtype).split(".")[-1]
+        np.testing.assert_allclose(_np(a), _np(e), rtol=rtol, atol=atol)
+
+
+def _both(*arrays):
+    """The same float64 values as arraygrad and torch tensors."""
+    return [ag.tensor(np.asarray(a, dtype=np.float64)) for a in arrays], \
+           [torch.tensor(np.asarray(a, dtype=np.float64)) for a in arrays]
+
+
+R = np.random.default_rng(0)
+X3 = R.standard_normal(3)
+Y3 = R.standard_normal(3)
+M23 = R.standard_normal((2, 3))
+
+
+def f_mixed(L, x, y):
+    return L.sin(x) * y + (x @ y) * x
+
+
+def f_scalar(L, x):
+    return (L.exp(x) * x ** 2).sum() + L.logsumexp(x, 0)
+
+
+# ----------------------------------------------------------------- jvp
+def test_jvp_two_args():
+    (x, y, tx, ty), (X, Y, TX, TY) = _both(X3, Y3, Y3, X3)
+    _close(func.jvp(lambda a, b: f_mixed(ag, a, b), (x, y), (tx, ty)),
+           torch.func.jvp(lambda a, b: f_mixed(torch, a, b), (X, Y), (TX, TY)))
+
+
+def test_jvp_pytrees_in_and_out_with_aux():
+    (x, m, tx, tm), (X, M, TX, TM) = _both(X3, M23, Y3, M23 * 2)
+
+    def f(L, d, xs):
+        a = d["w"] @ xs[0]
+        return {"a": a, "b": (L.tanh(a), d["w"].sum())}, {"aux": xs[0] * 2}
+    out = func.jvp(lambda d, xs: f(ag, d, xs), ({"w": m}, [x]), ({"w": tm}, [tx]), has_aux=True)
+    exp = torch.func.jvp(lambda d, xs: f(torch, d, xs), ({"w": M}, [X]), ({"w": TM}, [TX]),
+                         has_aux=True)
+    _close(out[:2], exp[:2])
+    _close(out[2], exp[2])
+
+
+def test_jvp_output_independent_of_input():
+    (x, t), (X, T) = _both(X3, Y3)
+    c = ag.tensor([1.0, 2.0], dtype=ag.float64)
+    p, tan = func.jvp(lambda a: c * 2, (x,), (t,))
+    np.testing.assert_allclose(_np(tan), [0.0, 0.0])
+    with pytest.raises(RuntimeError, match="independent of the inputs"):
+        func.jvp(lambda a: c * 2, (x,), (t,), strict=True)
+
+
+def test_jvp_errors_like_torch():
+    x = ag.ones(3)
+    with pytest.raises(RuntimeError, match="Expected primals to be a tuple"):
+        func.jvp(ag.sin, x, (x,))
+    with pytest.raises(RuntimeError, match="same python structure"):
+        func.jvp(lambda a, b: a, (x, x), (x,))
+    with pytest.raises(RuntimeError, match="doesn't match the shape"):
+        func.jvp(ag.sin, (x,), (ag.ones(2),))
+    with pytest.raises(RuntimeError, match=r"should be a tuple: \(output, aux\)"):
+        func.jvp(ag.sin, (x,), (x,), has_aux=True)
+    with pytest.raises(RuntimeError, match="at least one Tensor"):
+        func.jvp(ag.sin, (), ())
+
+
+def test_jvp_tangent_is_cast_to_primal_dtype():
+    x = ag.tensor([1.0, 2.0], dtype=ag.float64)
+    _, t = func.jvp(ag.sin, (x,), (ag.ones(2, dtype=ag.float32),))
+    assert t.dtype == ag.float64
+
+
+# ----------------------------------------------------------------- linearize
+def test_linearize_matches_torch():
+    (x, y, t1, t2), (X, Y, T1, T2) = _both(X3, Y3, Y3, M23[0])
+    out, jfn = func.linearize(lambda a, b: f_mixed(ag, a, b), x, y)
+    tout, tjfn = torch.func.linearize(lambda a, b: f_mixed(torch, a, b), X, Y)
+    _close(out, tout)
+    _close(jfn(t1, t2), tjfn(T1, T2))
+    _close(jfn(t2, t1), tjfn(T2, T1))
+    with pytest.raises(RuntimeError, match="same argspec"):
+        jfn(t1)
+
+
+# ----------------------------------------------------------------- jacfwd
+@pytest.mark.parametrize("argnums", [0, 1, (0, 1), (1,)])
+def test_jacfwd_argnums(argnums):
+    (x, y), (X, Y) = _both(X3, Y3)
+    _close(func.jacfwd(lambda a, b: f_mixed(ag, a, b), argnums)(x, y),
+           torch.func.jacfwd(lambda a, b: f_mixed(torch, a, b), argnums)(X, Y))
+
+
+def test_jacfwd_pytree_inputs_and_outputs_with_aux():
+    (x, m), (X, M) = _both(X3, M23)
+
+    def f(L, d):
+        h = d["w"] @ d["x"]
+        return (h, L.sin(d["x"]).sum()), L.cos(h)
+    got = func.jacfwd(lambda d: f(ag, d), has_aux=True)({"w": m, "x": x})
+    exp = torch.func.jacfwd(lambda d: f(torch, d), has_aux=True)({"w": M, "x": X})
+    _close(got, exp)
+
+
+def test_jacfwd_scalar_and_matrix_shapes():
+    (s, m), (S, M) = _both(np.float64(0.7), M23)
+    _close(func.jacfwd(lambda a: a * ag.tensor([1.0, 2.0], dtype=ag.float64))(s),
+           torch.func.jacfwd(lambda a: a * torch.tensor([1.0, 2.0], dtype=torch.float64))(S))
+    _close(func.jacfwd(lambda a: (a.T @ a).sum(0))(m), torch.func.jacfwd(lambda a: (a.T @ a).sum(0))(M))
+
+
+def test_jacfwd_randomness():
+    x = ag.ones(3)
+    with pytest.raises(RuntimeError, match="randomness"):
+        func.jacfwd(lambda a: a * ag.rand(3))(x)
+    j_same = func.jacfwd(lambda a: a * ag.rand(()), randomness="same")(x)
+    d = np.diag(_np(j_same))
+    assert np.all(d == d[0]) and np.all(_np(j_same) - np.diag(d) == 0)
+    j_diff = func.jacfwd(lambda a: a * ag.rand(()), randomness="different")(x)
+    assert len(set(np.diag(_np(j_diff)).tolist())) == 3
+    with pytest.raises(RuntimeError, match="Only allowed values for randomness"):
+        func.jacfwd(ag.sin, randomness="sometimes")
+
+
+# ----------------------------------------------------------------- hessian
+@pytest.mark.parametrize("argnums", [0, (0, 1)])
+def test_hessian_matches_torch(argnums):
+    (x, y), (X, Y) = _both(X3, Y3)
+
+    def f(L, a, b):
+        return (L.tanh(a) * b).sum() + (a * a * b).sum() ** 2
+    _close(func.hessian(lambda a, b: f(ag, a, b), argnums)(x, y),
+           torch.func.hessian(lambda a, b: f(torch, a, b), argnums)(X, Y))
+
+
+# ----------------------------------------------------------------- compositions
+def test_jvp_of_grad():
+    (x, t), (X, T) = _both(X3, Y3)
+    _close(func.jvp(func.grad(lambda a: f_scalar(ag, a)), (x,), (t,)),
+           torch.func.jvp(torch.func.grad(lambda a: f_scalar(torch, a)), (X,), (T,)))
+
+
+def test_grad_of_function_using_jvp():
+    (x, t), (X, T) = _both(X3, Y3)
+
+    def g(L, F, a, v):
+        return F.jvp(lambda z: f_scalar(L, z), (a,), (v,))[1]
+    _close(func.grad(lambda a, v: g(ag, func, a, v), (0, 1))(x, t),
+           torch.func.grad(lambda a, v: g(torch, torch.func, a, v), (0, 1))(X, T))
+
+
+def test_jacfwd_of_jacrev_and_jacrev_of_jacfwd():
+    (x,), (X,) = _both(X3)
+
+    def f(L, a):
+        return L.sin(a) * a.sum() + L.softmax(a, 0)
+    _close(func.jacfwd(func.jacrev(lambda a: f(ag, a)))(x),
+           torch.func.jacfwd(torch.func.jacrev(lambda a: f(torch, a)))(X))
+    _close(func.jacrev(func.jacfwd(lambda a: f(ag, a)))(x),
+           torch.func.jacrev(torch.func.jacfwd(lambda a: f(torch, a)))(X))
+
+
+def test_jacfwd_of_jacfwd():
+    (x,), (X,) = _both(X3)
+    _close(func.jacfwd(func.jacfwd(lambda a: f_scalar(ag, a)))(x),
+           torch.func.jacfwd(torch.func.jacfwd(lambda a: f_scalar(torch, a)))(X))
+
+
+def test_vmap_of_jvp_and_jvp_of_vmap():
+    (m, tm), (M, TM) = _both(M23, M23[::-1].copy())
+
+    def one(L, F, a, t):
+        return F.jvp(lambda z: L.sin(z) * z.sum(), (a,), (t,))
+    _close(func.vmap(lambda a, t: one(ag, func, a, t))(m, tm),
+           torch.func.vmap(lambda a, t: one(torch, torch.func, a, t))(M, TM))
+    _close(func.jvp(func.vmap(lambda a: ag.sin(a) * a.sum()), (m,), (tm,)),
+           torch.func.jvp(torch.func.vmap(lambda a: torch.sin(a) * a.sum()), (M,), (TM,)))
+
+
+def test_jvp_then_eager_backward():
+    """func.jvp inside a region where inputs require grad, then .backward() outside."""
+    grads = []
+    for L, F in ((ag, func), (torch, torch.func)):
+        x = L.tensor(X3, requires_grad=True)
+        _, t = F.jvp(lambda a: L.sin(a) * a, (x,), (L.ones(3, dtype=L.float64),))
+        (t * t).sum().backward()
+        grads.append(x.grad)
+    _close(grads[0], grads[1])
+
+
+def test_no_perturbation_confusion():
+    """d/dx [x * d/dy (x + y)] = 1: the inner jvp must not see the outer tangent on x."""
+    x = ag.tensor(2.0, dtype=ag.float64)
+    one = ag.tensor(1.0, dtype=ag.float64)
+
+    def f(a):
+        return a * func.jvp(lambda y: a + y, (one,), (one,))[1]
+    _, d = func.jvp(f, (x,), (one,))
+    assert d.item() == 1.0
+    assert func.jacfwd(f)(x).item() == 1.0
+    # the same closure under nested jvp with the tangent on the closed-over variable
+    _, d2 = func.jvp(lambda a: func.jvp(lambda y: a * y * y, (one,), (one,))[1], (x,), (one,))
+    assert d2.item() == 2.0
+
+
+def _square_function():
+    class Square(ag.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x ** 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, = inputs
+            ctx.save_for_backward(x)
+            ctx.save_for_forward(x)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return 2 * x * g
+
+        @staticmethod
+        def jvp(ctx, t):
+            x, = ctx.saved_tensors
+            return 2 * x * t
+    return Square
+
+
+@pytest.mark.xfail(not hasattr(ag.autograd, "Function"), strict=True,
+                   reason="needs autograd.Function (the Function engineer's part of issue 4)")
+def test_nested_jacfwd_through_function_with_jvp():
+    """Issue 4: torch 2.13 gives 108, 0, 0; the right values are 108, 108, 72."""
+    Square = _square_function()
+
+    def f(x):
+        return Square.apply(Square.apply(x)).sum()
+    x = ag.tensor(3.0, dtype=ag.float64)
+    d1 = func.jacfwd(f)(x)
+    d2 = func.jacfwd(func.jacfwd(f))(x)
+    d3 = func.jacfwd(func.jacfwd(func.jacfwd(f)))(x)
+    assert (d1.item(), d2.item(), d3.item()) == (108.0, 108.0, 72.0)
