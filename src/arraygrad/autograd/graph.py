@@ -197,7 +197,7 @@ class PrimNode(Node, RuleCtx):
             self._out_meta = [(o.shape, o.dtype) for o in outs]
 
     def materialize(self, grads):
-        if self.n_outputs > 1 and None in grads:
+        if self.n_outputs > 1 and any(g is None for g in grads):
             from ..ops import creation
             grads = [creation.zeros(s, dtype=d) if g is None else g
                      for g, (s, d) in zip(grads, self._out_meta)]

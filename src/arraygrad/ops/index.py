@@ -129,10 +129,33 @@ def getitem(x, idx):
     if basic:
         _check_bounds(x.shape, index)
         return _getitem_view(x, index=index)
+    if builtins.any(type(i) is builtins.int for i in index):
+        return _ints_first(x, index)
     try:
         return _getitem_copy(x, index=index)
     except IndexError as e:
         raise IndexError(str(e).replace("axis", "dimension")) from None
+
+
+def _ints_first(x, index):
+    """torch applies integer indices as selects before the advanced (array) ones; NumPy
+    counts them as advanced, which places the result dims differently (x[1, :, idx])."""
+    first, rest = [], []
+    for i in index:
+        if type(i) is builtins.int:
+            first.append(i)
+        elif i is None or isinstance(i, slice):
+            first.append(i)
+            rest.append(slice(None))
+        elif i is Ellipsis:
+            first.append(i)
+            rest.append(i)
+        elif isinstance(i, builtins.bool):
+            rest.append(i)
+        else:
+            first.extend([slice(None)] * (i.ndim if i.dtype.kind == "b" else 1))
+            rest.append(i)
+    return getitem(getitem(x, tuple(first)), tuple(rest))
 
 
 def _scatter_impl(xp, g, shape, index):

@@ -22,7 +22,7 @@ def _dims(dim, ndim):
         if d in out:
             raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
         out.append(d)
-    return tuple(sorted(out))
+    return tuple(sorted(out)) if ndim else ()   # a 0-d tensor accepts dim 0/-1: nothing to reduce
 
 
 def _unreduce(g, shape, dims, keepdim):
@@ -219,15 +219,10 @@ def _minmax(name, all_prim, dim_prim, binary):
         dims = _dims(dim, input.ndim)
         _check_nonempty(name, input, dims)
         if input.ndim == 0:
-            return values_indices(input, _zeros_long(input))
+            return values_indices(*dim_prim(input.reshape(1), dims=(0,), keepdim=False))
         return values_indices(*dim_prim(input, dims=dims, keepdim=keepdim))
     op.__name__ = name
     return op
-
-
-def _zeros_long(x):
-    from .creation import zeros
-    return zeros((), dtype=_dt.int64)
 
 
 def _max_binary(a, b):
@@ -325,7 +320,10 @@ def softmax(input, dim=None, dtype=None):
         input = convert(input, dtype)
     if dim is None:
         dim = 0 if input.ndim in (0, 1, 3) else 1
-    return _softmax(input, dim=_t._wrap_dim(dim, input.ndim))
+    d = _t._wrap_dim(dim, input.ndim)
+    if input.ndim == 0:
+        return _softmax(input.reshape(1), dim=0).reshape(())
+    return _softmax(input, dim=d)
 
 
 def log_softmax(input, dim=None, dtype=None):
@@ -333,7 +331,10 @@ def log_softmax(input, dim=None, dtype=None):
         input = convert(input, dtype)
     if dim is None:
         dim = 0 if input.ndim in (0, 1, 3) else 1
-    return _log_softmax(input, dim=_t._wrap_dim(dim, input.ndim))
+    d = _t._wrap_dim(dim, input.ndim)
+    if input.ndim == 0:
+        return _log_softmax(input.reshape(1), dim=0).reshape(())
+    return _log_softmax(input, dim=d)
 
 
 # ----------------------------------------------------------------- composites
@@ -389,7 +390,10 @@ def _bool_reduce(name):
 def cumsum(input, dim, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
-    return _cumsum(input, dim=_t._wrap_dim(dim, input.ndim))
+    d = _t._wrap_dim(dim, input.ndim)
+    if input.ndim == 0:
+        return _cumsum(input.reshape(1), dim=0).reshape(())
+    return _cumsum(input, dim=d)
 
 
 def _cumsum_vjp(ctx, g, dim):

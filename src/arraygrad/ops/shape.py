@@ -103,7 +103,10 @@ _transpose.batch = shifted_dims_batch(_transpose, "d0", "d1")
 
 def transpose(input, dim0, dim1):
     n = input.ndim
-    return _transpose(input, d0=_wrap_dim(dim0, n), d1=_wrap_dim(dim1, n))
+    d0, d1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
+    if d0 == d1:
+        return _alias(input)
+    return _transpose(input, d0=d0, d1=d1)
 
 
 swapaxes = swapdims = transpose
@@ -112,7 +115,7 @@ swapaxes = swapdims = transpose
 def t(input):
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return input if input.ndim < 2 else transpose(input, 0, 1)
+    return _alias(input) if input.ndim < 2 else transpose(input, 0, 1)
 
 
 def _inverse_perm(dims):
@@ -149,11 +152,13 @@ def movedim(input, source, destination):
         raise RuntimeError("movedim: Invalid source or destination dims")
     src = [_wrap_dim(d, n) for d in src]
     dst = [_wrap_dim(d, n) for d in dst]
+    if n == 0:
+        return _alias(input)
     order = [d for d in range(n) if d not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
     if order == list(range(n)):
-        return input
+        return _alias(input)
     return _permute(input, dims=tuple(order))
 
 
@@ -181,9 +186,9 @@ def squeeze(input, dim=None):
         dims = tuple(i for i, s in enumerate(shape) if s == 1)
     else:
         ds = (dim,) if isinstance(dim, builtins.int) else tuple(dim)
-        dims = tuple(d for d in (_wrap_dim(d, input.ndim) for d in ds) if shape[d] == 1)
+        dims = tuple(d for d in (_wrap_dim(d, input.ndim) for d in ds) if input.ndim and shape[d] == 1)
     if not dims:
-        return _alias(input) if input.ndim else input
+        return _alias(input)
     return _squeeze(input, dims=dims)
 
 
@@ -237,7 +242,7 @@ def expand(input, *sizes):
         out.append(s)
     out = tuple(out)
     if out == shape:
-        return input
+        return _alias(input)
     return _expand(input, shape=out)
 
 

@@ -1,0 +1,137 @@
+"""Every op of the catalogue against torch: values, dtypes, gradients, second derivatives."""
+import zlib
+
+import numpy as np
+import pytest
+
+import arraygrad as ag
+from conftest import assert_close, dtype_name
+from op_db import OPS
+
+torch = pytest.importorskip("torch")
+
+
+def _cases(ops, pred=lambda op: True):
+    cases = []
+    for op in ops:
+        if not pred(op):
+            continue
+        rng = np.random.default_rng(zlib.crc32(op.name.encode()))
+        for i, s in enumerate(op.samples(rng)):
+            cases.append(pytest.param(op, s, id=f"{op.name}-{i}"))
+    return cases
+
+
+def _convert(lib, v, float_dtype, leaves):
+    """Sample value -> lib's value; float arrays become leaves requiring grad."""
+    if isinstance(v, np.ndarray):
+        if v.dtype.kind == "f":
+            t = lib.tensor(v.astype(float_dtype), requires_grad=True)
+            leaves.append(t)
+            return t
+        return lib.tensor(v)
+    if isinstance(v, list) and v and isinstance(v[0], np.ndarray):
+        return [_convert(lib, a, float_dtype, leaves) for a in v]
+    return v
+
+
+def _run(lib, op, sample, float_dtype=np.float64):
+    leaves = []
+    args = [_convert(lib, a, float_dtype, leaves) for a in sample.args]
+    kwargs = {k: _convert(lib, v, float_dtype, leaves) for k, v in sample.kwargs.items()}
+    out = op.fn(lib, *args, **kwargs)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    return leaves, outs
+
+
+def _grad(lib, outs, inputs, cots, create_graph):
+    pairs = [(o, c) for o, c in zip(outs, cots) if o.requires_grad]
+    if not pairs:
+        return [None] * len(inputs)
+    return list(lib.autograd.grad([o for o, _ in pairs], inputs, [c for _, c in pairs],
+                                  allow_unused=True, create_graph=create_graph))
+
+
+def _zeros_if_none(lib, g, like):
+    return lib.zeros_like(like) if g is None else g
+
+
+ALL = _cases(OPS)
+DIFF = _cases(OPS, lambda op: op.grad)
+GRADGRAD = _cases(OPS, lambda op: op.grad and op.gradgrad)
+
+
+@pytest.mark.parametrize("op,sample", ALL)
+def test_forward_float64(op, sample):
+    _, a_outs = _run(ag, op, sample)
+    _, t_outs = _run(torch, op, sample)
+    assert len(a_outs) == len(t_outs)
+    for i, (a, t) in enumerate(zip(a_outs, t_outs)):
+        assert isinstance(a, ag.Tensor), f"output {i} is a {type(a).__name__}"
+        assert_close(a, t, op.rtol, op.atol, what=f"{op.name}{sample} output {i}: ")
+        assert a.requires_grad == t.requires_grad, f"output {i} requires_grad"
+        assert a.is_leaf == t.is_leaf
+
+
+@pytest.mark.parametrize("op,sample", ALL)
+def test_forward_float32_dtype(op, sample):
+    """float32 inputs stay float32 (and int/bool results keep torch's dtypes)."""
+    _, a_outs = _run(ag, op, sample, np.float32)
+    _, t_outs = _run(torch, op, sample, np.float32)
+    for i, (a, t) in enumerate(zip(a_outs, t_outs)):
+        assert_close(a, t, 2e-5, 1e-5, what=f"{op.name}{sample} float32 output {i}: ")
+
+
+@pytest.mark.parametrize("op,sample", DIFF)
+def test_grad(op, sample):
+    a_in, a_outs = _run(ag, op, sample)
+    t_in, t_outs = _run(torch, op, sample)
+    rng = np.random.default_rng(1)
+    cots = [rng.standard_normal(tuple(t.shape)) if t.requires_grad else None for t in t_outs]
+    for a, t in zip(a_outs, t_outs):
+        assert a.requires_grad == t.requires_grad
+    a_g = _grad(ag, a_outs, a_in, [None if c is None else ag.tensor(c) for c in cots], False)
+    t_g = _grad(torch, t_outs, t_in, [None if c is None else torch.tensor(c) for c in cots], False)
+    for i, (a, t, x) in enumerate(zip(a_g, t_g, t_in)):
+        if a is not None:
+            assert not a.requires_grad, "a gradient computed without create_graph has history"
+        assert_close(_zeros_if_none(ag, a, a_in[i]), _zeros_if_none(torch, t, x), op.rtol, op.atol,
+                     what=f"{op.name}{sample} grad of input {i}: ")
+
+
+@pytest.mark.parametrize("op,sample", GRADGRAD)
+def test_gradgrad(op, sample):
+    """Second derivatives through create_graph, w.r.t. the inputs and the cotangents."""
+    a_in, a_outs = _run(ag, op, sample)
+    t_in, t_outs = _run(torch, op, sample)
+    rng = np.random.default_rng(2)
+    cots = [rng.standard_normal(tuple(t.shape)) if t.requires_grad else None for t in t_outs]
+    a_cots = [None if c is None else ag.tensor(c, requires_grad=True) for c in cots]
+    t_cots = [None if c is None else torch.tensor(c, requires_grad=True) for c in cots]
+    a_g = _grad(ag, a_outs, a_in, a_cots, True)
+    t_g = _grad(torch, t_outs, t_in, t_cots, True)
+    ws = [rng.standard_normal(tuple(x.shape)) for x in t_in]
+
+    def second(lib, grads, inputs, cts):
+        terms = [(g * lib.tensor(w)).sum() for g, w in zip(grads, ws)
+                 if g is not None and g.requires_grad]
+        wrt = inputs + [c for c in cts if c is not None]
+        if not terms:
+            return [None] * len(wrt), wrt
+        return list(lib.autograd.grad(sum(terms), wrt, allow_unused=True)), wrt
+
+    a_gg, a_wrt = second(ag, a_g, a_in, a_cots)
+    t_gg, t_wrt = second(torch, t_g, t_in, t_cots)
+    for i, (a, t) in enumerate(zip(a_gg, t_gg)):
+        assert_close(_zeros_if_none(ag, a, a_wrt[i]), _zeros_if_none(torch, t, t_wrt[i]),
+                     op.rtol, op.atol, what=f"{op.name}{sample} second derivative {i}: ")
+
+
+def test_catalogue_covers_the_issue_ops():
+    names = {op.name for op in OPS}
+    wanted = ("add sub mul div neg pow exp log sqrt abs sign tanh sigmoid relu clamp clamp_min "
+              "clamp_max maximum minimum where eq ne lt le gt ge sum mean max_dim max_all min_dim "
+              "min_all amax amin matmul op_matmul mm reshape view transpose permute unsqueeze "
+              "squeeze expand movedim flatten cat stack getitem getitem_bool getitem_int_tensor "
+              "logsumexp softmax log_softmax").split()
+    assert not [n for n in wanted if n not in names]
