@@ -1,0 +1,218 @@
+"""Side-by-side benchmarks: arraygrad vs torch vs a hand-written NumPy floor.
+
+    python bench/run.py            # about a minute; torch is optional (n/a if absent)
+
+1. a chain of 100 small elementwise ops, forward + backward: µs per op
+   (the per-op overhead of recording and running the graph);
+2. the same chain on 10^6-element arrays: µs per op (memory-bound work);
+3. one MLP training step, batch 256, 784-512-512-10, ReLU, cross-entropy,
+   SGD: ms per step.
+
+The NumPy floor does the same arithmetic with no autograd at all: the forward
+pass keeps what the hand-derived backward needs, then the backward runs.
+"""
+import os
+import platform
+import statistics
+import sys
+import time
+
+import numpy as np
+
+try:
+    import arraygrad as ag
+except ImportError:     # running from a checkout without `pip install -e .`
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+    import arraygrad as ag
+import arraygrad.nn.functional as agF
+
+try:
+    import torch
+    import torch.nn.functional as tF
+except ImportError:
+    torch = None
+
+CHAIN = 100
+SMALL, LARGE = 16, 10 ** 6
+BATCH, SIZES, LR = 256, (784, 512, 512, 10), 0.01
+
+
+def compare(fns, budget, min_rounds=5, max_rounds=2000):
+    """Median seconds per call of each of `fns`, run in interleaved rounds within ~`budget` s.
+
+    Interleaving spreads any background load evenly over the contenders.
+    """
+    for fn in fns.values():
+        fn()
+    times = {k: [] for k in fns}
+    start = time.perf_counter()
+    rounds = 0
+    while rounds < min_rounds or (time.perf_counter() - start < budget and rounds < max_rounds):
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t0)
+        rounds += 1
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+# ----------------------------------------------------------------- 1, 2: elementwise chain
+# The chain cycles through mul by a constant array, add a constant array, tanh, sin:
+# bounded values, and every op has a non-trivial derivative.
+def chain_lib(lib, x0, a, b):
+    def step():
+        x = x0.detach().requires_grad_(True)
+        y = x
+        for i in range(CHAIN):
+            k = i % 4
+            y = y * a if k == 0 else y + b if k == 1 else lib.tanh(y) if k == 2 else lib.sin(y)
+        y.backward(ones)
+        return x.grad
+    ones = lib.ones_like(x0)
+    return step
+
+
+def chain_numpy(x0, a, b):
+    def step():
+        saved = []
+        y = x0
+        for i in range(CHAIN):
+            k = i % 4
+            if k == 0:
+                y = y * a
+            elif k == 1:
+                y = y + b
+            elif k == 2:
+                y = np.tanh(y)
+                saved.append(y)
+            else:
+                saved.append(y)
+                y = np.sin(y)
+        g = np.ones_like(x0)
+        for i in reversed(range(CHAIN)):
+            k = i % 4
+            if k == 0:
+                g = g * a
+            elif k == 2:
+                t = saved.pop()
+                g = g * (1 - t * t)
+            elif k == 3:
+                g = g * np.cos(saved.pop())
+        return g
+    return step
+
+
+def bench_chain(n, budget):
+    rng = np.random.default_rng(0)
+    x0 = rng.standard_normal(n).astype(np.float32)
+    a = rng.uniform(0.9, 1.1, n).astype(np.float32)
+    b = rng.uniform(-0.1, 0.1, n).astype(np.float32)
+    ref = chain_numpy(x0, a, b)()
+    steps = {"numpy": chain_numpy(x0, a, b),
+             "arraygrad": chain_lib(ag, ag.tensor(x0), ag.tensor(a), ag.tensor(b))}
+    if torch is not None:
+        steps["torch"] = chain_lib(torch, torch.tensor(x0), torch.tensor(a), torch.tensor(b))
+    for k, step in steps.items():     # all compute the same gradient
+        np.testing.assert_allclose(np.asarray(step()), ref, rtol=1e-3, atol=1e-5, err_msg=k)
+    return {k: t / CHAIN for k, t in compare(steps, budget).items()}
+
+
+# ----------------------------------------------------------------- 3: MLP step
+def init_weights():
+    rng = np.random.default_rng(1)
+    ws = []
+    for fan_in, fan_out in zip(SIZES[:-1], SIZES[1:]):
+        bound = 1 / np.sqrt(fan_in)
+        ws.append(rng.uniform(-bound, bound, (fan_out, fan_in)).astype(np.float32))
+        ws.append(rng.uniform(-bound, bound, fan_out).astype(np.float32))
+    x = rng.standard_normal((BATCH, SIZES[0])).astype(np.float32)
+    y = rng.integers(0, SIZES[-1], BATCH)
+    return ws, x, y
+
+
+def mlp_lib(lib, F, ws, x, y):
+    """The same model in arraygrad or torch: Linear layers, optimizer SGD."""
+    model = lib.nn.Sequential(lib.nn.Linear(SIZES[0], SIZES[1]), lib.nn.ReLU(),
+                              lib.nn.Linear(SIZES[1], SIZES[2]), lib.nn.ReLU(),
+                              lib.nn.Linear(SIZES[2], SIZES[3]))
+    with lib.no_grad():
+        for p, w in zip(model.parameters(), ws):
+            p.copy_(lib.tensor(w))
+    opt = lib.optim.SGD(model.parameters(), lr=LR)
+    x, y = lib.tensor(x), lib.tensor(y)
+
+    def step():
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+    return step
+
+
+def mlp_numpy(ws, x, y):
+    ws = [w.copy() for w in ws]
+    onehot = np.eye(SIZES[-1], dtype=np.float32)[y]
+
+    def step():
+        w1, b1, w2, b2, w3, b3 = ws
+        h1 = np.maximum(x @ w1.T + b1, 0)
+        h2 = np.maximum(h1 @ w2.T + b2, 0)
+        z = h2 @ w3.T + b3
+        z = z - z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        s = e.sum(axis=1, keepdims=True)
+        loss = float(np.mean(np.log(s)[:, 0] - (z * onehot).sum(1)))
+        dz = (e / s - onehot) / BATCH
+        dh2 = (dz @ w3) * (h2 > 0)
+        dh1 = (dh2 @ w2) * (h1 > 0)
+        grads = (dh1.T @ x, dh1.sum(0), dh2.T @ h1, dh2.sum(0), dz.T @ h2, dz.sum(0))
+        for w, g in zip(ws, grads):
+            w -= LR * g
+        return loss
+    return step
+
+
+def bench_mlp(budget):
+    ws, x, y = init_weights()
+    steps = {"numpy": mlp_numpy(ws, x, y), "arraygrad": mlp_lib(ag, agF, ws, x, y)}
+    if torch is not None:
+        steps["torch"] = mlp_lib(torch, tF, ws, x, y)
+    losses = {k: [s() for _ in range(3)] for k, s in steps.items()}
+    for k, v in losses.items():    # all three train the same model the same way
+        np.testing.assert_allclose(v, losses["numpy"], rtol=1e-3, err_msg=k)
+    return compare(steps, budget)
+
+
+# ----------------------------------------------------------------- report
+def row(name, unit, scale, r):
+    def cell(k):
+        return f"{r[k] * scale:12.2f}" if k in r else f"{'n/a':>12}"
+
+    def ratio(k):
+        return f"{r['arraygrad'] / r[k]:10.2f}x" if k in r else f"{'n/a':>11}"
+    return f"{name:<34}{unit:>7}{cell('arraygrad')}{cell('torch')}{cell('numpy')}" \
+           f"{ratio('torch')}{ratio('numpy')}"
+
+
+def main():
+    budget = float(os.environ.get("BENCH_BUDGET", "3"))
+    print(f"arraygrad {ag.__version__}, numpy {np.__version__}, "
+          f"torch {torch.__version__ if torch else 'n/a (not installed)'}, "
+          f"python {platform.python_version()}, {os.cpu_count()} cpus"
+          + (f", torch threads {torch.get_num_threads()}" if torch else ""))
+    results = [
+        (f"chain of {CHAIN} ops, {SMALL} elems", "us/op", 1e6, bench_chain(SMALL, budget)),
+        (f"chain of {CHAIN} ops, 1e6 elems", "us/op", 1e6, bench_chain(LARGE, 4 * budget)),
+        (f"MLP step {'-'.join(map(str, SIZES))}, b{BATCH}", "ms", 1e3, bench_mlp(4 * budget)),
+    ]
+    print()
+    print(f"{'benchmark':<34}{'unit':>7}{'arraygrad':>12}{'torch':>12}{'numpy floor':>12}"
+          f"{'ag/torch':>11}{'ag/numpy':>11}")
+    for r in results:
+        print(row(*r))
+    print("\nforward + backward (and the SGD update for the MLP); median of repeated runs.")
+
+
+if __name__ == "__main__":
+    main()
