@@ -324,6 +324,8 @@ def test_forward_ad_errors_match_torch():
             fwAD.make_dual(ag.tensor([1, 2]), x)
         with pytest.raises(RuntimeError, match="different size"):
             fwAD.make_dual(x, ag.ones(3))
+        with pytest.raises(RuntimeError, match="already has a forward gradient at the same level 0"):
+            fwAD.make_dual(fwAD.make_dual(x, x), x)
         with pytest.raises(RuntimeError, match="not the last one"):
             fwAD.exit_dual_level(level=5)
 

@@ -82,8 +82,11 @@ def make_dual(tensor, tangent, *, level=None):
                                "with its own dual_level(), or pass tensors created outside")
     if tangent.dtype is not tensor.dtype:
         tangent = tangent.to(tensor.dtype)
-    primal = lvl.unwrap(tensor)[0]      # a dual of this level gets its tangent replaced
-    return lvl.wrap(primal, tangent)
+    if getattr(tensor, "_lvl", None) is lvl:
+        n = len(_levels.stack) - 1 if level is None else level
+        raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
+                           f"gradient at the same level {n} is not supported.")
+    return lvl.wrap(tensor, tangent)
 
 
 class UnpackedDualTensor(NamedTuple):
