@@ -188,6 +188,8 @@ class Tensor:
         return self._base_array().reshape(()).item() if self._lvl is None else _item_inside(self)
 
     def tolist(self):
+        if self._lvl is not None and _batched(self):
+            _item_inside(self)
         return np.asarray(self._base_array()).tolist()
 
     def __float__(self):
@@ -199,6 +201,8 @@ class Tensor:
     def __bool__(self):
         if self.numel() != 1:
             raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        if self._lvl is not None and _batched(self):
+            _item_inside(self, control_flow=True)
         return bool(self.item())
 
     def __index__(self):
@@ -249,7 +253,24 @@ def _rebuild(array, requires_grad, is_param=False):
     return t
 
 
-def _item_inside(t):
+def _batched(t):
+    """Whether some vmap level holds `t` (its value differs per example)."""
+    while t._lvl is not None:
+        if t._lvl.kind == "batch":
+            return True
+        t = t._inner
+    return False
+
+
+def _item_inside(t, control_flow=False):
+    if _batched(t):
+        if control_flow:
+            raise RuntimeError("vmap: It looks like you're attempting to use a Tensor in some "
+                               "data-dependent control flow. We don't support that yet, please "
+                               "file an issue at https://github.com/pytorch/pytorch/issues .")
+        raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't "
+                           "support vmap over calling .item() on a Tensor, please try to rewrite "
+                           "what you're doing with other operations.")
     raise RuntimeError(f"item() needs a concrete value, but this tensor is being transformed by "
                        f"{t._lvl.kind} (level {t._lvl.level}); use tensor ops instead")
 

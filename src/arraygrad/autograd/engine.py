@@ -98,8 +98,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     if is_grads_batched:
         from ..func import vmap
+        gos = _tensors(grad_outputs, "grad_outputs")
         return vmap(lambda *g: grad(outs, ins, g, True, create_graph, allow_unused=allow_unused,
-                                    materialize_grads=materialize_grads))(*grad_outputs)
+                                    materialize_grads=materialize_grads),
+                    in_dims=tuple(None if g is None else 0 for g in gos))(*gos)
     grads = _root_grads(outs, grad_outputs, create_graph)
     capture = []
     for t in ins:

@@ -32,7 +32,7 @@ def _check(self, name):
 
 def apply(self, result, name="inplace"):
     """Make `self` hold `result` in place (see NOTE [in-place]); returns self."""
-    if self._lvl is not None:
+    if self._lvl is not None or result._lvl is not None:
         return _apply_wrapped(self, result)
     _check(self, name)
     if result.shape != self.shape:
@@ -109,5 +109,15 @@ def _rebase(view, result):
 
 
 def _apply_wrapped(self, result):
-    """In-place on a transform's tensor: the level decides (see its `inplace`)."""
-    return self._lvl.inplace(self, result)
+    """In-place on or from a transform's tensor: the higher level decides (see its `inplace`)."""
+    lvl, rl = self._lvl, result._lvl
+    if rl is not None and rl.alive and (lvl is None or rl.level > lvl.level):
+        if rl.kind != "batch":
+            raise RuntimeError("During a grad (vjp, jvp, grad, etc) transform, the function "
+                               "provided attempted to call an in-place operation that would "
+                               "mutate a captured Tensor. Please instead call the out-of-place "
+                               "version of this operation (e.g. use y = x + y instead of x += y).")
+        lvl = rl    # the batch level explains why this write cannot be done
+    if lvl is None:
+        return apply(self, _t.lower(result))
+    return lvl.inplace(self, result)

@@ -5,6 +5,7 @@ from collections import namedtuple
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
+from ._rules import to_front
 from .elementwise import convert, exp, where, log
 
 Tensor = _t.Tensor
@@ -34,10 +35,12 @@ def _unreduce(g, shape, dims, keepdim):
 
 def _reduce_batch(prim):
     def rule(args, bdims, dims, keepdim, **params):
-        x, = args
-        b = bdims[0]
-        x = x.movedim(b, 0)
-        out = prim(x, dims=tuple(d + 1 for d in dims), keepdim=keepdim, **params)
+        x = to_front(args[0], bdims[0])
+        if x.ndim == 1 and dims:
+            # a 0-d example reduced over "dim 0": a size-1 dim, the result is 0-d again
+            out = prim(x.unsqueeze(1), dims=(1,), keepdim=False, **params)
+        else:
+            out = prim(x, dims=tuple(d + 1 for d in dims), keepdim=keepdim, **params)
         if prim.multiple_results:
             return out, (0,) * len(out)
         return out, 0
@@ -301,7 +304,9 @@ def _log_softmax_vjp(ctx, g, dim):
 
 def _dim_batch(prim):
     def rule(args, bdims, dim, **params):
-        x = args[0].movedim(bdims[0], 0)
+        x = to_front(args[0], bdims[0])
+        if x.ndim == 1:     # a 0-d example: along a size-1 dim
+            return prim(x.unsqueeze(1), dim=1, **params).squeeze(1), 0
         return prim(x, dim=dim + 1, **params), 0
     return rule
 
