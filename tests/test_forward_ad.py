@@ -218,7 +218,8 @@ def _case(entry, seed=0):
 
 def _ag_jvp(fn, xs, diff, tangents):
     primals = tuple(x for x, d in zip(xs, diff) if d)
-    return jvp(lambda *a: _call(fn, ag, diff, xs, a), primals, tuple(ag.tensor(t) for t in tangents))
+    ts = tuple(ag.tensor(t) for t in tangents)
+    return jvp(lambda *a: _call(fn, ag, diff, xs, a), primals, ts)
 
 
 @pytest.mark.parametrize("entry", OPS, ids=[e[0] for e in OPS])
@@ -235,8 +236,9 @@ def test_jvp_matches_torch_and_finite_differences(entry):
         return
     # central differences along the tangent
     eps = 1e-6
-    plus = [ag.tensor(_np(x) + eps * t) for x, t in zip((x for x, d in zip(xs, diff) if d), tangents)]
-    minus = [ag.tensor(_np(x) - eps * t) for x, t in zip((x for x, d in zip(xs, diff) if d), tangents)]
+    diff_xs = [_np(x) for x, d in zip(xs, diff) if d]
+    plus = [ag.tensor(x + eps * t) for x, t in zip(diff_xs, tangents)]
+    minus = [ag.tensor(x - eps * t) for x, t in zip(diff_xs, tangents)]
     fd = (_np(_call(fn, ag, diff, xs, plus)) - _np(_call(fn, ag, diff, xs, minus))) / (2 * eps)
     np.testing.assert_allclose(_np(tan), fd, rtol=max(rtol, 1e-5), atol=1e-6,
                                err_msg=f"{name} vs finite differences")
@@ -324,7 +326,7 @@ def test_forward_ad_errors_match_torch():
             fwAD.make_dual(ag.tensor([1, 2]), x)
         with pytest.raises(RuntimeError, match="different size"):
             fwAD.make_dual(x, ag.ones(3))
-        with pytest.raises(RuntimeError, match="already has a forward gradient at the same level 0"):
+        with pytest.raises(RuntimeError, match="already has a forward gradient at the same level"):
             fwAD.make_dual(fwAD.make_dual(x, x), x)
         with pytest.raises(RuntimeError, match="not the last one"):
             fwAD.exit_dual_level(level=5)

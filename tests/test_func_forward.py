@@ -135,7 +135,8 @@ def test_jacfwd_scalar_and_matrix_shapes():
     (s, m), (S, M) = _both(np.float64(0.7), M23)
     _close(func.jacfwd(lambda a: a * ag.tensor([1.0, 2.0], dtype=ag.float64))(s),
            torch.func.jacfwd(lambda a: a * torch.tensor([1.0, 2.0], dtype=torch.float64))(S))
-    _close(func.jacfwd(lambda a: (a.T @ a).sum(0))(m), torch.func.jacfwd(lambda a: (a.T @ a).sum(0))(M))
+    _close(func.jacfwd(lambda a: (a.T @ a).sum(0))(m),
+           torch.func.jacfwd(lambda a: (a.T @ a).sum(0))(M))
 
 
 def test_jacfwd_randomness():
