@@ -270,3 +270,15 @@ def test_nested_jacfwd_through_function_with_jvp():
     d2 = func.jacfwd(func.jacfwd(f))(x)
     d3 = func.jacfwd(func.jacfwd(func.jacfwd(f)))(x)
     assert (d1.item(), d2.item(), d3.item()) == (108.0, 108.0, 72.0)
+
+
+def test_control_flow_and_item_on_primal_values():
+    (x, t), (X, T) = _both(X3, Y3)
+
+    def f(L, a):
+        s = a.sum()
+        return (L.sin(a) if s > 0 else L.cos(a)) * s.item()
+    _close(func.jvp(lambda a: f(ag, a), (x,), (t,)),
+           torch.func.jvp(lambda a: f(torch, a), (X,), (T,)))
+    _close(func.jvp(lambda a: f(ag, a), (-x,), (t,)),
+           torch.func.jvp(lambda a: f(torch, a), (-X,), (T,)))

@@ -137,8 +137,10 @@ class Tensor:
     def retain_grad(self):
         if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.grad_fn is not None:
+        if self.grad_fn is not None and not self._retains_grad:
+            from .autograd import graph
             self._retains_grad = True
+            graph.retain_grad_hook(self)
 
     def _base_array(self):
         t = self
@@ -271,8 +273,8 @@ def _item_inside(t, control_flow=False):
         raise RuntimeError("vmap: It looks like you're calling .item() on a Tensor. We don't "
                            "support vmap over calling .item() on a Tensor, please try to rewrite "
                            "what you're doing with other operations.")
-    raise RuntimeError(f"item() needs a concrete value, but this tensor is being transformed by "
-                       f"{t._lvl.kind} (level {t._lvl.level}); use tensor ops instead")
+    # grad and jvp levels hold one concrete value: control flow on it is fine, as in torch.func
+    return t._base_array().reshape(()).item()
 
 
 class _Device(str):
