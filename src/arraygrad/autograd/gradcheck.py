@@ -1,0 +1,417 @@
+"""gradcheck / gradgradcheck: analytical gradients against finite differences (torch's API).
+
+    x = arraygrad.randn(5, dtype=arraygrad.double, requires_grad=True)
+    arraygrad.autograd.gradcheck(MySigmoid.apply, (x,))      # True, or GradcheckError
+
+# NOTE [gradcheck report]
+torch's failure message prints both Jacobians in full, unreadable past a few
+dozen entries. Ours names the (output, input) pair, then lists the worst
+entries (input element -> output element: numerical, analytical, difference),
+how many entries are off, and the largest error; the full matrices follow
+only when they are small.
+"""
+import warnings
+
+import numpy as np
+
+from .. import _tensor as _t
+from .._tensor import Tensor
+from ..utils._pytree import tree_flatten
+from . import engine
+
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+
+_WORST = 8          # entries listed in a failure report
+_FULL_MAX = 36      # Jacobians up to this many entries are also printed in full
+
+
+class GradcheckError(RuntimeError):
+    """Raised by gradcheck/gradgradcheck when a check fails."""
+
+
+def _as_tuple(x):
+    if isinstance(x, tuple):
+        return x
+    if isinstance(x, list):
+        return tuple(x)
+    return (x,)
+
+
+def _tensors_in(x):
+    return [t for t in tree_flatten(x)[0] if isinstance(t, Tensor)]
+
+
+def _outputs(func, inputs):
+    out = func(*inputs)
+    return [o for o in tree_flatten(_as_tuple(out))[0] if isinstance(o, Tensor)]
+
+
+def _np(t):
+    return np.array(t.detach().numpy(), dtype=np.float64 if t.dtype.is_floating_point else None)
+
+
+def _fail(msg, raise_exception):
+    if raise_exception:
+        raise GradcheckError(msg)
+    return False
+
+
+# ----------------------------------------------------------------- Jacobians
+def _numerical(func, inputs, diff, outputs, eps):
+    """Central differences: J[o][i] has shape (numel(input i), numel(output o))."""
+    # the perturbation writes the raw data (no version bump), and func runs with grad
+    # mode as the caller has it: gradgradcheck's func differentiates inside
+    jac = [[np.zeros((x.numel(), o.numel())) for x in diff] for o in outputs]
+    for i, x in enumerate(diff):
+        data = x._data
+        flat_idx = list(np.ndindex(*data.shape)) if data.ndim else [()]
+        for j, idx in enumerate(flat_idx):
+            orig = data[idx].copy()
+            data[idx] = orig - eps
+            lo = [_np(o) for o in _outputs(func, inputs)]
+            data[idx] = orig + eps
+            hi = [_np(o) for o in _outputs(func, inputs)]
+            data[idx] = orig
+            for k in range(len(outputs)):
+                if outputs[k].dtype.is_floating_point:
+                    jac[k][i][j] = ((hi[k] - lo[k]) / (2 * eps)).reshape(-1)
+    return jac
+
+
+def _analytical(outputs, diff, check_grad_dtypes):
+    """Row by row with autograd.grad: J[o][i] (numel(input i), numel(output o))."""
+    from ..ops.creation import zeros
+    jac = [[np.zeros((x.numel(), o.numel())) for x in diff] for o in outputs]
+    for k, o in enumerate(outputs):
+        if not o.requires_grad:
+            continue
+        for j in range(o.numel()):
+            g = zeros(tuple(o.shape), dtype=o.dtype)
+            g._data.reshape(-1)[j] = 1
+            grads = engine.grad([o], diff, [g], retain_graph=True, allow_unused=True)
+            for i, (gi, x) in enumerate(zip(grads, diff)):
+                if gi is None:
+                    continue
+                if tuple(gi.shape) != tuple(x.shape):
+                    raise GradcheckError(f"Gradient for input {i} has shape {list(gi.shape)}, "
+                                         f"expected {list(x.shape)} (output {k})")
+                if check_grad_dtypes and gi.dtype is not x.dtype:
+                    raise GradcheckError(f"Gradient has dtype mismatch: input {i} is {x.dtype}, "
+                                         f"its gradient {gi.dtype}")
+                jac[k][i][:, j] = _np(gi).reshape(-1)
+    return jac
+
+
+def _report(k, i, num, ana, atol, rtol, x, o):
+    """The readable mismatch report of one (output, input) Jacobian block (NOTE above)."""
+    diff = np.abs(num - ana)
+    bad = diff > atol + rtol * np.abs(num)
+    n_bad = int(bad.sum())
+    order = np.argsort(-(diff * bad).reshape(-1), kind="stable")[:min(_WORST, n_bad)]
+    lines = [f"Jacobian mismatch for output {k} with respect to input {i},",
+             f"{n_bad} of {num.size} entries differ by more than atol + rtol * |numerical| "
+             f"(atol={atol}, rtol={rtol}); largest |numerical - analytical| = "
+             f"{diff.max():.6g}.",
+             "worst entries (input element -> output element: numerical vs analytical):"]
+    for flat in order:
+        a, b = np.unravel_index(flat, num.shape)
+        ii = np.unravel_index(a, tuple(x.shape)) if x.dim() else ()
+        oi = np.unravel_index(b, tuple(o.shape)) if o.dim() else ()
+        lines.append(f"  input {i}{list(map(int, ii))} -> output {k}{list(map(int, oi))}: "
+                     f"numerical {num[a, b]:.8g} vs analytical {ana[a, b]:.8g} "
+                     f"(diff {num[a, b] - ana[a, b]:+.3g})")
+    hint = _pattern_hint(num, ana, bad)
+    if hint:
+        lines.append(hint)
+    if num.size <= _FULL_MAX:
+        lines.append(f"numerical:{np.array2string(num, precision=4)}")
+        lines.append(f"analytical:{np.array2string(ana, precision=4)}")
+    return "\n".join(lines)
+
+
+def _pattern_hint(num, ana, bad):
+    """Name a common mistake when the whole block shows it (sign, constant factor, zero)."""
+    n, a = num[bad], ana[bad]
+    if not np.any(n):
+        return None
+    if not np.any(a):
+        return "hint: the analytical gradient is zero here: is a gradient missing or None?"
+    if np.allclose(a, -n, rtol=1e-3, atol=1e-6):
+        return "hint: analytical = -numerical: a sign error in backward?"
+    nz = np.abs(n) > 1e-8
+    ratio = a[nz] / n[nz]
+    if ratio.size and np.allclose(ratio, ratio[0], rtol=1e-3):
+        return (f"hint: analytical = {ratio[0]:.6g} * numerical everywhere: a missing or extra "
+                "constant factor in backward?")
+    return None
+
+
+# ----------------------------------------------------------------- gradcheck
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
+              check_batched_grad=False, check_batched_forward_grad=False, check_forward_ad=False,
+              check_backward_ad=True, fast_mode=False, masked=None):
+    """Check the gradients of `func` at `inputs` against finite differences.
+
+    Returns True, or raises GradcheckError (returns False with
+    raise_exception=False). Inputs that require grad should be float64.
+    """
+    inputs = _as_tuple(inputs)
+    all_tensors = _tensors_in(inputs)
+    diff = [t for t in all_tensors if t.requires_grad]
+    if not diff:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
+                         "none of the them have requires_grad=True.")
+    for i, t in enumerate(all_tensors):
+        if t.requires_grad and t.dtype.name != "float64":
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
+                          "point or complex. This check will likely fail if all the inputs are not "
+                          "of double precision floating point or complex. ", UserWarning,
+                          stacklevel=2)
+    if not (check_forward_ad or check_backward_ad):
+        raise ValueError("Expected at least one of check_forward_ad or check_backward_ad to be "
+                         "True")
+    if check_batched_forward_grad and not check_forward_ad:
+        raise ValueError("check_batched_forward_grad requires check_forward_ad to be True")
+    if check_batched_grad and not check_backward_ad:
+        raise ValueError("check_batched_grad requires check_backward_ad to be True")
+    try:
+        return _gradcheck(func, inputs, diff, eps, atol, rtol, nondet_tol, check_undefined_grad,
+                          check_grad_dtypes, check_batched_grad, check_batched_forward_grad,
+                          check_forward_ad, check_backward_ad, fast_mode)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+
+
+def _gradcheck(func, inputs, diff, eps, atol, rtol, nondet_tol, check_undefined_grad,
+               check_grad_dtypes, check_batched_grad, check_batched_forward_grad,
+               check_forward_ad, check_backward_ad, fast_mode):
+    outputs = _outputs(func, inputs)
+    if fast_mode:
+        return _fast(func, inputs, diff, outputs, eps, atol, rtol, check_backward_ad,
+                     check_forward_ad)
+    num = _numerical(func, inputs, diff, outputs, eps)
+    for k, o in enumerate(outputs):
+        if not o.requires_grad:
+            for i in range(len(diff)):
+                if np.any(np.abs(num[k][i]) > atol):
+                    raise GradcheckError(f"Numerical gradient for function expected to be zero: "
+                                         f"output {k} does not require grad, but its numerical "
+                                         f"gradient with respect to input {i} is not zero")
+    if check_backward_ad:
+        ana = _analytical(outputs, diff, check_grad_dtypes)
+        _compare(num, ana, atol, rtol, diff, outputs, "")
+        if nondet_tol >= 0:
+            again = _analytical(_outputs(func, inputs), diff, False)
+            for k in range(len(outputs)):
+                for i in range(len(diff)):
+                    if np.any(np.abs(again[k][i] - ana[k][i]) > nondet_tol):
+                        raise GradcheckError(
+                            "Backward is not reentrant, i.e., running backward with same input "
+                            "and grad_output multiple times gives different values, although "
+                            "analytical gradient matches numerical gradient.The tolerance for "
+                            f"nondeterminism was {nondet_tol}.")
+        if check_undefined_grad:
+            _check_undefined_grad(func, inputs, diff)
+        if check_batched_grad:
+            _check_batched_grad(outputs, diff, atol, rtol)
+    if check_forward_ad:
+        fwd = _forward_jacobian(func, inputs, diff, outputs)
+        _compare(num, fwd, atol, rtol, diff, outputs, "(forward AD) ")
+        if check_batched_forward_grad:
+            _check_batched_forward(func, inputs, diff, fwd, atol, rtol)
+    return True
+
+
+def _compare(num, ana, atol, rtol, diff, outputs, what):
+    for k, o in enumerate(outputs):
+        for i, x in enumerate(diff):
+            n, a = num[k][i], ana[k][i]
+            if not np.allclose(a, n, rtol=rtol, atol=atol):
+                raise GradcheckError(what + _report(k, i, n, a, atol, rtol, x, o))
+
+
+def _check_undefined_grad(func, inputs, diff):
+    """Backward must cope with zero (undefined) output grads and give zero input grads."""
+    from ..ops.creation import zeros_like
+    outs = [o for o in _outputs(func, inputs) if o.requires_grad]
+    if not outs:
+        return
+    try:
+        grads = engine.grad(outs, diff, [zeros_like(o) for o in outs], allow_unused=True)
+    except Exception as e:
+        raise GradcheckError("Expected backward function to handle undefined output grads "
+                             f"(zero grad_outputs), but it raised {type(e).__name__}: {e}") from e
+    for i, g in enumerate(grads):
+        if g is not None and np.any(_np(g) != 0):
+            raise GradcheckError(f"Expected all input grads to be undefined or zero when all "
+                                 f"output grads are undefined or zero; input {i} got a nonzero "
+                                 "gradient")
+
+
+def _random_like(t, rng):
+    from ..ops.creation import tensor
+    return tensor(rng.standard_normal(tuple(t.shape)), dtype=t.dtype)
+
+
+def _check_batched_grad(outputs, diff, atol, rtol):
+    """autograd.grad with is_grads_batched=True (vmap over backward) against a loop."""
+    rng = np.random.default_rng(0)
+    from ..ops.shape import stack
+    for k, o in enumerate(outputs):
+        if not o.requires_grad:
+            continue
+        gs = [_random_like(o, rng) for _ in range(2)]
+        expected = [engine.grad([o], diff, [g], retain_graph=True, allow_unused=True) for g in gs]
+        try:
+            batched = engine.grad([o], diff, [stack(gs)], retain_graph=True, allow_unused=True,
+                                  is_grads_batched=True)
+        except Exception as e:
+            raise GradcheckError(f"While computing batched gradients for output {k}, got: "
+                                 f"{type(e).__name__}: {e}\nIf the backward is not vmappable, "
+                                 "pass check_batched_grad=False") from e
+        for i, b in enumerate(batched):
+            for n in range(len(gs)):
+                e = expected[n][i]
+                got = None if b is None else b[n]
+                if e is None and (got is None or not np.any(_np(got))):
+                    continue
+                if got is None or not np.allclose(_np(got), _np(e), rtol=rtol, atol=atol):
+                    raise GradcheckError(f"For output {k} and input {i}: batched gradient "
+                                         f"(vmap over backward) differs from the gradient "
+                                         f"computed one grad_output at a time (example {n})")
+
+
+def _forward_jacobian(func, inputs, diff, outputs):
+    """J by forward AD: one dual tangent per input element."""
+    from . import forward_ad
+    from ..ops.creation import zeros
+    jac = [[np.zeros((x.numel(), o.numel())) for x in diff] for o in outputs]
+    for i, x in enumerate(diff):
+        for j in range(x.numel()):
+            t = zeros(tuple(x.shape), dtype=x.dtype)
+            t._data.reshape(-1)[j] = 1
+            with forward_ad.dual_level():
+                dual_inputs = _replace(inputs, x, forward_ad.make_dual(x.detach(), t))
+                outs = _outputs(func, dual_inputs)
+                for k, o in enumerate(outs):
+                    tangent = forward_ad.unpack_dual(o).tangent
+                    if tangent is not None:
+                        jac[k][i][j] = _np(tangent).reshape(-1)
+    return jac
+
+
+def _replace(inputs, old, new):
+    from ..utils._pytree import tree_map
+    return tree_map(lambda v: new if v is old else v, inputs)
+
+
+def _check_batched_forward(func, inputs, diff, fwd, atol, rtol):
+    """Forward AD with a batch of tangents (vmap over jvp) against the per-tangent Jacobian."""
+    from ..func import vmap
+    from . import forward_ad
+    from ..ops.creation import eye
+    for i, x in enumerate(diff):
+        n = x.numel()
+        basis = eye(n, dtype=x.dtype).reshape((n,) + tuple(x.shape))
+
+        def one(t, i=i, x=x):
+            with forward_ad.dual_level():
+                dual_inputs = _replace(inputs, x, forward_ad.make_dual(x.detach(), t))
+                outs = _outputs(func, dual_inputs)
+                return tuple(_tangent_or_zeros(forward_ad.unpack_dual(o)) for o in outs)
+        try:
+            res = vmap(one)(basis)
+        except Exception as e:
+            raise GradcheckError(f"While computing batched forward gradients for input {i}, got: "
+                                 f"{type(e).__name__}: {e}") from e
+        for k, r in enumerate(res):
+            if not np.allclose(_np(r).reshape(n, -1), fwd[k][i], rtol=rtol, atol=atol):
+                raise GradcheckError(f"For output {k} and input {i}: batched forward gradient "
+                                     "(vmap over jvp) differs from the unbatched one")
+
+
+def _tangent_or_zeros(unpacked):
+    from ..ops.creation import zeros_like
+    p, t = unpacked
+    return zeros_like(p) if t is None else t
+
+
+def _fast(func, inputs, diff, outputs, eps, atol, rtol, check_backward_ad, check_forward_ad):
+    """torch's fast mode: compare u^T J v numerically and analytically for random u, v."""
+    rng = np.random.default_rng(0)
+    vs = [_random_like(x, rng) for x in diff]
+    us = [_random_like(o, rng) for o in outputs]
+    saved = [x._data.copy() for x in diff]
+    for x, v in zip(diff, vs):
+        x._data[...] = x._data + eps * v._data
+    hi = [_np(o) for o in _outputs(func, inputs)]
+    for x, s, v in zip(diff, saved, vs):
+        x._data[...] = s - eps * v._data
+    lo = [_np(o) for o in _outputs(func, inputs)]
+    for x, s in zip(diff, saved):
+        x._data[...] = s
+    for k, (o, u) in enumerate(zip(outputs, us)):
+        numerical = float(np.sum((hi[k] - lo[k]) / (2 * eps) * _np(u)))
+        found = []
+        if check_backward_ad and o.requires_grad:
+            grads = engine.grad([o], diff, [u], retain_graph=True, allow_unused=True)
+            found.append(("analytical", sum(float(np.sum(_np(g) * _np(v)))
+                                            for g, v in zip(grads, vs) if g is not None)))
+        if check_forward_ad:
+            from . import forward_ad
+            with forward_ad.dual_level():
+                dual = inputs
+                for x, v in zip(diff, vs):
+                    dual = _replace(dual, x, forward_ad.make_dual(x.detach(), v))
+                t = forward_ad.unpack_dual(_outputs(func, dual)[k]).tangent
+            found.append(("forward AD", 0.0 if t is None else float(np.sum(_np(t) * _np(u)))))
+        for what, value in found:
+            if not np.isclose(value, numerical, rtol=rtol, atol=atol):
+                raise GradcheckError(
+                    f"Jacobian mismatch for output {k} (fast mode): for random directions u "
+                    f"(output) and v (inputs), u^T J v is {numerical:.8g} by finite differences "
+                    f"but {value:.8g} by {what}. Rerun with fast_mode=False to see which "
+                    "entries are wrong.")
+    return True
+
+
+# ----------------------------------------------------------------- gradgradcheck
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
+                  check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
+                  check_fwd_over_rev=False, check_rev_over_rev=True, fast_mode=False,
+                  masked=False):
+    """Check second derivatives: gradcheck of (inputs, grad_outputs) -> autograd.grad(...)."""
+    inputs = _as_tuple(inputs)
+    diff = [t for t in _tensors_in(inputs) if t.requires_grad]
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        outs = _outputs(func, inputs)
+        grad_outputs = []
+        for o in outs:
+            if not o.requires_grad:
+                continue
+            g = _random_like(o, rng)
+            g._requires_grad = True
+            grad_outputs.append(g)
+        grad_outputs = tuple(grad_outputs)
+    else:
+        grad_outputs = _as_tuple(grad_outputs)
+    n_in = len(inputs)
+
+    def new_func(*args):
+        ins, gos = args[:n_in], args[n_in:]
+        d = [t for t in _tensors_in(ins) if t.requires_grad]
+        outs = [o for o in _outputs(func, ins) if o.requires_grad]
+        grads = engine.grad(outs, d, gos, create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(new_func, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol,
+                     check_undefined_grad=check_undefined_grad,
+                     check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
+                     check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev,
+                     fast_mode=fast_mode)
