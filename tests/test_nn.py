@@ -422,3 +422,27 @@ def test_func_grad_through_functional_layers():
     g = ag.func.grad(lambda w: loss(F, w, x, ag.tensor(y)))(w)
     tg = torch.func.grad(lambda w: loss(TF, w, tx, torch.tensor(y)))(tw)
     assert_close(g, tg)
+
+
+def test_per_example_grads_with_functional_call_and_vmap():
+    """torch.func's per-sample-gradients recipe, with a module and a cross-entropy loss."""
+    rng = np.random.default_rng(11)
+    x, y = rng.standard_normal((6, 4)), rng.integers(0, 3, 6)
+    results = []
+    for lib, nnlib, Flib in ((torch, torch.nn, TF), (ag, nn, F)):
+        model = nnlib.Sequential(nnlib.Linear(4, 5), nnlib.Tanh(), nnlib.Linear(5, 3)).double()
+        if lib is ag:
+            model.load_state_dict({k: ag.tensor(v) for k, v in results_state.items()})
+        else:
+            results_state = {k: v.detach().numpy() for k, v in model.state_dict().items()}
+        params = {k: v.detach() for k, v in model.named_parameters()}
+
+        def loss(params, sample, target):
+            out = lib.func.functional_call(model, params, (sample.unsqueeze(0),))
+            return Flib.cross_entropy(out, target.unsqueeze(0), label_smoothing=0.1)
+
+        results.append(lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))(
+            params, lib.tensor(x), lib.tensor(y)))
+    theirs, ours = results
+    for k in theirs:
+        assert_close(ours[k], theirs[k], what=k)

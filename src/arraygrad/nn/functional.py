@@ -8,7 +8,7 @@ gradients and the func transforms work through it with no extra rules.
 """
 from .. import _tensor as _t
 from .. import dtypes as _dt
-from ..ops import creation, elementwise as ew, index as ix, linalg as la, reduce as rd
+from ..ops import creation, elementwise as ew, linalg as la, reduce as rd
 from ..ops.inplace import apply as _inplace
 
 Tensor = _t.Tensor
@@ -118,7 +118,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     unbatched = input.ndim == 1
     if unbatched:
         if target.ndim != 0:
-            raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported")
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         input, target = input.unsqueeze(0), target.unsqueeze(0)
     n, c = input.shape[0], input.shape[1]
     if target.shape[0] != n:
@@ -127,22 +127,30 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if tuple(target.shape[1:]) != tuple(input.shape[2:]):
         raise RuntimeError(f"Expected target size {[n] + list(input.shape[2:])}, got "
                            f"{list(target.shape)}")
-    valid = target != ignore_index
-    safe = ew.where(valid, target, 0)
-    if safe._lvl is None and safe.numel():
-        bad = (safe < 0) | (safe >= c)
-        if bool(bad.any()):
-            raise IndexError(f"Target {int(target[bad].flatten()[0])} is out of bounds.")
-    picked = ix.gather(input, 1, safe.unsqueeze(1)).squeeze(1)
-    w = valid.to(input.dtype)
-    if weight is not None:
-        w = weight[safe] * w
-    loss = -(picked * w)
+    hit, valid = _target_hits(input, target, ignore_index, 1)
+    wb = None if weight is None else weight.reshape([c] + [1] * (input.ndim - 2))
+    loss = -ew.where(hit, input if wb is None else input * wb, 0).sum(1)
     if unbatched and reduction == "none":
         return loss.squeeze(0)
     if reduction == "mean":
-        return loss.sum() / w.sum()
+        return loss.sum() / (valid.sum() if wb is None else ew.where(hit, wb, 0).sum())
     return _reduce(loss, reduction)
+
+
+# NOTE [nll without gather]: comparing the target with arange(C) picks the targets'
+# entries with elementwise ops only, so a target batched by vmap (per-example
+# losses) works like any other tensor; the cost is O(N*C), as log_softmax's.
+def _target_hits(input, target, ignore_index, cdim):
+    """(hit, valid): hit marks input[n, target[n]] along `cdim`, for targets not ignored."""
+    c = input.shape[cdim]
+    valid = target != ignore_index
+    if target._lvl is None and target.numel():
+        bad = valid & ((target < 0) | (target >= c))
+        if bool(bad.any()):
+            raise IndexError(f"Target {int(target[bad].flatten()[0])} is out of bounds.")
+    classes = creation.arange(c).reshape([c] + [1] * (input.ndim - cdim - 1))
+    valid_c = valid.unsqueeze(cdim)
+    return ew.logical_and(ew.eq(target.unsqueeze(cdim), classes), valid_c), valid
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -175,11 +183,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     nll = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
     if label_smoothing == 0:
         return nll
-    valid = (target != ignore_index).to(logp.dtype)
-    smooth = -(logp if w is None else logp * w).sum(cdim) * valid
+    hit, valid = _target_hits(input, target, ignore_index, cdim)
+    smooth = ew.where(valid, -(logp if w is None else logp * w).sum(cdim), 0)
     if reduction == "mean":
-        denom = valid.sum() if weight is None else (weight[ew.where(target != ignore_index, target, 0)]
-                                                    * valid).sum()
+        denom = valid.sum() if w is None else ew.where(hit, w, 0).sum()
         smooth = smooth.sum() / denom
     elif reduction == "sum":
         smooth = smooth.sum()
