@@ -104,10 +104,15 @@ def _prod_grad(ctx, g, dims, keepdim):
     return gg * where(nz == 0, out / safe, where((nz == 1) & (x == 0), others, 0.0))
 
 
+def _prod_jvp(ctx, t, dims, keepdim):
+    from .creation import ones
+    d = _prod_grad(ctx, ones(tuple(ctx.out.shape), dtype=ctx.out.dtype), dims, keepdim)
+    return _sum(d * t, dims=dims, keepdim=keepdim)
+
+
 _prod = Primitive("prod", lambda xp, x, dims, keepdim: xp.prod(x, axis=dims, keepdims=keepdim),
                   save_output=True, vjp=(_prod_grad,),
-                  jvp=(lambda ctx, t, dims, keepdim: _sum(
-                      _prod_grad(ctx, ctx.out * 0 + 1, dims, keepdim) * t, dims=dims, keepdim=keepdim),))
+                  jvp=(_prod_jvp,))
 _prod.batch = _reduce_batch(_prod)
 
 
