@@ -69,10 +69,12 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     roots = _tensors(tensors, "tensors")
     if retain_graph is None:
         retain_graph = create_graph
+    edges = _edges(roots)
     grads = _root_grads(roots, grad_tensors, create_graph)
-    inputs = _tensors(inputs, "inputs")
-    if inputs is not None and len(inputs) == 0 and not isinstance(inputs, tuple):
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    if inputs is not None:
+        inputs = _tensors(inputs, "inputs")
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     targets = None
     if inputs:
         targets = {}
@@ -83,7 +85,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             if not isinstance(e[0], AccumulateGrad):
                 t.retain_grad()
             targets.setdefault(e[0], set()).add(e[1])
-    run(_edges(roots), grads, retain_graph, create_graph, targets=targets)
+    run(edges, grads, retain_graph, create_graph, targets=targets)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
@@ -102,6 +104,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         return vmap(lambda *g: grad(outs, ins, g, True, create_graph, allow_unused=allow_unused,
                                     materialize_grads=materialize_grads),
                     in_dims=tuple(None if g is None else 0 for g in gos))(*gos)
+    edges = _edges(outs)
     grads = _root_grads(outs, grad_outputs, create_graph)
     capture = []
     for t in ins:
@@ -109,7 +112,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if e is None:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
         capture.append(e)
-    result = run(_edges(outs), grads, retain_graph, create_graph, capture=capture)
+    result = run(edges, grads, retain_graph, create_graph, capture=capture)
     for i, r in enumerate(result):
         if r is None:
             if materialize_grads:

@@ -13,6 +13,7 @@ import weakref
 from .. import _tensor as _t
 from .._tensor import Tensor
 from ..dtypes import _FROM_NP
+from ..core import grad_mode
 
 _seq = itertools.count()
 
@@ -332,8 +333,33 @@ def register_tensor_hook(t, hook):
     node = t.grad_fn
     if node._tensor_hooks is None:
         node._tensor_hooks = {}
-    node._tensor_hooks.setdefault(t._output_nr, []).append(hook)
+    hooks = node._tensor_hooks.setdefault(t._output_nr, [])
+    # user hooks run before the retain_grad hook, whatever the order they were added in
+    at = len(hooks) - (bool(hooks) and getattr(hooks[-1], "_retains", False))
+    hooks.insert(at, hook)
     return _TensorHookHandle(t, hook, node)
+
+
+def retain_grad_hook(t):
+    """Keep the gradient reaching non-leaf `t` in `t.grad`, accumulated as a leaf's."""
+    ref = weakref.ref(t)
+
+    def hook(g):
+        t = ref()
+        if t is None or t.grad_fn is None:
+            return
+        create_graph = grad_mode.state.grad_enabled   # the engine runs in create_graph mode
+        if t.grad is None:
+            t.grad = g if create_graph else _fresh(g)
+        elif create_graph:
+            t.grad = t.grad + g
+        else:
+            t.grad = t.grad + g.detach()
+    hook._retains = True
+    node = t.grad_fn
+    if node._tensor_hooks is None:
+        node._tensor_hooks = {}
+    node._tensor_hooks.setdefault(t._output_nr, []).append(hook)
 
 
 class _TensorHookHandle:

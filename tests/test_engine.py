@@ -1,0 +1,377 @@
+"""The eager backward engine: graph shape, dependency counting, hooks, retain_graph, grad()."""
+import numpy as np
+import pytest
+
+import arraygrad as ag
+from arraygrad.autograd import engine
+from arraygrad.autograd.graph import Node, AccumulateGrad
+from conftest import assert_close, pair
+
+torch = pytest.importorskip("torch")
+
+
+def _names(fn, depth=6):
+    """The node tree below `fn` as nested (name, children) tuples."""
+    if fn is None:
+        return None
+    name = fn.name().split("::")[-1]     # torch says torch::autograd::AccumulateGrad
+    if depth == 0:
+        return name
+    return (name, tuple(_names(n, depth - 1) for n, _ in fn.next_functions))
+
+
+# ----------------------------------------------------------------- graph structure
+def test_node_names_and_next_functions_match_torch():
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((2, 3))
+    ys = rng.uniform(0.5, 1, (3,))
+    a_x, t_x = pair(torch, xs)
+    a_y, t_y = pair(torch, ys, requires_grad=False)
+
+    def f(lib, x, y):
+        z = (x * y + x.exp() / 2 - x.sigmoid()) * x.abs()
+        return (z.sum().tanh() - z.mean().sqrt().neg()) * (x[0:1].relu() @ y.log1p().unsqueeze(1)).sum()
+
+    assert _names(f(ag, a_x, a_y).grad_fn) == _names(f(torch, t_x, t_y).grad_fn)
+
+
+def test_next_functions_leaf_and_constant_edges():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    c = ag.tensor([3.0, 4.0])
+    y = x * c
+    (acc, nr), (none, nr2) = y.grad_fn.next_functions
+    assert isinstance(acc, AccumulateGrad) and acc.variable is x and nr == 0
+    assert none is None and nr2 == 0
+    assert acc.name() == "AccumulateGrad"
+    assert (x * 2).grad_fn.next_functions[0][0] is acc, "a leaf has one AccumulateGrad node"
+    assert repr(y.grad_fn).startswith("<MulBackward0 object at 0x")
+
+
+def test_multi_output_node_output_nr():
+    x = ag.tensor([[1.0, 5.0], [7.0, 2.0]], requires_grad=True)
+    v, i = x.max(1)
+    assert v.grad_fn.name() == "MaxBackward0" and i.grad_fn is None and not i.requires_grad
+    a, b = x.unbind(0)
+    (a * 2 + b * 3).sum().backward()
+    assert x.grad.tolist() == [[2.0, 2.0], [3.0, 3.0]]
+
+
+# ----------------------------------------------------------------- engine
+def test_long_chain_of_real_ops_is_iterative():
+    """Deeper than Python's recursion limit, forward, backward and teardown."""
+    x = ag.tensor(1.5, requires_grad=True)
+    y = x
+    for _ in range(100_000):
+        y = y.neg()
+    y.backward()
+    assert x.grad.item() == 1.0
+    del y
+
+
+def test_million_node_chain():
+    """The engine itself on a chain of 10^6 nodes (lightweight nodes: no array work)."""
+    class Pass(Node):
+        calls = 0
+
+        def apply(self, grads):
+            Pass.calls += 1
+            return grads
+
+    x = ag.tensor(2.0, requires_grad=True)
+    node = Node.__new__(Pass)
+    Node.__init__(node, ((engine.gradient_edge(x)[0], 0),))
+    for _ in range(10**6 - 1):
+        nxt = Pass.__new__(Pass)
+        Node.__init__(nxt, ((node, 0),))
+        node = nxt
+    engine.run([(node, 0)], [ag.tensor(3.0)], False, False)
+    assert Pass.calls == 10**6
+    assert x.grad.item() == 3.0
+
+
+def test_each_node_runs_once_after_all_its_inputs():
+    """Dependency counting: a node shared by many paths runs once, with the summed grad."""
+    calls = []
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    y.grad_fn.register_hook(lambda gi, go: calls.append(go[0].tolist()))
+    z = y * y + y.exp() + (y + 1).sin() * y
+    w = z.sum() + y.sum()
+    w.backward()
+    assert len(calls) == 1
+    tx = torch.tensor([1.0, 2.0], requires_grad=True)
+    ty = tx * 3
+    ((ty * ty + ty.exp() + (ty + 1).sin() * ty).sum() + ty.sum()).backward()
+    assert_close(x.grad, tx.grad, check_dtype=False, rtol=1e-6)
+
+
+def test_diamond_and_reuse_grads_match_torch():
+    def f(lib, x):
+        a = x.exp()
+        b = a * x
+        c = a + b
+        return (c * a - b.tanh()).sum() + (c @ x)
+
+    rng = np.random.default_rng(1)
+    a_x, t_x = pair(torch, rng.standard_normal(4))
+    f(ag, a_x).backward()
+    f(torch, t_x).backward()
+    assert_close(a_x.grad, t_x.grad)
+
+
+def test_leaves_accumulate_and_non_leaves_do_not_keep_grad():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    y.sum().backward(retain_graph=True)
+    y.sum().backward()
+    assert x.grad.tolist() == [4.0, 8.0]
+    assert y.grad is None and not y.retains_grad
+    g = x.grad
+    (x * 3).sum().backward()
+    assert x.grad is g, "accumulation is in place into the existing .grad"
+    assert x.grad.tolist() == [7.0, 11.0]
+
+
+def test_grad_is_independent_of_the_cotangent():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    g = ag.tensor([1.0, 1.0])
+    (x + 0).backward(g)
+    x.grad.add_(10)
+    assert g.tolist() == [1.0, 1.0]
+
+
+def test_retain_grad():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.retain_grad()
+    assert y.retains_grad
+    (y * y).sum().backward()
+    assert y.grad.tolist() == [4.0, 8.0]
+    x.retain_grad()   # no-op on a leaf
+    assert not x.retains_grad
+
+
+def test_retain_graph_and_the_second_backward_error():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()
+    assert x.grad.tolist() == [4.0, 8.0]
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.backward()
+    # an op whose backward saves nothing can run again, as in torch
+    z = (x + 1).sum()
+    z.backward()
+    z.backward()
+    assert x.grad.tolist() == [6.0, 10.0]
+
+
+def test_saved_tensor_access_after_free_raises():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    y.sum().backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time"):
+        y.sum().backward()
+
+
+# ----------------------------------------------------------------- hooks
+def test_tensor_hooks_on_leaf_and_non_leaf():
+    seen = []
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    h = x.register_hook(lambda g: seen.append(("x", g.tolist())))
+    y = x * 3
+    y.register_hook(lambda g: g * 10)          # replaces the gradient flowing on
+    y.register_hook(lambda g: seen.append(("y", g.tolist())))
+    y.sum().backward()
+    assert seen == [("y", [10.0, 10.0]), ("x", [30.0, 30.0])]
+    assert x.grad.tolist() == [30.0, 30.0]
+    h.remove()
+    seen.clear()
+    x.grad = None
+    (x * 1).sum().backward()
+    assert seen == [] and x.grad.tolist() == [1.0, 1.0]
+
+
+def test_hook_result_matches_torch():
+    def run(lib):
+        x = lib.tensor([1.0, -2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        y = x.exp()
+        y.register_hook(lambda g: g * y.detach())
+        z = y * x
+        z.retain_grad()
+        z.register_hook(lambda g: g + 1)
+        z.sum().backward()
+        return x.grad, z.grad
+    for a, t in zip(run(ag), run(torch)):
+        assert_close(a, t)
+
+
+def test_hook_on_tensor_that_does_not_require_grad():
+    with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't "
+                                           "require gradient"):
+        ag.tensor([1.0]).register_hook(lambda g: g)
+
+
+def test_node_hooks_and_prehooks():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = x * x
+    seen = []
+    y.grad_fn.register_prehook(lambda go: (go[0] * 2,))
+    h = y.grad_fn.register_hook(lambda gi, go: seen.append((gi[0].tolist(), go[0].tolist())))
+    y.sum().backward(retain_graph=True)
+    assert seen == [([2.0, 4.0], [2.0, 2.0])]     # gi[0] = go * x, one of two paths into x
+    assert x.grad.tolist() == [4.0, 8.0]
+    h.remove()
+    y.sum().backward()
+    assert len(seen) == 1
+
+
+def test_node_post_hook_can_replace_grad_inputs():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    y.grad_fn.register_hook(lambda gi, go: (gi[0] * 0 + 7, gi[1]))
+    y.sum().backward()
+    assert x.grad.tolist() == [7.0, 7.0]
+
+
+# ----------------------------------------------------------------- autograd.grad
+def test_grad_basic_and_not_accumulated():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = (x ** 3).sum()
+    g, = ag.autograd.grad(y, x)
+    assert g.tolist() == [3.0, 12.0]
+    assert x.grad is None
+    assert not g.requires_grad
+
+
+def test_grad_with_grad_outputs_matches_torch():
+    rng = np.random.default_rng(2)
+    xs, gs = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    a_x, t_x = pair(torch, xs)
+    a_out = ag.autograd.grad(a_x.sin() * a_x, a_x, grad_outputs=ag.tensor(gs))
+    t_out = torch.autograd.grad(t_x.sin() * t_x, t_x, grad_outputs=torch.tensor(gs))
+    assert_close(a_out[0], t_out[0])
+    a_out = ag.autograd.grad([a_x.sin(), a_x * 2], [a_x], [ag.tensor(gs), ag.tensor(gs)])
+    t_out = torch.autograd.grad([t_x.sin(), t_x * 2], [t_x], [torch.tensor(gs), torch.tensor(gs)])
+    assert_close(a_out[0], t_out[0])
+
+
+def test_grad_allow_unused():
+    x = ag.tensor([1.0], requires_grad=True)
+    z = ag.tensor([2.0], requires_grad=True)
+    y = (x * 2).sum()
+    with pytest.raises(RuntimeError, match="One of the differentiated Tensors appears to not have "
+                                           "been used in the graph. Set allow_unused=True"):
+        ag.autograd.grad(y, [x, z], retain_graph=True)
+    gx, gz = ag.autograd.grad(y, [x, z], allow_unused=True, retain_graph=True)
+    assert gx.tolist() == [2.0] and gz is None
+    gx, gz = ag.autograd.grad(y, [x, z], materialize_grads=True)
+    assert gz.tolist() == [0.0]
+
+
+def test_grad_create_graph_higher_order_matches_torch():
+    def third(lib, x):
+        y = (x.sin() * x ** 2).sum()
+        g, = lib.autograd.grad(y, x, create_graph=True)
+        assert g.requires_grad
+        gg, = lib.autograd.grad(g.sum(), x, create_graph=True)
+        ggg, = lib.autograd.grad(gg.sum(), x)
+        return g, gg, ggg
+    rng = np.random.default_rng(3)
+    a_x, t_x = pair(torch, rng.standard_normal(5))
+    for a, t in zip(third(ag, a_x), third(torch, t_x)):
+        assert_close(a, t)
+
+
+def test_backward_create_graph_gives_differentiable_grad():
+    a_x, t_x = pair(torch, np.array([0.5, 1.5]))
+    for lib, x in ((ag, a_x), (torch, t_x)):
+        (x ** 3).sum().backward(create_graph=True)
+        assert x.grad.requires_grad
+        g = x.grad
+        x.grad = None
+        g.sum().backward()
+    assert_close(a_x.grad, t_x.grad)
+
+
+def test_grad_of_non_leaf_input():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    z = (y * y).sum()
+    gy, gx = ag.autograd.grad(z, [y, x])
+    assert gy.tolist() == [4.0, 8.0] and gx.tolist() == [8.0, 16.0]
+
+
+def test_grad_input_does_not_require_grad():
+    x = ag.tensor([1.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="One of the differentiated Tensors does not require grad"):
+        ag.autograd.grad((x * 2).sum(), ag.tensor([1.0]))
+
+
+# ----------------------------------------------------------------- backward(inputs=...)
+def test_backward_inputs_restricts_accumulation():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    w = ag.tensor([3.0, 4.0], requires_grad=True)
+    y = (x * w).sum()
+    y.backward(inputs=[w], retain_graph=True)
+    assert x.grad is None and w.grad.tolist() == [1.0, 2.0]
+    y.backward(inputs=x)
+    assert x.grad.tolist() == [3.0, 4.0] and w.grad.tolist() == [1.0, 2.0]
+
+
+def test_backward_inputs_non_leaf_matches_torch():
+    res = []
+    for lib in (ag, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        h = x.exp()
+        (h * h).sum().backward(inputs=[h])
+        res.append((h.grad, x.grad))
+    assert_close(res[0][0], res[1][0], check_dtype=False, rtol=1e-6)
+    assert res[0][1] is None and res[1][1] is None
+
+
+def test_backward_empty_inputs_error():
+    x = ag.tensor([1.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="'inputs' argument to backward\\(\\) cannot be empty."):
+        (x * 2).sum().backward(inputs=[])
+
+
+def test_autograd_backward_function_with_several_roots():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    ag.autograd.backward([(x * 2).sum(), x * x], [None, ag.tensor([1.0, 1.0])])
+    assert x.grad.tolist() == [4.0, 6.0]
+
+
+# ----------------------------------------------------------------- errors (issue 2)
+def test_backward_non_scalar_needs_gradient():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="^grad can be implicitly created only for scalar outputs$"):
+        (x * 2).backward()
+    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+        ag.autograd.grad(x * 2, x)
+
+
+def test_backward_on_tensor_without_grad():
+    msg = "^element 0 of tensors does not require grad and does not have a grad_fn$"
+    with pytest.raises(RuntimeError, match=msg):
+        ag.tensor(1.0).backward()
+    x = ag.tensor([1.0], requires_grad=True)
+    with ag.no_grad():
+        y = (x * 2).sum()
+    with pytest.raises(RuntimeError, match=msg):
+        y.backward()
+
+
+def test_gradient_shape_mismatch():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"Mismatch in shape: grad_output\[0\] has a shape of "
+                                           r"arraygrad.Size\(\[3\]\) and output\[0\] has a shape of "
+                                           r"arraygrad.Size\(\[2\]\)"):
+        (x * 2).backward(ag.tensor([1.0, 1.0, 1.0]))
+
+
+def test_backward_of_integer_output_error():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = x.argmax()
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        y.backward()
