@@ -401,6 +401,19 @@ def test_inplace_on_dual_tensor_matches_torch():
     _close(res[0].tangent, res[1].tangent)
 
 
+def test_inplace_through_views_of_views_matches_torch():
+    a, v = np.arange(6.0).reshape(2, 3), np.full((2, 3), 0.5)
+    res = []
+    for L, F in ((ag, fwAD), (torch, tfwAD)):
+        with F.dual_level():
+            x = F.make_dual(L.tensor(a), L.tensor(v)).clone()
+            x.t()[1:][0].mul_(3)
+            x.reshape(6)[4:].sin_()
+            res.append(F.unpack_dual(x))
+    _close(res[0].primal, res[1].primal)
+    _close(res[0].tangent, res[1].tangent)
+
+
 def test_inplace_with_itself():
     """x.mul_(x) on a dual: tangent 2 x t (torch 2.13 gives aliasing-dependent values here)."""
     with fwAD.dual_level():

@@ -282,3 +282,21 @@ def test_control_flow_and_item_on_primal_values():
            torch.func.jvp(lambda a: f(torch, a), (X,), (T,)))
     _close(func.jvp(lambda a: f(ag, a), (-x,), (t,)),
            torch.func.jvp(lambda a: f(torch, a), (-X,), (T,)))
+
+
+def test_jvp_wrt_module_parameters_with_functional_call():
+    """Forward-mode directional derivative of a model's output along a parameter direction."""
+    ag.manual_seed(0)
+    model = ag.nn.Sequential(ag.nn.Linear(3, 4), ag.nn.Tanh(), ag.nn.Linear(4, 2)).double()
+    tmodel = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(),
+                                 torch.nn.Linear(4, 2)).double()
+    r = np.random.default_rng(1)
+    params = {k: r.standard_normal(tuple(p.shape)) for k, p in model.named_parameters()}
+    dirs = {k: r.standard_normal(p.shape) for k, p in params.items()}
+    x = r.standard_normal((5, 3))
+    res = []
+    for L, F, m in ((ag, func, model), (torch, torch.func, tmodel)):
+        p = {k: L.tensor(a) for k, a in params.items()}
+        d = {k: L.tensor(a) for k, a in dirs.items()}
+        res.append(F.jvp(lambda q: F.functional_call(m, q, (L.tensor(x),)), (p,), (d,)))
+    _close(res[0], res[1])
