@@ -316,6 +316,18 @@ def test_make_unpack_dual_and_level_exit():
     np.testing.assert_allclose(_np(y + 1), _np(x) ** 2 + 1)     # usable after the level
 
 
+def test_dual_tensor_prints_like_torch():
+    for L, F in ((ag, fwAD), (torch, tfwAD)):
+        with F.dual_level():
+            d = F.make_dual(L.tensor([1.0, 2.0]), L.tensor([0.5, 0.0])) * 2
+            inside = repr(d)
+        outside = repr(d)
+        if L is ag:
+            got = (inside, outside)
+    assert got == (inside.replace("torch", "arraygrad"), outside)
+    assert got[0] == "tensor([2., 4.], tangent=tensor([1., 0.]))"
+
+
 def test_forward_ad_errors_match_torch():
     x = ag.ones(2)
     with pytest.raises(RuntimeError, match="no level exists"):

@@ -217,6 +217,11 @@ class Tensor:
 
     def __repr__(self):
         if self._lvl is not None:
+            if not self._lvl.alive:
+                return repr(lower(self))
+            own = getattr(self._lvl, "tensor_repr", None)
+            if own is not None:
+                return own(self)
             return f"{self._lvl.kind.capitalize()}Tensor(lvl={self._lvl.level}, value={self._inner!r})"
         data = np.asarray(backend_of(self._data).to_numpy(self._data))
         extra = []

@@ -55,6 +55,11 @@ class JvpInterpreter(Interpreter):
             return x._inner, x._aux
         return x, None
 
+    def tensor_repr(self, t):
+        """As torch prints a dual tensor: `tensor([...], tangent=tensor([...]))`."""
+        r = repr(t._inner)
+        return r if t._aux is None else f"{r[:-1]}, tangent={t._aux!r})"
+
     def shape_of(self, t):
         return t._inner.shape
 
