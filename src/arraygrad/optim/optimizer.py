@@ -4,7 +4,7 @@ from collections import defaultdict
 
 from .. import _tensor as _t
 from ..core.grad_mode import enable_grad, no_grad
-from ..nn.module import _typename
+from ..nn.module import _typename, _zero_grad
 
 Tensor = _t.Tensor
 
@@ -63,17 +63,7 @@ class Optimizer:
     def zero_grad(self, set_to_none=True):
         for group in self.param_groups:
             for p in group["params"]:
-                g = p.grad
-                if g is None:
-                    continue
-                if set_to_none:
-                    p.grad = None
-                else:
-                    if g.grad_fn is not None:
-                        g.detach_()
-                    else:
-                        g.requires_grad_(False)
-                    g.zero_()
+                _zero_grad(p, set_to_none)
 
     def _closure_loss(self, closure):
         if closure is None:
