@@ -234,21 +234,31 @@ def _compare(num, ana, atol, rtol, diff, outputs, what):
 
 
 def _check_undefined_grad(func, inputs, diff):
-    """Backward must cope with zero (undefined) output grads and give zero input grads."""
+    """Backward must cope with undefined (None) output grads and give zero input grads.
+
+    The node that made each output is called with undefined grads, as torch does; a
+    custom Function then sees them materialized as zeros, or as None when it turned
+    materialization off. Errors other than RuntimeError propagate, as in torch."""
+    from .function import BackwardCFunction
     from ..ops.creation import zeros_like
-    outs = [o for o in _outputs(func, inputs) if o.requires_grad]
-    if not outs:
-        return
-    try:
-        grads = engine.grad(outs, diff, [zeros_like(o) for o in outs], allow_unused=True)
-    except Exception as e:
-        raise GradcheckError("Expected backward function to handle undefined output grads "
-                             f"(zero grad_outputs), but it raised {type(e).__name__}: {e}") from e
-    for i, g in enumerate(grads):
-        if g is not None and np.any(_np(g) != 0):
-            raise GradcheckError(f"Expected all input grads to be undefined or zero when all "
-                                 f"output grads are undefined or zero; input {i} got a nonzero "
-                                 "gradient")
+    for k, o in enumerate(_outputs(func, inputs)):
+        node = o.grad_fn
+        if not o.requires_grad or node is None:
+            continue
+        try:
+            if isinstance(node, BackwardCFunction):
+                grads = node.apply([None] * node.n_outputs)
+            else:
+                grads = engine.grad([o], diff, [zeros_like(o)], retain_graph=True,
+                                    allow_unused=True)
+        except RuntimeError as e:
+            raise GradcheckError("Expected backward function to handle undefined output grads. "
+                                 f"Backward of output {k} raised: {e}") from e
+        for i, g in enumerate(grads):
+            if g is not None and np.any(_np(g) != 0):
+                raise GradcheckError("Expected all input grads to be undefined or zero when all "
+                                     f"output grads are undefined or zero (output {k}); "
+                                     f"gradient {i} is nonzero")
 
 
 def _random_like(t, rng):
