@@ -92,6 +92,10 @@ def test_jvp_errors_like_torch():
         func.jvp(ag.sin, (x,), (x,), has_aux=True)
     with pytest.raises(RuntimeError, match="at least one Tensor"):
         func.jvp(ag.sin, (), ())
+    with pytest.raises(RuntimeError, match="return only tensors, got unsupported type"):
+        func.jvp(lambda a: (a, 1.0), (x,), (x,))
+    with pytest.raises(RuntimeError, match="non-empty output"):
+        func.jvp(lambda a: (), (x,), (x,))
 
 
 def test_jvp_tangent_is_cast_to_primal_dtype():

@@ -63,7 +63,13 @@ def _jvp(func, primals, tangents, argnums, has_aux, strict=False):
             aux = tree_map(lambda x: level.unwrap(_t.lower(x))[0]
                            if isinstance(x, _t.Tensor) else x, aux)
         flat_o, spec_o = tree_flatten(out)
-        _check_tensors(flat_o, _JVP, "f(*args) outputs")
+        if not flat_o or flat_o == [None]:
+            raise RuntimeError(f"{_JVP}: Expected f to be a function that has non-empty output "
+                               f"(got output = {flat_o})")
+        for o in flat_o:
+            if not isinstance(o, _t.Tensor):
+                raise RuntimeError(f"{_JVP}: expected f(*primals) to return only tensors, got "
+                                   f"unsupported type {type(o)}")
         prim_out, tan_out = [], []
         for o in flat_o:
             p, t = level.unwrap(_t.lower(o))
