@@ -349,6 +349,8 @@ def _loss_cases():
             (f"smoothl1-{red}", "smooth_l1_loss", logits, probs, dict(reduction=red, beta=0.7)),
         ]
     cases.append(("smoothl1-beta0", "smooth_l1_loss", logits, probs, dict(beta=0.0)))
+    cases.append(("mse-weight", "mse_loss", logits, probs, dict(weight=probs[::-1].copy())))
+    cases.append(("l1-weight", "l1_loss", logits, probs, dict(weight=probs * 2, reduction="sum")))
     return cases
 
 
@@ -446,3 +448,13 @@ def test_per_example_grads_with_functional_call_and_vmap():
     theirs, ours = results
     for k in theirs:
         assert_close(ours[k], theirs[k], what=k)
+
+
+def test_warnings_match_torch():
+    for lib, Flib in ((ag, F), (torch, TF)):
+        x = lib.ones(3, 1)
+        with pytest.warns(UserWarning, match=r"Using a target size \(torch.Size\(\[3\]\)\) that is "
+                          r"different to the input size \(torch.Size\(\[3, 1\]\)\)"):
+            Flib.mse_loss(x, lib.ones(3))
+        with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+            Flib.softmax(x)

@@ -6,10 +6,13 @@ gradients and the func transforms work through it with no extra rules.
     import arraygrad.nn.functional as F
     loss = F.cross_entropy(logits, target)      # logits (N, C), target (N,) int64
 """
+import warnings
+
 from .. import _tensor as _t
 from .. import dtypes as _dt
 from ..ops import creation, elementwise as ew, linalg as la, reduce as rd
 from ..ops.inplace import apply as _inplace
+from .module import _size
 
 Tensor = _t.Tensor
 
@@ -29,11 +32,20 @@ def sigmoid(input):
 
 
 def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        _implicit_dim("softmax", _stacklevel)
     return rd.softmax(input, dim, dtype=dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        _implicit_dim("log_softmax", _stacklevel)
     return rd.log_softmax(input, dim, dtype=dtype)
+
+
+def _implicit_dim(name, stacklevel):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", stacklevel=stacklevel)
 
 
 def linear(input, weight, bias=None):
@@ -69,6 +81,24 @@ def _reduce(loss, reduction):
     return loss
 
 
+def _weighted(loss, weight, input, reduction):
+    """Reduce elementwise `loss`; with a weight (input's shape) the mean is sum(w*l)/sum(w)."""
+    if weight is None:
+        return _reduce(loss, reduction)
+    if weight.shape != input.shape:
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    return loss.sum() / weight.sum() if reduction == "mean" else _reduce(loss, reduction)
+
+
+def _check_sizes(input, target):
+    if target.shape != input.shape:
+        warnings.warn(f"Using a target size ({_size(target.shape)}) that is different to the "
+                      f"input size ({_size(input.shape)}). This will likely lead to incorrect "
+                      "results due to broadcasting. Please ensure they have the same size.",
+                      stacklevel=3)
+
+
 def _reduction(size_average, reduce, reduction):
     """torch's legacy size_average/reduce flags folded into `reduction`."""
     if size_average is not None or reduce is not None:
@@ -82,16 +112,15 @@ def _reduction(size_average, reduce, reduction):
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _reduction(size_average, reduce, reduction)
+    _check_sizes(input, target)
     d = input - target
-    loss = d * d
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return _weighted(d * d, weight, input, reduction)
 
 
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _reduction(size_average, reduce, reduction)
-    return _reduce(ew.abs(input - target), reduction)
+    _check_sizes(input, target)
+    return _weighted(ew.abs(input - target), weight, input, reduction)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
@@ -99,6 +128,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = _reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _check_sizes(input, target)
     d = input - target
     a = ew.abs(d)
     if beta == 0:

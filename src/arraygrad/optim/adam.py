@@ -3,7 +3,7 @@ import math
 
 from ..core.grad_mode import no_grad
 from ..ops import creation, elementwise as ew
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_options
 
 
 class Adam(Optimizer):
@@ -12,10 +12,9 @@ class Adam(Optimizer):
         opt = optim.Adam(model.parameters(), lr=1e-3)
     """
 
-    _decoupled = False
-
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 amsgrad=False, *, maximize=False):
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if eps < 0.0:
@@ -26,8 +25,11 @@ class Adam(Optimizer):
             raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
         if weight_decay < 0.0:
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        check_options(self, differentiable)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad, maximize=maximize))
+                                      amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                                      capturable=capturable, differentiable=differentiable,
+                                      fused=fused, decoupled_weight_decay=decoupled_weight_decay))
 
     def step(self, closure=None):
         loss = self._closure_loss(closure)
@@ -50,7 +52,7 @@ class Adam(Optimizer):
                 state["max_exp_avg_sq"] = creation.zeros_like(p)
         step = state["step"].add_(1).item()
         if wd != 0:
-            if self._decoupled:
+            if group["decoupled_weight_decay"]:
                 p.mul_(1 - lr * wd)
             else:
                 g = g + p * wd
@@ -67,8 +69,9 @@ class Adam(Optimizer):
 class AdamW(Adam):
     """Adam with decoupled weight decay: p <- p * (1 - lr * weight_decay) before the Adam step."""
 
-    _decoupled = True
-
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False, *, maximize=False):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable, differentiable=differentiable,
+                         fused=fused, decoupled_weight_decay=True)

@@ -118,6 +118,14 @@ class Optimizer:
         return "\n".join(lines)
 
 
+def check_options(opt, differentiable):
+    """torch's performance switches (foreach, fused, capturable) change no result and are
+    accepted as given; `differentiable=True` (gradients through the step) is not supported."""
+    if differentiable:
+        raise NotImplementedError(f"{type(opt).__name__}: differentiable=True (differentiating "
+                                  "through the optimizer step) is not supported")
+
+
 def _cast(param, key, value):
     """A loaded state tensor as a fresh copy in the parameter's dtype ('step' stays as is)."""
     if not isinstance(value, Tensor):

@@ -1,7 +1,7 @@
 """SGD with momentum, dampening, Nesterov and weight decay (torch.optim.SGD's algorithm)."""
 from ..core.grad_mode import no_grad
 from ..ops import shape
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_options
 
 
 class SGD(Optimizer):
@@ -12,7 +12,7 @@ class SGD(Optimizer):
     """
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
-                 *, maximize=False):
+                 *, maximize=False, foreach=None, differentiable=False, fused=None):
         if lr < 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if momentum < 0.0:
@@ -21,9 +21,11 @@ class SGD(Optimizer):
             raise ValueError(f"Invalid weight_decay value: {weight_decay}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        check_options(self, differentiable)
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize))
+                                      maximize=maximize, foreach=foreach,
+                                      differentiable=differentiable, fused=fused))
 
     def step(self, closure=None):
         loss = self._closure_loss(closure)
