@@ -63,7 +63,7 @@ def _jvp(func, primals, tangents, argnums, has_aux, strict=False):
             aux = tree_map(lambda x: level.unwrap(_t.lower(x))[0]
                            if isinstance(x, _t.Tensor) else x, aux)
         flat_o, spec_o = tree_flatten(out)
-        if not flat_o or flat_o == [None]:
+        if not flat_o or (len(flat_o) == 1 and flat_o[0] is None):
             raise RuntimeError(f"{_JVP}: Expected f to be a function that has non-empty output "
                                f"(got output = {flat_o})")
         for o in flat_o:
