@@ -67,8 +67,10 @@ class BatchInterpreter(Interpreter):
         r, rd = self.unwrap(result)
         if t._lvl is not self:
             if rd is not None:
-                raise RuntimeError(f"output with shape {list(t.shape)} doesn't match the broadcast "
-                                   f"shape {list(result.shape)}")
+                raise RuntimeError("vmap: an in-place operation is not possible here because its "
+                                   "result is vmapped over but the tensor written to is not (it "
+                                   "was created outside vmap or from unbatched values). Please "
+                                   "use the out-of-place operator instead.")
             return inplace.apply(t, r)
         logical = self.shape_of(t)
         bdim = t._aux

@@ -125,6 +125,8 @@ def getitem(x, idx):
     if x._lvl is None and not x.shape and isinstance(idx, builtins.int):
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                          "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+    if _has_batched_tensor(idx):
+        return _getitem_batched_index(x, idx)
     index, basic = _raw_index(idx)
     if basic:
         _check_bounds(x.shape, index)
@@ -235,12 +237,15 @@ _index_put.batch = _index_put_batch
 
 
 def index_put(x, idx, values, accumulate=False):
-    index, _ = _raw_index(idx)
     if not isinstance(values, Tensor):
         from .creation import tensor
         values = tensor(values, dtype=x.dtype)
     elif values.dtype is not x.dtype:
         values = values.to(x.dtype)
+    if _has_batched_tensor(idx):
+        spec, tensors = _split_index(idx)
+        return _index_put_t(x, values, *tensors, spec=spec, accumulate=accumulate)
+    index, _ = _raw_index(idx)
     return _index_put(x, values, index=index, accumulate=accumulate)
 
 
@@ -276,6 +281,8 @@ def gather(input, dim, index):
     if index.dtype is not _dt.int64:
         raise RuntimeError("gather(): Expected dtype int64 for index")
     d = _t._wrap_dim(dim, input.ndim)
+    if index._lvl is not None and _t._batched(index):
+        return _gather_batched_index(input, d, index)
     idx = index._data
     if idx.shape != input.shape:
         # torch gathers from the leading block of input when index is smaller
@@ -354,3 +361,189 @@ def take_along_dim(input, indices, dim):
 
 def take(input, index):
     return input.reshape(-1)[index]
+
+
+# ----------------------------------------------------------------- index tensors batched by vmap
+# NOTE [batched index tensors]
+# An index tensor that vmap batches differs per example, so it cannot travel as
+# a raw param. getitem/index_put/gather with such an index use `index_t` and
+# `index_put_t`, which take those index tensors as (non-differentiable) inputs;
+# `spec` is the rest of the index (raw), with _SLOT where each input goes. The
+# batching rule prepends an arange over the batch as one more advanced index.
+class _Slot:
+    def __repr__(self):
+        return "<index tensor>"
+
+
+_SLOT = _Slot()
+
+
+def _has_batched_tensor(idx):
+    items = idx if isinstance(idx, tuple) else (idx,)
+    return builtins.any(isinstance(i, Tensor) and i._lvl is not None and _t._batched(i)
+                        for i in items)
+
+
+def _split_index(idx):
+    """(spec, tensors): the raw index with _SLOT for each vmap-batched index tensor."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    spec, tensors = [], []
+    for i in items:
+        if isinstance(i, Tensor) and i._lvl is not None and _t._batched(i):
+            if i.dtype is _dt.bool:
+                raise RuntimeError("vmap: We do not support batching operators that can output "
+                                   "dynamic shape (indexing with a batched boolean mask); use "
+                                   "torch.where instead")
+            if i.dtype.is_floating_point:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            spec.append(_SLOT)
+            tensors.append(i)
+        else:
+            spec.append(i)
+    raw, _ = _raw_index(tuple(spec))
+    return raw, tensors
+
+
+def _fill(spec, arrays):
+    it = iter(arrays)
+    return tuple(next(it) if i is _SLOT else i for i in spec)
+
+
+def _getitem_batched_index(x, idx):
+    spec, tensors = _split_index(idx)
+    if builtins.any(type(i) is builtins.int for i in spec):
+        # torch applies integer indices first, as selects (see _ints_first)
+        first = tuple(slice(None) if i is _SLOT else i for i in spec)
+        rest = tuple(i if i is _SLOT or not (i is None or isinstance(i, (builtins.int, slice)))
+                     else slice(None) for i in spec if type(i) is not builtins.int)
+        return _index_t(getitem(x, first), *tensors, spec=rest)
+    return _index_t(x, *tensors, spec=spec)
+
+
+def _gather_batched_index(x, d, index):
+    """gather as advanced indexing: aranges along the other dims, `index` along `d`."""
+    from ..backends import default_backend
+    xp = default_backend().xp
+    n = index.ndim
+    spec = tuple(_SLOT if j == d else xp.arange(s).reshape([s if k == j else 1 for k in range(n)])
+                 for j, s in enumerate(index.shape))
+    return _index_t(x, index, spec=spec)
+
+
+def _index_t_impl(xp, x, *idx, spec):
+    return x[_fill(spec, idx)]
+
+
+def _index_put_t_impl(xp, x, v, *idx, spec, accumulate):
+    return _index_put_impl(xp, x, v, _fill(spec, idx), accumulate)
+
+
+def _saved_from(ctx, start):
+    """The saved index tensors of a rule's ctx (inputs `start` on)."""
+    return [ctx.inputs[k] for k in range(start, len(ctx.shapes))]
+
+
+def _zeros_of(shape, dtype):
+    from .creation import zeros
+    return zeros(shape, dtype=dtype)
+
+
+_index_t = Primitive(
+    "index", _index_t_impl, node_name="IndexBackward0",
+    vjp=lambda ctx, g, spec: [_index_put_t(_zeros_of(ctx.shapes[0], g.dtype), g,
+                                           *_saved_from(ctx, 1), spec=spec, accumulate=True)]
+    + [None] * (len(ctx.shapes) - 1),
+    jvp=lambda ctx, t, *_, spec: _index_t(t, *_saved_from(ctx, 1), spec=spec))
+_index_put_t = Primitive(
+    "index_put", _index_put_t_impl, save=None,
+    vjp=lambda ctx, g, spec, accumulate: [
+        g if accumulate else _index_put_t(g, _zeros_scalar(g), *_saved_from(ctx, 2), spec=spec,
+                                          accumulate=False),
+        _index_t(g, *_saved_from(ctx, 2), spec=spec)] + [None] * (len(ctx.shapes) - 2),
+    jvp=lambda ctx, tx, tv, *_, spec, accumulate: _index_put_t(
+        tx, tv, *_saved_from(ctx, 2), spec=spec, accumulate=accumulate))
+
+
+def _adv_layout(spec, ndim, slot_ndims):
+    """x[spec] by NumPy's rules, x with `ndim` dims: (rank of the advanced block, result dims
+    from basic indices before it, whether that block stays in place, result rank)."""
+    slots = iter(slot_ndims)
+    consumed = builtins.sum(0 if i is None or i is Ellipsis or isinstance(i, builtins.bool)
+                            else i.ndim if hasattr(i, "dtype") and i.dtype.kind == "b" else 1
+                            for i in spec)
+    adv, before, positions, rank, pos = 0, 0, [], 0, 0
+    for i in spec:
+        if i is None or isinstance(i, slice) or i is Ellipsis:
+            n = ndim - consumed if i is Ellipsis else 1
+            rank += n
+            if not positions:
+                before += n
+        else:
+            if i is _SLOT:
+                adv = builtins.max(adv, next(slots))
+            elif hasattr(i, "dtype") and i.dtype.kind == "b" or isinstance(i, builtins.bool):
+                adv = builtins.max(adv, 1)
+            elif hasattr(i, "ndim"):
+                adv = builtins.max(adv, i.ndim)
+            positions.append(pos)
+        pos += 1
+    if not builtins.any(i is Ellipsis for i in spec):
+        rank += ndim - consumed     # dims after the last index are kept
+    in_place = positions[-1] - positions[0] + 1 == len(positions)
+    return adv, before, in_place, rank + adv
+
+
+def _physical_index(spec, tensors, bdims, n, adv):
+    """The index with the batch dim first: an arange over the batch, then the index tensors with
+    their batch dims first (size 1 when unbatched), all of rank adv + 1."""
+    from ..backends import default_backend
+    moved = []
+    for t, d in zip(tensors, bdims):
+        t = to_front(t, d) if d is not None else t.unsqueeze(0)
+        missing = adv - (t.ndim - 1)
+        if missing:
+            t = t.reshape((t.shape[0],) + (1,) * missing + tuple(t.shape[1:]))
+        moved.append(t)
+    ar = default_backend().xp.arange(n).reshape((n,) + (1,) * adv)
+    return (ar,) + spec, moved
+
+
+def _block_perm(rank, adv, before, to_logical):
+    """Permutation between (B, adv, before, after) and (B, before, adv, after)."""
+    if to_logical:
+        order = list(range(1 + adv, 1 + adv + before)) + list(range(1, 1 + adv))
+    else:
+        order = list(range(1 + before, 1 + before + adv)) + list(range(1, 1 + before))
+    return (0,) + tuple(order) + tuple(range(1 + adv + before, rank + 1))
+
+
+def _index_t_batch(args, bdims, spec):
+    (x, *tensors), (xd, *tds) = args, bdims
+    n = batch_size(args, bdims)
+    x = to_front(x, xd) if xd is not None else x.expand((n,) + tuple(x.shape))
+    slot_ndims = [t.ndim - (d is not None) for t, d in zip(tensors, tds)]
+    adv, before, in_place, rank = _adv_layout(spec, x.ndim - 1, slot_ndims)
+    pspec, moved = _physical_index(spec, tensors, tds, n, adv)
+    out = _index_t(x, *moved, spec=pspec)
+    # NumPy puts the (batch + advanced) block first; move it back where x[spec] has it
+    if in_place and before:
+        out = out.permute(_block_perm(rank, adv, before, True))
+    return out, 0
+
+
+def _index_put_t_batch(args, bdims, spec, accumulate):
+    (x, v, *tensors), (xd, vd, *tds) = args, bdims
+    n = batch_size(args, bdims)
+    x = to_front(x, xd) if xd is not None else x.expand((n,) + tuple(x.shape))
+    slot_ndims = [t.ndim - (d is not None) for t, d in zip(tensors, tds)]
+    adv, before, in_place, rank = _adv_layout(spec, x.ndim - 1, slot_ndims)
+    pspec, moved = _physical_index(spec, tensors, tds, n, adv)
+    v = to_front(v, vd) if vd is not None else v.unsqueeze(0)
+    v = v.reshape((v.shape[0],) + (1,) * (rank - v.ndim + 1) + tuple(v.shape[1:]))
+    if in_place and before:
+        v = v.permute(_block_perm(rank, adv, before, False))
+    return _index_put_t(x, v, *moved, spec=pspec, accumulate=accumulate), 0
+
+
+_index_t.batch = _index_t_batch
+_index_put_t.batch = _index_put_t_batch
