@@ -304,3 +304,17 @@ def test_jvp_wrt_module_parameters_with_functional_call():
         d = {k: L.tensor(a) for k, a in dirs.items()}
         res.append(F.jvp(lambda q: F.functional_call(m, q, (L.tensor(x),)), (p,), (d,)))
     _close(res[0], res[1])
+
+
+def test_hessian_of_dict_input_and_jacfwd_multiple_outputs():
+    (x, m), (X, M) = _both(X3, M23)
+
+    def f(L, d):
+        return (L.tanh(d["w"] @ d["x"]) ** 2).sum()
+
+    def g(L, d, s):
+        return d["w"] @ L.sin(d["x"]) * s.sum(), (d["x"] * s).sum()
+    _close(func.hessian(lambda d: f(ag, d))({"w": m, "x": x}),
+           torch.func.hessian(lambda d: f(torch, d))({"w": M, "x": X}))
+    _close(func.jacfwd(lambda d, s: g(ag, d, s), (0, 1))({"w": m, "x": x}, x),
+           torch.func.jacfwd(lambda d, s: g(torch, d, s), (0, 1))({"w": M, "x": X}, X))
