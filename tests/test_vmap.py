@@ -306,11 +306,19 @@ def test_tensor_methods_that_need_values_raise():
         vmap(lambda v: v.tolist())(x)
 
 
-def test_missing_batch_rule_names_the_primitive():
+def test_missing_batch_rule_names_the_primitive_unless_loop_opted_in():
     from arraygrad.core.dispatch import Primitive
-    p = Primitive("my_op", lambda xp, x: x + 1)
+    p = Primitive("my_op", lambda xp, x, y, k: (x * y.sum() + k, x.sum()), multiple_results=True)
+    x = ag.tensor(np.arange(6.0).reshape(2, 3))
+    y = ag.tensor(np.arange(3.0))
     with pytest.raises(NotImplementedError, match="my_op"):
-        vmap(p)(ag.ones(2, 3))
+        vmap(lambda a: p(a, y, k=1))(x)
+    with ag.func.vmap_loop_fallback(), pytest.warns(UserWarning, match="my_op"):
+        a, b = vmap(lambda u, v: p(u, v, k=1), in_dims=(1, 0))(x, y.unsqueeze(1).expand(3, 2))
+    np.testing.assert_allclose(a.numpy(), [x.numpy()[:, j] * 2 * j + 1 for j in range(3)])
+    np.testing.assert_allclose(b.numpy(), x.numpy().sum(0))
+    with pytest.raises(NotImplementedError):
+        vmap(lambda a: p(a, y, k=1))(x)
 
 
 # ----------------------------------------------------------------- errors, as torch

@@ -1,5 +1,6 @@
 """torch.func: composable transforms (grad, vjp, jvp, vmap, jacrev, jacfwd, hessian)."""
 from .reverse import grad, grad_and_value, vjp  # noqa: F401
 from .vmap import vmap  # noqa: F401
+from .batch_level import vmap_loop_fallback  # noqa: F401
 from .jacobian import jacrev, functional_call  # noqa: F401
 from .forward import jvp, linearize, jacfwd, hessian  # noqa: F401

@@ -9,6 +9,9 @@ primitive's batch rule. The rule computes with ordinary ops on the values, so
 lower levels see those ops, and says where the outputs keep their batch dim.
 Rules mostly move the batch dim to the front and shift the op's dim params.
 """
+import threading
+import warnings
+
 from .. import _tensor as _t
 from ..core.dispatch import Interpreter
 
@@ -54,8 +57,12 @@ class BatchInterpreter(Interpreter):
             bdims.append(d)
         rule = prim.batch
         if rule is None:
-            raise NotImplementedError(f"vmap: the primitive '{prim.name}' has no batching rule, so "
-                                      "it cannot run inside vmap yet")
+            if not _fallback.enabled:
+                raise NotImplementedError(
+                    f"vmap: the primitive '{prim.name}' has no batching rule, so it cannot run "
+                    "inside vmap yet. Write its `batch` rule, or opt in to a slow per-example "
+                    "loop with `arraygrad.func.vmap_loop_fallback()`")
+            rule = _loop_rule(prim)
         out, out_bdims = rule(tuple(values), tuple(bdims), **params)
         if prim.multiple_results:
             return [self.wrap(o, d) for o, d in zip(out, out_bdims)]
@@ -97,3 +104,44 @@ class BatchInterpreter(Interpreter):
 def move_bdim(x, bdim, to=0):
     """The value `x` with its batch dim at `to` (unchanged when already there)."""
     return x if bdim == to else x.movedim(bdim, to)
+
+
+# ----------------------------------------------------------------- opt-in loop fallback
+class _Fallback(threading.local):
+    enabled = False
+
+
+_fallback = _Fallback()
+
+
+class vmap_loop_fallback:
+    """Inside this block, vmap runs a primitive without a batching rule once per example
+    (slow, with a warning) instead of raising.
+
+        >>> with arraygrad.func.vmap_loop_fallback():
+        ...     vmap(f)(x)
+    """
+
+    def __init__(self, enabled=True):
+        self.enabled = enabled
+
+    def __enter__(self):
+        self.prev, _fallback.enabled = _fallback.enabled, self.enabled
+        return self
+
+    def __exit__(self, *exc):
+        _fallback.enabled = self.prev
+
+
+def _loop_rule(prim):
+    def rule(args, bdims, **params):
+        warnings.warn(f"vmap: the primitive '{prim.name}' has no batching rule; running it once "
+                      "per example (slow)", UserWarning, stacklevel=4)
+        from ..ops.shape import select, stack
+        n = next(a.shape[d] for a, d in zip(args, bdims) if d is not None)
+        per = [prim(*(a if d is None else select(a, d, b) for a, d in zip(args, bdims)), **params)
+               for b in range(n)]
+        if prim.multiple_results:
+            return [stack(list(outs), 0) for outs in zip(*per)], (0,) * len(per[0])
+        return stack(per, 0), 0
+    return rule
