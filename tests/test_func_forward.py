@@ -261,8 +261,6 @@ def _square_function():
     return Square
 
 
-@pytest.mark.xfail(not hasattr(ag.autograd, "Function"), strict=True,
-                   reason="needs autograd.Function (the Function engineer's part of issue 4)")
 def test_nested_jacfwd_through_function_with_jvp():
     """Issue 4: torch 2.13 gives 108, 0, 0; the right values are 108, 108, 72."""
     Square = _square_function()
