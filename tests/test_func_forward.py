@@ -316,3 +316,16 @@ def test_hessian_of_dict_input_and_jacfwd_multiple_outputs():
            torch.func.hessian(lambda d: f(torch, d))({"w": M, "x": X}))
     _close(func.jacfwd(lambda d, s: g(ag, d, s), (0, 1))({"w": m, "x": x}, x),
            torch.func.jacfwd(lambda d, s: g(torch, d, s), (0, 1))({"w": M, "x": X}, X))
+
+
+def test_nested_dual_levels_through_function_with_jvp():
+    """Beyond PyTorch: nested dual levels through a Function's jvp staticmethod."""
+    from arraygrad.autograd import forward_ad as fwAD
+    Square = _square_function()
+    x, one = ag.tensor(3.0, dtype=ag.float64), ag.tensor(1.0, dtype=ag.float64)
+    with fwAD.dual_level():
+        a = fwAD.make_dual(x, one)
+        with fwAD.dual_level():
+            _, t = fwAD.unpack_dual(Square.apply(Square.apply(fwAD.make_dual(a, one))))
+        d1, d2 = fwAD.unpack_dual(t)
+    assert (d1.item(), d2.item()) == (108.0, 108.0)
