@@ -91,6 +91,11 @@ def test_registration_order_names_and_repr_match_torch():
     assert [tuple(p.shape) for p in ours.parameters()] == \
         [tuple(p.shape) for p in theirs.parameters()]
     assert len(list(ours.modules())) == len(list(theirs.modules()))
+    for kw in (dict(prefix="net"), dict(recurse=False)):
+        assert [n for n, _ in ours.head.named_parameters(**kw)] == \
+            [n for n, _ in theirs.head.named_parameters(**kw)]
+    assert ours.get_parameter("blocks.1.weight") is ours.blocks[1].weight
+    assert ours.get_submodule("head.1") is ours.head[1]
 
 
 def test_shared_modules_and_parameters_are_listed_once():
