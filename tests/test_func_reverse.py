@@ -197,3 +197,16 @@ def test_vmap_with_eager_leaves_then_backward():
         out.sum().backward()
         return out.detach(), w.grad
     _both(run)
+
+
+def test_ensemble_with_stack_module_state():
+    data = RNG.normal(size=(5, 3))
+    pairs = [_model_pair() for _ in range(3)]
+
+    def run(lib, models):
+        params, buffers = lib.func.stack_module_state(models)
+        assert all(p.is_leaf and p.requires_grad for p in params.values())
+        out = lib.func.vmap(lambda p, b, x: lib.func.functional_call(models[0], (p, b), (x,)),
+                            in_dims=(0, 0, None))(params, buffers, _t(lib, data))
+        return out.detach()
+    _same(run(ag, [a for a, _ in pairs]), run(torch, [t for _, t in pairs]))

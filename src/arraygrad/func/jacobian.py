@@ -141,3 +141,34 @@ def _swap(module, dotted, value):
     else:
         object.__setattr__(owner, name, value)
     return old
+
+
+def stack_module_state(models):
+    """(params, buffers): the models' tensors stacked by name, for ensembling with vmap.
+
+        >>> params, buffers = stack_module_state(models)
+        >>> vmap(lambda p, b, x: functional_call(models[0], (p, b), (x,)), (0, 0, None))(
+        ...     params, buffers, data)
+    """
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or not any(m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same "
+                           "training/eval mode.")
+    if any(type(m) is not type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(named):
+        per_model = [dict(named(m)) for m in models]
+        return {k: _stacked_leaf([d[k] for d in per_model], k) for k in per_model[0]}
+    return (stacked(lambda m: m.named_parameters()), stacked(lambda m: m.named_buffers()))
+
+
+def _stacked_leaf(tensors, name):
+    from ..ops.shape import stack
+    grads = {t.requires_grad for t in tensors}
+    if len(grads) > 1:
+        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+    out = stack([t.detach() for t in tensors])
+    return out.requires_grad_() if grads == {True} else out

@@ -65,7 +65,7 @@ def _process_inputs(in_dims, args, func):
                          "compatible with the structure of `inputs`. in_dims has structure "
                          f"{tree_flatten(in_dims)[1]} but inputs has structure {spec}.")
     for i, (arg, d) in enumerate(zip(flat_args, flat_dims)):
-        if d is not None and (not isinstance(d, int) or isinstance(d, bool)):
+        if d is not None and not isinstance(d, int):
             raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for "
                              "an input but in_dim must be either an integer dimension or None.")
         if d is not None and not isinstance(arg, Tensor):
