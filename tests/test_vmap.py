@@ -124,6 +124,38 @@ def _get(args, pos):
     return args[i] if j is None else args[i][j]
 
 
+def _nested_cases():
+    cases = []
+    for op in OPS:
+        rng = np.random.default_rng(zlib.crc32(op.name.encode()))
+        for i, s in enumerate(op.samples(rng)):
+            if len(_leaves(s.args)) == 2:
+                cases.append(pytest.param(op, s, id=f"{op.name}-{i}"))
+    return cases
+
+
+@pytest.mark.parametrize("op,sample", _nested_cases())
+def test_nested_vmap_outer_product_matches_loop(op, sample):
+    """vmap(vmap(f, (0, None)), (None, -1)): out[j, i] = f(a_i, b_j), each level batching one
+    argument, so every rule sees one batched operand of each level."""
+    rng = np.random.default_rng(2)
+    positions = _leaves(sample.args)
+    a_ex, b_ex = (_examples(_get(sample.args, p), rng) for p in positions)
+    base = [_convert(a) for a in sample.args]
+    kwargs = {k: _convert(v) for k, v in sample.kwargs.items()}
+
+    def f(a, b):
+        return op.fn(ag, *_substitute(base, positions, (a, b)), **kwargs)
+    a = ag.tensor(np.stack(a_ex))
+    b = ag.tensor(np.stack(b_ex, axis=-1) if b_ex[0].ndim else np.stack(b_ex))
+    got = _as_list(vmap(vmap(f, in_dims=(0, None)), in_dims=(None, -1))(a, b))
+    for i, g in enumerate(got):
+        want = np.stack([np.stack([np.asarray(_as_list(f(ag.tensor(ai), ag.tensor(bj)))[i].numpy())
+                                   for ai in a_ex]) for bj in b_ex])
+        assert tuple(g.shape) == want.shape, f"output {i}"
+        np.testing.assert_allclose(g.numpy(), want, rtol=1e-10, atol=1e-12, equal_nan=True)
+
+
 # ----------------------------------------------------------------- rules that only backward uses
 def test_index_add_zeros_and_scatter_batch_rules():
     from arraygrad.ops import index as ix
