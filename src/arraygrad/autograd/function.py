@@ -244,16 +244,17 @@ def once_differentiable(fn):
             return outputs
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
+        msg = "trying to differentiate twice a function that was marked with @once_differentiable"
+        if any(isinstance(o, Tensor) and o._lvl is not None for o in outs):
+            raise RuntimeError(msg)     # inside a transform: the outer level differentiates now
         fakes = []
         for o in outs:
             if isinstance(o, Tensor):
                 o = o.detach()
                 o._requires_grad = True
             fakes.append(o)
-        node = _DelayedError("trying to differentiate twice a function that was marked with "
-                             "@once_differentiable",
-                             tuple(gradient_edge(o) if isinstance(o, Tensor) else (None, 0)
-                                   for o in fakes))
+        edges = tuple(gradient_edge(o) if isinstance(o, Tensor) else (None, 0) for o in fakes)
+        node = _DelayedError(msg, edges)
         res = []
         for i, o in enumerate(fakes):
             if isinstance(o, Tensor):
@@ -1152,12 +1153,11 @@ def _generated_vmap(cls, interp, flat, values, bdims, params):
         res = tuple(_front(v, d, size) for v, d in zip(out_v, out_d))
         return res if len(res) != 1 else res[0]
 
-    Generated = type(cls.__name__ + "Generated", (Function,), {
-        "forward": staticmethod(forward), "setup_context": staticmethod(setup_context),
-        "backward": staticmethod(backward), "jvp": staticmethod(jvp),
-        "jvp_from_backward": cls.jvp_from_backward and cls.jvp is _SingleLevelFunction.jvp})
-    if cls.jvp is _SingleLevelFunction.jvp:
-        Generated.jvp = _SingleLevelFunction.jvp
+    body = {"forward": staticmethod(forward), "setup_context": staticmethod(setup_context),
+            "backward": staticmethod(backward), "jvp_from_backward": cls.jvp_from_backward}
+    if cls.jvp is not _SingleLevelFunction.jvp:
+        body["jvp"] = staticmethod(jvp)
+    Generated = type(cls.__name__ + "Generated", (Function,), body)
     out = Generated.apply(*values)
     if not isinstance(out, tuple):
         out = (out,)
