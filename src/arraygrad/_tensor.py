@@ -35,6 +35,7 @@ class Tensor:
     grad = None
     _base = None
     _view_fn = None
+    _view_version = 0   # version of the base when this view's grad_fn was made
     _retains_grad = False
     _hooks = None
     _accum = None

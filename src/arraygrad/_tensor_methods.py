@@ -129,7 +129,7 @@ Tensor.__setitem__ = _setitem
 # ----------------------------------------------------------------- in-place forms
 def _inplace(fn):
     def method(self, *args, **kwargs):
-        return inplace.apply(self, fn(self, *args, **kwargs))
+        return inplace.apply(self, fn(inplace.source(self, args), *args, **kwargs))
     return method
 
 

@@ -317,6 +317,9 @@ def accumulator(t):
 
 
 def gradient_edge(t):
+    if t._base is not None and t._version[0] != t._view_version:
+        from ..ops.inplace import refresh_view
+        refresh_view(t)
     if t.grad_fn is not None:
         return (t.grad_fn, t._output_nr)
     if t._requires_grad:

@@ -61,6 +61,7 @@ def _mark_view(prim, src, params, out):
     out._version = src._version
     if not prim.differentiable:
         return
+    out._view_version = src._version[0]
     out._base = src if src._base is None else src._base
     parent = src._view_fn
     if parent is None:

@@ -6,7 +6,10 @@ version counter x shares with its views, and makes r's node x's grad_fn. When
 x is a view of a base that is part of a graph, the base's history is
 rewritten too (a CopySlices node: the base with the view's region replaced),
 so gradients through the base see the write. Saved tensors remember versions,
-so a backward that needs an overwritten value raises instead of lying.
+so a backward that needs an overwritten value raises instead of lying. The op
+itself reads a snapshot of x (`source`), so its own node never saves the value
+it overwrites. Other views of the base notice the write by version and rebuild
+their history from the base when next used (`refresh_view`).
 """
 from .. import _tensor as _t
 from ..core import grad_mode
@@ -63,7 +66,28 @@ def apply(self, result, name="inplace"):
         self.grad_fn = result.grad_fn
         self._output_nr = result._output_nr
         self._requires_grad = True
+    else:
+        # every value was replaced by constants (fill_, copy_ of a constant): no history left
+        self.grad_fn = None
+        self._requires_grad = False
     return self
+
+
+def source(self, args):
+    """What `self.op_(*args)` computes from: `self`, or, when the op is recorded, a snapshot
+    of it. The op's node may save its input, which the write is about to overwrite (torch
+    clones `original_self` for the same reason)."""
+    if self._lvl is not None or not grad_mode.state.grad_enabled:
+        return self
+    if not (self._requires_grad or any(getattr(a, "_requires_grad", False) for a in args)):
+        return self
+    _check(self, "inplace")
+    if self._base is not None and self._version[0] != self._view_version:
+        refresh_view(self)
+    snap = _t.make(self._data.copy(), self._requires_grad)
+    snap.grad_fn = self.grad_fn
+    snap._output_nr = self._output_nr
+    return snap
 
 
 def _short(dtype):
@@ -105,6 +129,19 @@ def _rebase(view, result):
     node = CopySlices(old, result, view._view_fn, base.shape, base.dtype)
     base.grad_fn, base._output_nr, base._requires_grad = node, 0, True
     fresh = view._view_fn(base)
+    view.grad_fn, view._output_nr, view._requires_grad = fresh.grad_fn, fresh._output_nr, True
+    view._view_version = view._version[0]
+
+
+def refresh_view(view):
+    """After an in-place write to its base (or a sibling view), a view's history is the view
+    of the base's new history (torch regenerates it the same way)."""
+    view._view_version = view._version[0]
+    base = view._base
+    if view._view_fn is None or not base._requires_grad:
+        return
+    with grad_mode.enable_grad():
+        fresh = view._view_fn(base)
     view.grad_fn, view._output_nr, view._requires_grad = fresh.grad_fn, fresh._output_nr, True
 
 

@@ -1,0 +1,266 @@
+"""In-place ops and __setitem__: values, rewritten history (CopySlices), version counters, errors."""
+import numpy as np
+import pytest
+
+import arraygrad as ag
+from conftest import assert_close, pair
+
+torch = pytest.importorskip("torch")
+
+INPLACE_MSG = ("one of the variables needed for gradient computation has been modified by an "
+               "inplace operation")
+
+
+def check(f, *arrays):
+    """f(lib, *leaves) on both libraries: same values, same grads for every leaf."""
+    a_in, t_in = zip(*(pair(torch, np.asarray(a, dtype=np.float64)) for a in arrays))
+    a_out, t_out = f(ag, *a_in), f(torch, *t_in)
+    assert_close(a_out, t_out)
+    rng = np.random.default_rng(0)
+    g = rng.standard_normal(tuple(t_out.shape))
+    a_out.backward(ag.tensor(g))
+    t_out.backward(torch.tensor(g))
+    for i, (a, t) in enumerate(zip(a_in, t_in)):
+        if t.grad is None:
+            assert a.grad is None, f"leaf {i}"
+        else:
+            assert_close(a.grad, t.grad, what=f"grad of leaf {i}: ")
+
+
+X = np.arange(12.0).reshape(3, 4) / 7 - 0.6
+V = np.array([0.5, -1.5, 2.0, 0.25])
+
+
+# ----------------------------------------------------------------- in-place on non-leaves
+@pytest.mark.parametrize("op", [
+    lambda y, v: y.add_(v), lambda y, v: y.sub_(v), lambda y, v: y.mul_(v),
+    lambda y, v: y.div_(v + 3), lambda y, v: y.add_(v, alpha=2), lambda y, v: y.sub_(2.5),
+    lambda y, v: y.mul_(3), lambda y, v: y.div_(-2), lambda y, v: y.clamp_(-0.3, 0.4),
+    lambda y, v: y.clamp_(min=0.1), lambda y, v: y.zero_(), lambda y, v: y.fill_(1.5),
+    lambda y, v: y.copy_(v), lambda y, v: y.pow_(2), lambda y, v: y.exp_(),
+    lambda y, v: y.neg_(), lambda y, v: y.tanh_(), lambda y, v: y.sigmoid_(),
+    lambda y, v: y.relu_(), lambda y, v: y.abs_(), lambda y, v: y.sin_(),
+    lambda y, v: y.__iadd__(v), lambda y, v: y.__imul__(v), lambda y, v: y.__isub__(v),
+    lambda y, v: y.__itruediv__(2.0), lambda y, v: y.fill_(v.sum()), lambda y, v: y.masked_fill_(y > 0, 0.5),
+], ids=lambda op: "")
+def test_inplace_on_non_leaf_matches_torch(op):
+    def f(lib, x, v):
+        y = x * 1.5
+        r = op(y, v)
+        assert r is y
+        return y * x
+    check(f, X, V)
+
+
+def test_inplace_chain_and_reuse():
+    def f(lib, x, v):
+        y = x.sin()
+        y.mul_(v).add_(x).clamp_(max=2.0)
+        z = y * y
+        z.sub_(v)
+        return z.sum(0) + y[1]
+    check(f, X, V)
+
+
+def test_inplace_on_tensor_without_grad_with_operand_requiring_grad():
+    def f(lib, x, v):
+        a = lib.zeros(3, 4, dtype=lib.float64)
+        a.add_(x)
+        a.mul_(v)
+        b = lib.ones(4, dtype=lib.float64)
+        b.copy_(v)
+        return a + b
+    check(f, X, V)
+    a = ag.zeros(3)
+    a.add_(ag.tensor([1.0, 2.0, 3.0], requires_grad=True))
+    assert a.requires_grad and a.grad_fn.name() == "AddBackward0" and not a.is_leaf
+
+
+# ----------------------------------------------------------------- views and __setitem__ (CopySlices)
+@pytest.mark.parametrize("write", [
+    lambda y, v: y[0].mul_(2),
+    lambda y, v: y[1].copy_(v),
+    lambda y, v: y[:, 1].add_(v[:3]),
+    lambda y, v: y[1:, ::2].mul_(v[:2]),
+    lambda y, v: y.t()[2].add_(1.0),
+    lambda y, v: y.view(-1)[2:6].mul_(v),
+    lambda y, v: y[0][1:3].clamp_(-0.1, 0.1),
+    lambda y, v: y.unsqueeze(0)[0, 2].zero_(),
+    lambda y, v: y.transpose(0, 1)[1:3].fill_(0.5),
+    lambda y, v: y.__setitem__(0, v),
+    lambda y, v: y.__setitem__((slice(None), 2), v[:3] * v[1]),
+    lambda y, v: y.__setitem__((1, 2), v[0]),
+    lambda y, v: y.__setitem__((Ellipsis, slice(0, 2)), 7.0),
+    lambda y, v: y.__setitem__(y > 0.3, v[0]),
+    lambda y, v: y.__setitem__(y > 0.3, 0.0),
+    lambda y, v: y.__setitem__(ag_or_torch_index(y), v[2]),
+    lambda y, v: y.__setitem__((slice(None), ag_or_torch_index(y)), v[:3].unsqueeze(1)),
+], ids=lambda w: "")
+def test_write_into_view_of_non_leaf_matches_torch(write):
+    def f(lib, x, v):
+        y = x * 2
+        w = y.exp()          # y saved by nothing that the write invalidates
+        write(y, v)
+        return y * x + w
+    check(f, X, V)
+
+
+def ag_or_torch_index(y):
+    lib = torch if isinstance(y, torch.Tensor) else ag
+    return lib.tensor([0, 2])
+
+
+def test_view_of_written_base_sees_the_write():
+    """The view's history is regenerated from the base after an in-place on either of them."""
+    def f(lib, x, v):
+        y = x * 2
+        a = y[0]
+        b = y[:, 1]
+        a.mul_(v)               # write through one view
+        return y.sum(1) * 2 + b * 3
+    check(f, X, V)
+
+
+def test_view_used_after_base_written_in_place():
+    def f(lib, x, v):
+        y = x * 2
+        a = y[1]
+        y.mul_(3)
+        return a * v
+    check(f, X, V)
+
+
+def test_view_of_view_written_then_base_used():
+    def f(lib, x, v):
+        y = x + 0
+        z = y[1:]
+        z[0].mul_(v)
+        z.add_(1)
+        return y.sin()
+    check(f, X, V)
+
+
+def test_setitem_on_tensor_without_grad_with_value_requiring_grad():
+    def f(lib, x, v):
+        out = lib.zeros(3, 4, dtype=lib.float64)
+        out[1] = v
+        out[:, 0] = x[:, 0] * 2
+        return out * 3
+    check(f, X, V)
+
+
+def test_setitem_values_and_broadcast():
+    a, t = pair(torch, X, requires_grad=False)
+    for idx, val in [(0, 1.0), ((slice(None), 1), [1.0, 2.0, 3.0]), ((1, 2), 5.0),
+                     (slice(1, None), [9.0, 8.0, 7.0, 6.0])]:
+        a[idx] = val
+        t[idx] = torch.tensor(val, dtype=torch.float64) if isinstance(val, list) else val
+    assert_close(a, t)
+
+
+# ----------------------------------------------------------------- version counters and errors
+def test_version_counter_shared_with_views():
+    x = ag.tensor([1.0, 2.0, 3.0])
+    v = x[1:]
+    d = x.detach()
+    assert x._version_value == 0
+    x.add_(1)
+    assert x._version_value == v._version_value == d._version_value == 1
+    v.mul_(2)
+    d[0] = 3.0
+    assert x._version_value == 3
+    assert x.tolist() == [3.0, 6.0, 8.0]
+
+
+def test_modified_saved_input_raises_at_backward():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    c = ag.tensor([3.0, 4.0])
+    y = x * c          # saves c
+    c.add_(1)
+    with pytest.raises(RuntimeError, match=INPLACE_MSG):
+        y.sum().backward()
+
+
+def test_modified_saved_output_raises_at_backward():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()        # saves its output
+    y.add_(1)
+    with pytest.raises(RuntimeError, match=INPLACE_MSG):
+        y.sum().backward()
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    y.add_(1)
+    with pytest.raises(RuntimeError, match=INPLACE_MSG):
+        y.sum().backward()
+
+
+def test_modified_through_a_view_raises():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    z = y * y          # saves y
+    y[0] = 0.0
+    with pytest.raises(RuntimeError, match=INPLACE_MSG):
+        z.sum().backward()
+
+
+def test_modified_through_detach_raises():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = x.sin()        # saves x
+    x.detach().zero_()
+    with pytest.raises(RuntimeError, match=INPLACE_MSG):
+        y.sum().backward()
+
+
+def test_unsaved_input_may_be_modified():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    c = ag.tensor([3.0, 4.0])
+    y = x + c           # add saves nothing
+    c.add_(1)
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+
+
+def test_inplace_on_leaf_requiring_grad_raises():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    msg = "a leaf Variable that requires grad is being used in an in-place operation."
+    for op in (lambda: x.add_(1), lambda: x.mul_(2), lambda: x.zero_(), lambda: x.fill_(1.0),
+               lambda: x.copy_(ag.tensor([3.0, 4.0])), lambda: x.clamp_(0, 1),
+               lambda: x.__setitem__(0, 5.0)):
+        with pytest.raises(RuntimeError, match=msg):
+            op()
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being "
+                                           "used in an in-place operation."):
+        x[0].add_(1)
+    assert x.tolist() == [1.0, 2.0]
+    with ag.no_grad():
+        x.add_(1)
+        x[0] = 0.0
+    assert x.tolist() == [0.0, 3.0] and x.is_leaf and x.requires_grad
+
+
+def test_inplace_dtype_and_shape_errors():
+    i = ag.tensor([1, 2, 3])
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired output "
+                                           "type Long"):
+        i.add_(0.5)
+    i.add_(2)
+    assert i.tolist() == [3, 4, 5] and i.dtype is ag.int64
+    x = ag.zeros(3)
+    with pytest.raises(RuntimeError, match=r"output with shape \[3\] doesn't match the broadcast "
+                                           r"shape \[2, 3\]"):
+        x.add_(ag.ones(2, 3))
+    x.add_(ag.ones(1))
+    assert x.tolist() == [1.0, 1.0, 1.0]
+    f = ag.zeros(2, dtype=ag.float32)
+    f.add_(ag.tensor([1.0, 2.0], dtype=ag.float64))
+    assert f.dtype is ag.float32
+
+
+def test_inplace_keeps_identity_and_grad_fn_names():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 1
+    y2 = y
+    y += 1
+    assert y is y2 and y.grad_fn.name() == "AddBackward0"
+    y.mul_(2)
+    assert y.grad_fn.name() == "MulBackward0"
