@@ -200,9 +200,8 @@ def test_index_put_batched_values_and_unbatched_target():
     assert (got.numpy()[:, 1, 2] == 7).all()
 
 
-def test_batch_rules_seen_by_backward():
+def test_batch_rules_seen_by_backward(torch):
     """vmap over a vjp runs the batching rules of the vjp rules (gather, getitem, diag, ...)."""
-    torch = pytest.importorskip("torch")
     rng = np.random.default_rng(0)
     x = rng.normal(size=(3, 4))
     cots = rng.normal(size=(5, 4))

@@ -33,7 +33,7 @@ class BatchInterpreter(Interpreter):
         """A tensor of this level whose examples lie along `bdim` of `value` (None: unbatched)."""
         if bdim is None:
             return value
-        return _t.wrap(value, self, bdim)
+        return _t.wrap(value, self, bdim if bdim >= 0 else bdim + value.ndim)
 
     def unwrap(self, x):
         """(value one level down, batch dim or None) of `x`."""
