@@ -41,6 +41,11 @@ class set_grad_enabled(_Mode):
         self.prev = state.grad_enabled
         state.grad_enabled = bool(mode)
 
+    def __call__(self, fn):
+        # as a decorator it only applies inside `fn`: undo the switch made by __init__
+        state.grad_enabled = self.prev
+        return super().__call__(fn)
+
     def __enter__(self):
         return self
 
