@@ -15,6 +15,13 @@ from ._rules import batch_size, to_front
 Tensor = _t.Tensor
 
 
+def _index_value(i):
+    """An index tensor seen below grad and jvp levels: an index has no gradient or tangent."""
+    while i._lvl is not None and i._lvl.kind in ("jvp", "grad"):
+        i = i._inner
+    return i
+
+
 def _raw_index(idx):
     """Turn an index with tensors into one of raw arrays; tell if it is basic."""
     if not isinstance(idx, tuple):
@@ -22,8 +29,7 @@ def _raw_index(idx):
     out, basic = [], True
     for i in idx:
         if isinstance(i, Tensor):
-            while i._lvl is not None and i._lvl.kind in ("jvp", "grad"):
-                i = i._inner    # an index carries no tangent or gradient: use its value
+            i = _index_value(i)
             if i._lvl is not None:
                 raise NotImplementedError(
                     "indexing with a tensor that is being transformed (vmap/grad) is not "
@@ -281,6 +287,7 @@ def gather(input, dim, index):
     if index.dtype is not _dt.int64:
         raise RuntimeError("gather(): Expected dtype int64 for index")
     d = _t._wrap_dim(dim, input.ndim)
+    index = _index_value(index)
     if index._lvl is not None and _t._batched(index):
         return _gather_batched_index(input, d, index)
     idx = index._data
@@ -320,7 +327,7 @@ _scatter_add_zeros.batch = _scatter_add_batch
 
 def scatter_into(g, index, dim, shape):
     """zeros(shape) with g added at `index` along `dim` (the transpose of gather)."""
-    idx = index._data if isinstance(index, Tensor) else index
+    idx = _index_value(index)._data if isinstance(index, Tensor) else index
     return _scatter_add_zeros(g, dim=dim, index=idx, shape=tuple(shape))
 
 
