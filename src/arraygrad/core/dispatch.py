@@ -26,7 +26,9 @@ class Primitive:
     vjp: either a tuple with one function per input, `f(ctx, *gs, **params)`,
          giving that input's cotangent, or one function returning a tuple.
     jvp: same shape, giving each input tangent's contribution to the output
-         tangent(s), or one function `f(ctx, *ts, **params)` over all tangents.
+         tangent(s) (None: no contribution), or one function `f(ctx, *ts, **params)`
+         over all tangents (missing ones passed as zeros). Contributions are
+         broadcast and cast to the outputs' shapes and dtypes by the jvp level.
     batch: `f(args, bdims, **params) -> (outputs, out_bdims)`.
     save: indices of inputs the vjp reads (default: all); save_output: the vjp
     reads the output(s). Unsaved tensors are not kept alive by the graph.
