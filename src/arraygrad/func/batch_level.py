@@ -85,11 +85,11 @@ class BatchInterpreter(Interpreter):
             r = r.expand(logical) if tuple(r.shape) != tuple(logical) else r
             r = r.unsqueeze(bdim)
         else:
-            r = r.movedim(rd, 0)
+            r = move_bdim(r, rd)
             missing = len(logical) - (r.ndim - 1)
             if missing:
                 r = r.reshape((r.shape[0],) + (1,) * missing + tuple(r.shape[1:]))
-            r = r.movedim(0, bdim)
+            r = move_bdim(r, 0, bdim)
         inplace.apply(t._inner, r)
         return t
 

@@ -10,27 +10,22 @@ from .. import _tensor as _t
 def elementwise_batch(prim):
     """Batching rule shared by elementwise ops: line batch dims up in front."""
     def rule(args, bdims, **params):
-        rank = max((_logical_ndim(a, d) for a, d in zip(args, bdims)
-                    if isinstance(a, _t.Tensor)), default=0)
+        ranks = [(a.ndim - (d is not None)) if isinstance(a, _t.Tensor) else 0
+                 for a, d in zip(args, bdims)]
+        rank = max(ranks, default=0)
         moved = []
-        for a, d in zip(args, bdims):
-            if d is None:
-                moved.append(a)
-            else:
-                a = a.movedim(d, 0)
-                missing = rank - (a.ndim - 1)
-                if missing:
-                    a = a.reshape((a.shape[0],) + (1,) * missing + tuple(a.shape[1:]))
-                moved.append(a)
+        for a, d, r in zip(args, bdims, ranks):
+            if d is not None:
+                if d:
+                    a = a.movedim(d, 0)
+                if r < rank:
+                    a = a.reshape((a.shape[0],) + (1,) * (rank - r) + tuple(a.shape[1:]))
+            moved.append(a)
         out = prim(*moved, **params)
         if prim.multiple_results:
             return out, (0,) * len(out)
         return out, 0
     return rule
-
-
-def _logical_ndim(a, d):
-    return a.ndim - (d is not None)
 
 
 # ----------------------------------------------------------------- batching helpers

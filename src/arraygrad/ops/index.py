@@ -182,7 +182,7 @@ _index_add_zeros = Primitive(
 
 def _index_add_zeros_batch(args, bdims, shape, index):
     g_bdim, _ = _index_layout(index, len(shape))
-    g = args[0].movedim(bdims[0], g_bdim)
+    g = args[0] if bdims[0] == g_bdim else args[0].movedim(bdims[0], g_bdim)
     return _index_add_zeros(g, shape=(g.shape[g_bdim],) + tuple(shape),
                             index=(slice(None),) + index), 0
 
