@@ -34,7 +34,8 @@ def format_array(a, indent):
         fmt = _float_formatter(a.astype(np.float64))
         formatter = {"float_kind": fmt}
     elif a.dtype.kind == "b":
-        formatter = {"bool": lambda v: "True" if v else "False"}
+        width = 5 if a.size and not a.all() else 4     # torch pads True to False's width
+        formatter = {"bool": lambda v: ("True" if v else "False").rjust(width)}
     else:
         formatter = None
     if a.size == 0 and a.ndim == 1:

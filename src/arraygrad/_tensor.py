@@ -226,7 +226,8 @@ class Tensor:
             return f"{self._lvl.kind.capitalize()}Tensor(lvl={self._lvl.level}, value={self._inner!r})"
         data = np.asarray(backend_of(self._data).to_numpy(self._data))
         extra = []
-        if self.dtype not in (_dt.get_default_dtype(), _dt.int64, _dt.bool):
+        if self.dtype is not _dt.get_default_dtype() and (
+                data.size == 0 or self.dtype not in (_dt.int64, _dt.bool)):
             extra.append(f"dtype={self.dtype}")
         if self.grad_fn is not None:
             extra.append(f"grad_fn=<{self.grad_fn.name()}>")

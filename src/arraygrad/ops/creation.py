@@ -246,7 +246,9 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
 
 def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
             generator=None):
-    if high is None:
+    if size is None and isinstance(high, (tuple, list)):
+        low, high, size = 0, low, high          # randint(high, size)
+    elif high is None:
         low, high = 0, low
     dtype = dtype or _dt.int64
     return _random(lambda s: default_backend().random().integers(low, high, s), (size,), dtype,
