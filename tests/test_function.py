@@ -209,6 +209,30 @@ def case_identity_output(M):
     return [y, y is x, g, Ident.apply(x.detach()).requires_grad]
 
 
+def case_inplace_on_view_output_error(M):
+    class Head(M.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x[:2]
+        @staticmethod
+        def backward(ctx, g):
+            return M.cat([g, M.zeros(2, dtype=g.dtype)]) * 3
+    y = Head.apply(_x(M, 4) * 1)
+    y.mul_(2)
+
+
+def case_inplace_on_identity_output_error(M):
+    class Ident(M.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    y = Ident.apply(_x(M, 4) * 1)
+    y.add_(1)
+
+
 def case_needs_input_grad(M):
     class F(M.autograd.Function):
         @staticmethod

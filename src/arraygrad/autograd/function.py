@@ -496,6 +496,8 @@ def _eager_call(cls, flat, params):
                     _rewrite_history(o, ctx, k)
                 else:
                     r.grad_fn, r._output_nr, r._requires_grad = ctx, k, True
+                    if r._base is not None:     # an in-place write would bypass backward
+                        r._custom_view = (cls.__name__, k)
                     if r is o:
                         saved_as_out[id(o)] = (o, k)
             elif id(o) not in dirty and id(o) not in in_ids:

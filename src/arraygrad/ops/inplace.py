@@ -31,6 +31,15 @@ def _check(self, name):
     if base is not None and base.grad_fn is None and base._requires_grad:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
+    custom = self.__dict__.get("_custom_view")      # set by autograd.Function (view outputs)
+    if custom is not None and self._requires_grad:
+        raise RuntimeError(f"Output {custom[1]} of {custom[0]} is a view and is being modified "
+                           "inplace. This view was created inside a custom Function (or because "
+                           "an input was returned as-is) and the autograd logic to handle "
+                           "view+inplace would override the custom backward associated with the "
+                           "custom Function, leading to incorrect gradients. This behavior is "
+                           "forbidden. You can fix this by cloning the output of the custom "
+                           "Function.")
 
 
 def apply(self, result, name="inplace"):
