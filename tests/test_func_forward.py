@@ -329,3 +329,22 @@ def test_nested_dual_levels_through_function_with_jvp():
             _, t = fwAD.unpack_dual(Square.apply(Square.apply(fwAD.make_dual(a, one))))
         d1, d2 = fwAD.unpack_dual(t)
     assert (d1.item(), d2.item()) == (108.0, 108.0)
+
+
+def _g(L):
+    return lambda x: L.sin(x) * x.sum() + x ** 2
+
+
+COMPOSITIONS = {
+    "vmap(jacfwd)": lambda F, L: F.vmap(F.jacfwd(_g(L))),
+    "jacfwd(vmap)": lambda F, L: F.jacfwd(F.vmap(_g(L))),
+    "grad(jacfwd)": lambda F, L: F.grad(lambda x: F.jacfwd(_g(L))(x).sum()),
+    "vmap(hessian)": lambda F, L: F.vmap(F.hessian(lambda x: (L.tanh(x) ** 3).sum())),
+    "jacrev(jacfwd(vmap))": lambda F, L: F.jacrev(F.jacfwd(F.vmap(lambda x: L.exp(x).sum()))),
+}
+
+
+@pytest.mark.parametrize("name", COMPOSITIONS)
+def test_compositions_with_vmap_and_grad(name):
+    (m,), (M,) = _both(np.random.default_rng(3).standard_normal((4, 3)))
+    _close(COMPOSITIONS[name](func, ag)(m), COMPOSITIONS[name](torch.func, torch)(M))
