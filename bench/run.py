@@ -13,7 +13,6 @@ pass keeps what the hand-derived backward needs, then the backward runs.
 """
 import os
 import platform
-import statistics
 import sys
 import time
 
@@ -38,9 +37,10 @@ BATCH, SIZES, LR = 256, (784, 512, 512, 10), 0.01
 
 
 def compare(fns, budget, min_rounds=5, max_rounds=2000):
-    """Median seconds per call of each of `fns`, run in interleaved rounds within ~`budget` s.
+    """Best seconds per call of each of `fns`, run in interleaved rounds within ~`budget` s.
 
-    Interleaving spreads any background load evenly over the contenders.
+    Interleaving spreads background load evenly over the contenders, and the best
+    round is the one least disturbed by it (as `timeit` advises).
     """
     for fn in fns.values():
         fn()
@@ -53,7 +53,7 @@ def compare(fns, budget, min_rounds=5, max_rounds=2000):
             fn()
             times[k].append(time.perf_counter() - t0)
         rounds += 1
-    return {k: statistics.median(v) for k, v in times.items()}
+    return {k: min(v) for k, v in times.items()}
 
 
 # ----------------------------------------------------------------- 1, 2: elementwise chain
@@ -211,7 +211,7 @@ def main():
           f"{'ag/torch':>11}{'ag/numpy':>11}")
     for r in results:
         print(row(*r))
-    print("\nforward + backward (and the SGD update for the MLP); median of repeated runs.")
+    print("\nforward + backward (and the SGD update for the MLP); best of interleaved rounds.")
 
 
 if __name__ == "__main__":
