@@ -210,3 +210,20 @@ def test_ensemble_with_stack_module_state():
                             in_dims=(0, 0, None))(params, buffers, _t(lib, data))
         return out.detach()
     _same(run(ag, [a for a, _ in pairs]), run(torch, [t for _, t in pairs]))
+
+
+def test_functional_call_args_and_errors():
+    am, tm = _model_pair()
+    x = RNG.normal(size=(3,))
+    # a single non-tuple argument; the module keeps its own parameters afterwards
+    w = RNG.normal(size=(4, 3))
+    _same(ag.func.functional_call(am, {"0.weight": _t(ag, w)}, _t(ag, x)).detach(),
+          torch.func.functional_call(tm, {"0.weight": _t(torch, w)}, _t(torch, x)).detach())
+    assert isinstance(am[0].weight, ag.nn.Parameter)
+    for lib, m in ((ag, am), (torch, tm)):
+        with pytest.raises(RuntimeError, match=r"Unexpected key\(s\): 'foo'\.\n\tMissing key"):
+            lib.func.functional_call(m, {"0.weight": _t(lib, w), "foo": _t(lib, 1.0)},
+                                     (_t(lib, x),), strict=True)
+        with pytest.raises(ValueError, match="appeared in multiple dictionaries"):
+            lib.func.functional_call(m, ({"0.weight": _t(lib, w)}, {"0.weight": _t(lib, w)}),
+                                     (_t(lib, x),))

@@ -94,8 +94,12 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
         missing = sorted(known - set(values))
         unexpected = sorted(set(values) - known)
         if missing or unexpected:
-            raise RuntimeError(f"Error(s) in reparametrizing for {type(module).__name__}: "
-                               f"missing keys {missing}, unexpected keys {unexpected}")
+            msg = f"Error(s) in reparametrizing for {type(module).__name__}:"
+            if unexpected:
+                msg += "\n\tUnexpected key(s): " + ", ".join(f"'{k}'" for k in unexpected) + "."
+            if missing:
+                msg += "\n\tMissing key(s): " + ", ".join(f"'{k}'" for k in missing) + "."
+            raise RuntimeError(msg)
     if args is None:
         args = ()
     elif not isinstance(args, tuple):
