@@ -801,6 +801,49 @@ def case_vmap_generated_rule_and_grad(M):
     return [y, per_ex, jac]
 
 
+def case_vmap_generated_rule_nondiff_output_and_unbatched_input(M):
+    class ArgMaxMask(M.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x, w):
+            mask = (x == x.amax(-1, keepdim=True)).double()
+            return (x * w * mask).sum(-1), mask
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, w = inputs
+            _, mask = output
+            ctx.mark_non_differentiable(mask)
+            ctx.save_for_backward(x, w, mask)
+
+        @staticmethod
+        def backward(ctx, g, g_mask):
+            x, w, mask = ctx.saved_tensors
+            g = g.unsqueeze(-1)
+            return g * w * mask, (g * x * mask)
+    x = _x(M, 5, 3, requires_grad=False)
+    w = _x(M, 3, seed=4, requires_grad=False)
+    val, mask = M.vmap(ArgMaxMask.apply, in_dims=(0, None))(x, w)
+    gx, gw = M.func.grad(lambda x, w: M.vmap(ArgMaxMask.apply, in_dims=(0, None))(x, w)[0].sum(),
+                         argnums=(0, 1))(x, w)
+    return [val, mask, gx, gw]
+
+
+def case_vmap_staticmethod_bad_return(M):
+    class F(M.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x * 2
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            pass
+        @staticmethod
+        def vmap(info, in_dims, x):
+            return x * 2
+    M.vmap(F.apply)(_x(M, 3, 2, requires_grad=False))
+
+
 def case_vmap_without_rule_error(M):
     class F(M.autograd.Function):
         @staticmethod
