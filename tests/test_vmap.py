@@ -303,6 +303,11 @@ def test_randomness():
     assert nested.shape == (2, 5) and len(set(nested.numpy().ravel().tolist())) == 10
     same_chunks = vmap(lambda v: v * 0 + ag.rand(3), randomness="same", chunk_size=2)(x)
     assert np.allclose(same_chunks.numpy(), same_chunks.numpy()[0])
+    perms = vmap(lambda v: ag.randperm(6), randomness="different")(ag.ones(50))
+    assert all(sorted(p) == list(range(6)) for p in perms.numpy().tolist())
+    assert len({tuple(p) for p in perms.numpy().tolist()}) > 1
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        vmap(lambda v: ag.randperm(3))(x)
     with pytest.raises(RuntimeError, match="Only allowed values for randomness"):
         vmap(ag.sin, randomness="sometimes")
 

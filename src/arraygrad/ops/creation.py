@@ -257,7 +257,9 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
 
 def randperm(n, *, dtype=None, device=None, requires_grad=False):
     dtype = dtype or _dt.int64
-    return _t.make(default_backend().random().permutation(n).astype(dtype.np))
+    # the order of iid uniform keys: a uniform permutation, one per example inside vmap
+    return _random(lambda s: np.argsort(default_backend().random().random(s), axis=-1), (n,),
+                   dtype, False, "randperm")
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False):
