@@ -1,0 +1,144 @@
+"""Random expressions (hypothesis): values, gradients and second derivatives vs torch.
+
+A program is a list of steps over a growing list of values, starting from a few
+leaves with broadcast-compatible shapes; each step applies one op to earlier
+values. Domains are kept safe (log of x*x + 1, ...), so any mismatch is a bug.
+"""
+import numpy as np
+import pytest
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+import arraygrad as ag  # noqa: E402
+from conftest import assert_close  # noqa: E402
+
+torch = pytest.importorskip("torch")
+
+UNARY = {
+    "neg": lambda lib, x: -x,
+    "exp_tanh": lambda lib, x: lib.exp(lib.tanh(x)),
+    "sin": lambda lib, x: x.sin(),
+    "sigmoid": lambda lib, x: lib.sigmoid(x),
+    "relu": lambda lib, x: lib.relu(x),
+    "abs": lambda lib, x: x.abs(),
+    "log": lambda lib, x: lib.log(x * x + 1),
+    "sqrt": lambda lib, x: (x * x + 0.5).sqrt(),
+    "pow": lambda lib, x: (x.abs() + 0.5) ** 1.5,
+    "rpow": lambda lib, x: 2.0 ** x,
+    "square": lambda lib, x: x ** 2,
+    "clamp": lambda lib, x: x.clamp(-0.5, 0.7),
+    "scalar": lambda lib, x: 3 - x * 0.5 + 1 / (x * x + 2),
+}
+UNARY_ND = {   # ops that need at least one dim
+    "softmax": lambda lib, x: lib.softmax(x, -1),
+    "log_softmax": lambda lib, x: x.log_softmax(0),
+    "cumsum": lambda lib, x: x.cumsum(-1),
+    "flip": lambda lib, x: x.flip(0),
+    "index": lambda lib, x: x[..., ::2],
+    "unsqueeze": lambda lib, x: x.unsqueeze(-1).squeeze(-1),
+}
+UNARY_2D = {
+    "transpose": lambda lib, x: x.transpose(-1, -2),
+    "reshape": lambda lib, x: x.reshape(-1),
+    "getitem": lambda lib, x: x[0],
+    "T_mm": lambda lib, x: x.mT @ x,
+}
+BINARY = {
+    "add": lambda lib, a, b: a + b,
+    "sub": lambda lib, a, b: lib.sub(a, b, alpha=2),
+    "mul": lambda lib, a, b: a * b,
+    "div": lambda lib, a, b: a / (b * b + 1),
+    "maximum": lambda lib, a, b: lib.maximum(a, b),
+    "minimum": lambda lib, a, b: lib.minimum(a, b),
+    "where": lambda lib, a, b: lib.where(a > b, a * 2, b),
+}
+REDUCE = {
+    "sum": lambda lib, x, d, k: x.sum(d, keepdim=k),
+    "mean": lambda lib, x, d, k: lib.mean(x, d, keepdim=k),
+    "amax": lambda lib, x, d, k: lib.amax(x, d, keepdim=k),
+    "max": lambda lib, x, d, k: x.max(d, keepdim=k)[0],
+    "logsumexp": lambda lib, x, d, k: lib.logsumexp(x, d, keepdim=k),
+}
+TABLES = {"unary": UNARY, "unary_nd": UNARY_ND, "unary_2d": UNARY_2D}
+LEAF_SHAPES = [(2, 3), (3,), (2, 1), (), (1, 3), (4, 2, 3)]
+
+
+@st.composite
+def programs(draw):
+    n_leaves = draw(st.integers(1, 3))
+    shapes = [draw(st.sampled_from(LEAF_SHAPES)) for _ in range(n_leaves)]
+    steps = []
+    for _ in range(draw(st.integers(1, 7))):
+        i = draw(st.integers(0, len(shapes) - 1))
+        s = shapes[i]
+        kinds = ["unary", "binary"] + (["reduce", "unary_nd"] if s else []) + \
+            (["unary_2d"] if len(s) >= 2 else [])
+        kind = draw(st.sampled_from(kinds))
+        if kind == "binary":
+            j = draw(st.integers(0, len(shapes) - 1))
+            try:
+                np.broadcast_shapes(s, shapes[j])
+            except ValueError:
+                continue
+            step = ("binary", draw(st.sampled_from(sorted(BINARY))), i, j)
+        elif kind == "reduce":
+            dim_keep = (draw(st.integers(-len(s), len(s) - 1)), draw(st.booleans()))
+            step = ("reduce", draw(st.sampled_from(sorted(REDUCE))), i, dim_keep)
+        else:
+            step = (kind, draw(st.sampled_from(sorted(TABLES[kind]))), i, None)
+        steps.append(step)
+        # the new value's shape: run the step on zeros
+        shapes.append(tuple(_run(torch, [torch.zeros(s) for s in shapes], [step])[0].shape))
+    seed = draw(st.integers(0, 2**31 - 1))
+    return shapes[:n_leaves], steps, seed
+
+
+def _run(lib, leaves, steps):
+    vals = list(leaves)
+    for kind, name, i, extra in steps:
+        if kind == "binary":
+            vals.append(BINARY[name](lib, vals[i], vals[extra]))
+        elif kind == "reduce":
+            vals.append(REDUCE[name](lib, vals[i], *extra))
+        else:
+            vals.append(TABLES[kind][name](lib, vals[i]))
+    return vals[len(leaves):]
+
+
+@settings(max_examples=150, deadline=None)
+@given(programs())
+def test_random_expressions_match_torch(program):
+    shapes, steps, seed = program
+    rng = np.random.default_rng(seed)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    a_in = [ag.tensor(a, requires_grad=True) for a in arrays]
+    t_in = [torch.tensor(a, requires_grad=True) for a in arrays]
+    a_vals, t_vals = _run(ag, a_in, steps), _run(torch, t_in, steps)
+    for n, (a, t) in enumerate(zip(a_vals, t_vals)):
+        assert_close(a, t, rtol=1e-9, atol=1e-12, what=f"value {n} of {steps}: ")
+    ws = [rng.standard_normal(tuple(t.shape)) for t in t_vals]
+
+    def loss(lib, vals):
+        return sum((v * lib.tensor(w)).sum() for v, w in zip(vals, ws))
+
+    a_g = ag.autograd.grad(loss(ag, a_vals), a_in, create_graph=True, allow_unused=True)
+    t_g = torch.autograd.grad(loss(torch, t_vals), t_in, create_graph=True, allow_unused=True)
+    for n, (a, t) in enumerate(zip(a_g, t_g)):
+        if t is None:
+            assert a is None or not np.any(a.detach().numpy())
+            continue
+        assert_close(a, t, rtol=1e-9, atol=1e-12, what=f"grad {n} of {steps}: ")
+    vs = [rng.standard_normal(s) for s in shapes]
+
+    def second(lib, grads, inputs):
+        terms = [(g * lib.tensor(v)).sum() for g, v in zip(grads, vs)
+                 if g is not None and g.requires_grad]
+        if not terms:
+            return [None] * len(inputs)
+        return lib.autograd.grad(sum(terms), inputs, allow_unused=True)
+
+    for n, (a, t) in enumerate(zip(second(ag, a_g, a_in), second(torch, t_g, t_in))):
+        a = ag.zeros_like(a_in[n]) if a is None else a
+        t = torch.zeros_like(t_in[n]) if t is None else t
+        assert_close(a, t, rtol=1e-8, atol=1e-10, what=f"second derivative {n} of {steps}: ")
