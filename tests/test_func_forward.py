@@ -348,3 +348,11 @@ COMPOSITIONS = {
 def test_compositions_with_vmap_and_grad(name):
     (m,), (M,) = _both(np.random.default_rng(3).standard_normal((4, 3)))
     _close(COMPOSITIONS[name](func, ag)(m), COMPOSITIONS[name](torch.func, torch)(M))
+
+
+def test_forward_mode_example_runs(capsys):
+    import pathlib
+    import runpy
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "forward_mode.py"
+    runpy.run_path(str(path), run_name="__main__")
+    assert "[108.0, 108.0, 72.0]" in capsys.readouterr().out
