@@ -48,7 +48,8 @@ w = torch.randn(3)
 xs = torch.randn(4, 3)
 loss = lambda w, x: torch.tanh(x @ w) ** 2
 print("\nfunc.grad(loss)(w, x0)          ", torch.func.grad(loss)(w, xs[0]))
-print("vmap(grad(loss)) per example:\n", torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0))(w, xs))
+per_example = torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0))(w, xs)
+print("vmap(grad(loss)) per example:\n", per_example)
 
 
 # 4. A module using the custom Function, trained a few steps.

@@ -340,7 +340,8 @@ def _loss_cases():
     for red in ("mean", "sum", "none"):
         cases += [
             (f"ce-{red}", "cross_entropy", logits, target, dict(reduction=red)),
-            (f"ce-weight-{red}", "cross_entropy", logits, target, dict(weight=weight, reduction=red)),
+            (f"ce-weight-{red}", "cross_entropy", logits, target,
+             dict(weight=weight, reduction=red)),
             (f"ce-ignore-{red}", "cross_entropy", logits, ignored, dict(reduction=red)),
             (f"ce-smooth-{red}", "cross_entropy", logits, ignored,
              dict(weight=weight, label_smoothing=0.2, reduction=red)),
@@ -383,7 +384,8 @@ def test_loss_modules_and_errors():
     assert_close(nn.CrossEntropyLoss(weight=ag.tensor(w), label_smoothing=0.1)(x, ag.tensor(y)),
                  torch.nn.CrossEntropyLoss(weight=torch.tensor(w), label_smoothing=0.1)(
                      tx, torch.tensor(y)))
-    assert_close(nn.MSELoss(reduction="sum")(x, x * 0), torch.nn.MSELoss(reduction="sum")(tx, tx * 0))
+    assert_close(nn.MSELoss(reduction="sum")(x, x * 0),
+                 torch.nn.MSELoss(reduction="sum")(tx, tx * 0))
     assert_close(nn.NLLLoss()(x, ag.tensor(y)), torch.nn.NLLLoss()(tx, torch.tensor(y)))
     assert_close(nn.SmoothL1Loss(beta=2.0)(x, x * 0), torch.nn.SmoothL1Loss(beta=2.0)(tx, tx * 0))
     with pytest.raises(ValueError, match="bad is not a valid value for reduction"):

@@ -27,7 +27,8 @@ def loss_fn(lib, params, x, y):
 
 def run_both(opt_ours, opt_theirs, ours, theirs, data, tdata, steps=6):
     for _ in range(steps):
-        for lib, opt, params, (x, y) in ((ag, opt_ours, ours, data), (torch, opt_theirs, theirs, tdata)):
+        for lib, opt, params, (x, y) in ((ag, opt_ours, ours, data),
+                                         (torch, opt_theirs, theirs, tdata)):
             opt.zero_grad()
             loss_fn(lib, params, x, y).backward()
             opt.step()
@@ -87,7 +88,8 @@ def test_state_dict_round_trip_continues_the_same_trajectory():
 
 def test_with_modules_and_closure():
     torch.manual_seed(0)
-    tmodel = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3)).double()
+    tmodel = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(),
+                                 torch.nn.Linear(8, 3)).double()
     model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 3)).double()
     model.load_state_dict({k: ag.tensor(v.numpy()) for k, v in tmodel.state_dict().items()})
     rng = np.random.default_rng(3)
@@ -131,7 +133,8 @@ def test_errors_match_torch():
         (lambda lib, p: lib.optim.SGD(p, lr=0.1), TypeError,
          "params argument given to the optimizer should be an iterable of Tensors or dicts, "
          "but got torch.FloatTensor"),
-        (lambda lib, p: lib.optim.SGD([], lr=0.1), ValueError, "optimizer got an empty parameter list"),
+        (lambda lib, p: lib.optim.SGD([], lr=0.1), ValueError,
+         "optimizer got an empty parameter list"),
         (lambda lib, p: lib.optim.SGD([p], lr=-1), ValueError, "Invalid learning rate: -1"),
         (lambda lib, p: lib.optim.SGD([p], momentum=-1), ValueError, "Invalid momentum value: -1"),
         (lambda lib, p: lib.optim.SGD([p], nesterov=True), ValueError,

@@ -8,13 +8,10 @@ gradients and the func transforms work through it with no extra rules.
 """
 import warnings
 
-from .. import _tensor as _t
 from .. import dtypes as _dt
 from ..ops import creation, elementwise as ew, linalg as la, reduce as rd
 from ..ops.inplace import apply as _inplace
 from .module import _size
-
-Tensor = _t.Tensor
 
 
 # ----------------------------------------------------------------- activations

@@ -371,7 +371,10 @@ class Module:
         return self
 
     def to(self, *args, **kwargs):
-        """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(tensor)`; only floating tensors change dtype."""
+        """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(tensor)`.
+
+        Only floating-point tensors change dtype; parameters stay the same objects.
+        """
         dtype = kwargs.get("dtype")
         for a in args:
             if isinstance(a, _dt.dtype):
@@ -409,7 +412,8 @@ class Module:
 
     def __repr__(self):
         extra = [line for line in self.extra_repr().split("\n") if line]
-        children = [f"({name}): " + repr(m).replace("\n", "\n  ") for name, m in self._modules.items()]
+        children = [f"({name}): " + repr(m).replace("\n", "\n  ")
+                    for name, m in self._modules.items()]
         if len(extra) == 1 and not children:
             return f"{self._get_name()}({extra[0]})"
         if not extra and not children:

@@ -26,7 +26,8 @@ class Parameter(metaclass=_ParameterMeta):
         if data is None:
             data = creation.empty(0)
         if not isinstance(data, _t.Tensor):
-            raise TypeError(f"Parameter(): expected a Tensor as data, but got {type(data).__name__}")
+            raise TypeError("Parameter(): expected a Tensor as data, but got "
+                            f"{type(data).__name__}")
         if data._lvl is not None:
             raise RuntimeError("Parameter(): cannot make a parameter from a tensor inside a "
                                f"{data._lvl.kind} transform; create parameters outside transforms")

@@ -41,7 +41,8 @@ class Adam(Optimizer):
         return loss
 
     def _update(self, p, group):
-        lr, (beta1, beta2), eps, wd = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        lr, (beta1, beta2) = group["lr"], group["betas"]
+        eps, wd = group["eps"], group["weight_decay"]
         g = -p.grad if group["maximize"] else p.grad
         state = self.state[p]
         if not state:
