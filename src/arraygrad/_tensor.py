@@ -223,6 +223,9 @@ class Tensor:
             own = getattr(self._lvl, "tensor_repr", None)
             if own is not None:
                 return own(self)
+            if self._lvl.kind == "batch":     # as torch prints a tensor inside vmap
+                return (f"BatchedTensor(lvl={self._lvl.level}, bdim={self._aux}, "
+                        f"value={self._inner!r})")
             return f"{self._lvl.kind.capitalize()}Tensor(lvl={self._lvl.level}, value={self._inner!r})"
         data = np.asarray(backend_of(self._data).to_numpy(self._data))
         extra = []
