@@ -880,12 +880,17 @@ def _jvp_from_backward(cls, ctx, args, out_leaves, out_spec, t_args):
     from ..func import vjp as func_vjp
     from ..ops.creation import zeros
     is_tensor = [isinstance(o, Tensor) for o in out_leaves]
-    g0 = [zeros(tuple(o.shape), dtype=o.dtype) for o in out_leaves if isinstance(o, Tensor)]
-    in_leaves = [(x, i) for i, a in enumerate(args) for x in tree_flatten(a)[0]]
-    in_tensors = [x for x, _ in in_leaves if isinstance(x, Tensor)]
+    outs = [o for o in out_leaves if isinstance(o, Tensor)]
+    g_all = [zeros(tuple(o.shape), dtype=o.dtype) for o in outs]
+    diff = [i for i, o in enumerate(outs) if _is_diff_dtype(o)]   # integer outputs: constant 0
+    in_tensors = [x for a in args for x in tree_flatten(a)[0] if isinstance(x, Tensor)]
+    in_diff = [j for j, x in enumerate(in_tensors) if _is_diff_dtype(x)]
 
     def u(*gs):
-        res = backward(ctx, *_grad_args(is_tensor, out_spec, list(gs)))
+        full = list(g_all)
+        for i, g in zip(diff, gs):
+            full[i] = g
+        res = backward(ctx, *_grad_args(is_tensor, out_spec, full))
         if not isinstance(res, tuple):
             res = (res,)
         flat = []
@@ -894,17 +899,20 @@ def _jvp_from_backward(cls, ctx, args, out_leaves, out_spec, t_args):
             rl = [None] * len(leaves) if r is None else tree_flatten(r)[0]
             flat.extend(g if g is not None else zeros(tuple(x.shape), dtype=x.dtype)
                         for g, x in zip(rl, leaves) if isinstance(x, Tensor))
-        return tuple(flat)
+        return tuple(flat[j] for j in in_diff)
     try:
-        _, pullback = func_vjp(u, *g0)
-        t_flat = [t if t is not None else zeros(tuple(x.shape), dtype=x.dtype)
-                  for t, x in zip(_tensor_tangents(t_args, args), in_tensors)]
-        jt = pullback(tuple(t_flat))
+        _, pullback = func_vjp(u, *[g_all[i] for i in diff])
+        ts = _tensor_tangents(t_args, args)
+        jt = pullback(tuple(zeros(tuple(in_tensors[j].shape), dtype=in_tensors[j].dtype)
+                            if ts[j] is None else ts[j] for j in in_diff))
     except Exception as e:
         raise RuntimeError(f"{cls.__name__} has no jvp staticmethod, and deriving one from its "
                            f"backward failed ({type(e).__name__}: {e}). Write a jvp staticmethod, "
                            f"or set {cls.__name__}.jvp_from_backward = False") from e
-    it = iter(jt)
+    per_out = [None] * len(outs)
+    for i, t in zip(diff, jt):
+        per_out[i] = t
+    it = iter(per_out)
     leaves = [next(it) if t else None for t in is_tensor]
     tree = tree_unflatten(leaves, out_spec)
     return tuple(tree) if out_spec.kind is tuple else tree
