@@ -68,7 +68,8 @@ def test_grad_argnums_has_aux_and_value():
         return out, {"aux": x * 2}
     _both(lambda lib: lib.func.grad(lambda x, y: f(lib, x, y), argnums=(0, 1), has_aux=True)(
         _t(lib, X), _t(lib, M)))
-    _both(lambda lib: lib.func.grad(lambda x, y: f(lib, x, y)[0], argnums=1)(_t(lib, X), _t(lib, M)))
+    _both(lambda lib: lib.func.grad(lambda x, y: f(lib, x, y)[0], argnums=1)(
+        _t(lib, X), _t(lib, M)))
     _both(lambda lib: lib.func.grad_and_value(lambda x, y: f(lib, x, y), argnums=-1, has_aux=True)(
         _t(lib, X), _t(lib, M)))
 

@@ -69,7 +69,7 @@ class BatchInterpreter(Interpreter):
         return self.wrap(out, out_bdims)
 
     def inplace(self, t, result):
-        """`t.op_(...)`: write the batched `result` into `t` (torch's rules for in-place in vmap)."""
+        """`t.op_(...)`: write the batched `result` into `t` (as torch allows in vmap)."""
         from ..ops import inplace
         r, rd = self.unwrap(result)
         if t._lvl is not self:
@@ -95,7 +95,7 @@ class BatchInterpreter(Interpreter):
 
     # ----------------------------------------------------------- randomness
     def check_random(self, what):
-        """How a random op behaves here: raise ('error'), no batch dim ('same') or one ('different')."""
+        """A random op here: raises ('error'), gets no batch dim ('same') or one ('different')."""
         if self.randomness == "error":
             raise RuntimeError(_RANDOM_ERROR)
         return self.batch_size if self.randomness == "different" else None

@@ -1,7 +1,6 @@
 """jacrev (vmap over a vjp) and functional_call."""
 import functools
 
-from .. import _tensor as _t
 from ..utils._pytree import tree_flatten, tree_unflatten
 from .reverse import _argnums_tuple, vjp
 from .vmap import vmap

@@ -51,8 +51,8 @@ def _check_out_dims(out_dims, func):
 def _process_inputs(in_dims, args, func):
     name = _get_name(func)
     if not isinstance(in_dims, (int, tuple)):
-        raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be "
-                         "int or a (potentially nested) tuple matching the structure of inputs, "
+        raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to "
+                         "be int or a (potentially nested) tuple matching the structure of inputs, "
                          f"got: {type(in_dims)}.")
     if not args:
         raise ValueError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, "
@@ -75,16 +75,17 @@ def _process_inputs(in_dims, args, func):
         if d is not None:
             n = arg.dim()
             if not -n <= d < n:
-                raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} "
-                                 f"for some input, but that input is a Tensor of dimensionality {n} "
-                                 f"so expected in_dim to satisfy -{n} <= in_dim < {n}.")
+                raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got "
+                                 f"in_dim={d} for some input, but that input is a Tensor of "
+                                 f"dimensionality {n} so expected in_dim to satisfy -{n} <= "
+                                 f"in_dim < {n}.")
             flat_dims[i] = d % n
     sizes = [a.shape[d] for a, d in zip(flat_args, flat_dims) if d is not None]
     if not sizes:
         raise ValueError("vmap: Expected at least one Tensor to vmap over")
     if any(s != sizes[0] for s in sizes):
-        raise ValueError("vmap: Expected all tensors to have the same size in the mapped dimension, "
-                         f"got sizes {sizes} for the mapped dimension")
+        raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
+                         f"dimension, got sizes {sizes} for the mapped dimension")
     return sizes[0], flat_dims, flat_args, spec
 
 
