@@ -453,6 +453,8 @@ BATCHED_INDEX = {
     "slice_none_tensor": lambda lib, x, i: x[None, 1:4, i],
     "tensor_then_slice": lambda lib, x, i: x[i, 1:4],
     "two_tensors": lambda lib, x, i: x[i, i + 1],
+    "int_list_tensor": lambda lib, x, i: x[None][0, [1, 0], i],
+    "list_int_tensor": lambda lib, x, i: x[None][[0, 0], 2, i],
     "gather": lambda lib, x, i: x.gather(1, i.reshape(1, 2).expand(5, 2)),
     "index_put": lambda lib, x, i: x.index_put((i,), x[0] * 2),
     "index_put_acc": lambda lib, x, i: x.index_put((i,), x[:2] * 2, accumulate=True),

@@ -76,8 +76,21 @@ def _getitem_vjp(ctx, g, index):
     return index_add_zeros(g, ctx.shapes[0], index)
 
 
+def _view_node_name(node):
+    """torch names a basic index by its last step: select, slice, unsqueeze or alias."""
+    for i in reversed(node.params["index"]):
+        if i is None:
+            return "UnsqueezeBackward0"
+        if isinstance(i, slice):
+            if i != slice(None):
+                return "SliceBackward0"
+        elif i is not Ellipsis:
+            return "SelectBackward0"
+    return "AliasBackward0"
+
+
 _getitem_view = Primitive("getitem", lambda xp, x, index: x[index], save=(), is_view=True,
-                          node_name="SliceBackward0", vjp=(_getitem_vjp,))
+                          node_name=_view_node_name, vjp=(_getitem_vjp,))
 _getitem_copy = Primitive("index", lambda xp, x, index: x[index], save=(),
                           node_name="IndexBackward0", vjp=(_getitem_vjp,))
 _getitem_view.jvp = (lambda ctx, t, index: _getitem_view(t, index=index),)
@@ -420,10 +433,23 @@ def _getitem_batched_index(x, idx):
     spec, tensors = _split_index(idx)
     if builtins.any(type(i) is builtins.int for i in spec):
         # torch applies integer indices first, as selects (see _ints_first)
-        first = tuple(slice(None) if i is _SLOT else i for i in spec)
-        rest = tuple(i if i is _SLOT or not (i is None or isinstance(i, (builtins.int, slice)))
-                     else slice(None) for i in spec if type(i) is not builtins.int)
-        return _index_t(getitem(x, first), *tensors, spec=rest)
+        first, rest = [], []
+        for i in spec:
+            if type(i) is builtins.int:
+                first.append(i)
+            elif i is None or isinstance(i, slice):
+                first.append(i)
+                rest.append(slice(None))
+            elif i is Ellipsis:
+                first.append(i)
+                rest.append(i)
+            elif isinstance(i, builtins.bool):
+                rest.append(i)
+            else:
+                first.extend([slice(None)] * (i.ndim if i is not _SLOT and i.dtype.kind == "b"
+                                              else 1))
+                rest.append(i)
+        return _index_t(getitem(x, tuple(first)), *tensors, spec=tuple(rest))
     return _index_t(x, *tensors, spec=spec)
 
 
