@@ -278,12 +278,12 @@ def test_every_differentiable_primitive_has_a_jvp_rule():
 
 def test_op_table_covers_every_differentiable_primitive(monkeypatch):
     used = set()
-    original = JvpInterpreter.tangents
+    original = JvpInterpreter.process
 
     def spy(self, prim, *a):
         used.add(prim.name)
         return original(self, prim, *a)
-    monkeypatch.setattr(JvpInterpreter, "tangents", spy)
+    monkeypatch.setattr(JvpInterpreter, "process", spy)
     for entry in OPS:
         _, fn, _, xs, _, diff, tangents = _case(entry)
         _ag_jvp(fn, xs, diff, tangents)
@@ -424,6 +424,24 @@ def test_inplace_through_views_of_views_matches_torch():
             res.append(F.unpack_dual(x))
     _close(res[0].primal, res[1].primal)
     _close(res[0].tangent, res[1].tangent)
+
+
+def test_views_see_writes_into_their_base_like_torch():
+    """Views share the base's tangent (torch: shared storage); detach() shares neither."""
+    a, v = np.arange(6.0).reshape(2, 3), np.full((2, 3), 0.5)
+    res = []
+    for L, F in ((ag, fwAD), (torch, tfwAD)):
+        with F.dual_level():
+            x = F.make_dual(L.tensor(a), L.tensor(v)).clone()
+            row, xt, d = x[1], x.t(), x.detach()
+            x.mul_(x.detach() + 1)
+            d.mul_(2)
+            res.append([F.unpack_dual(t) for t in (row, xt, x, d)])
+    for (p, t), (tp, tt) in zip(*res):
+        _close(p, tp)
+        assert (t is None) == (tt is None)
+        if t is not None:
+            _close(t, tt)
 
 
 def test_inplace_with_itself():

@@ -114,12 +114,13 @@ def _split(x, lvl):
     if inner is None or inner.level < lvl.level:
         return x, None
     if inner is lvl:
-        return x._inner, x._aux
+        return lvl.unwrap(x)
     if inner.kind != "jvp":
         raise RuntimeError(f"unpack_dual: the tensor belongs to a {inner.kind} transform entered "
                            "inside this dual level; unpack it there")
-    p, pt = _split(x._inner, lvl)
-    t, tt = _split(x._aux, lvl) if x._aux is not None else (None, None)
+    primal, tangent = inner.unwrap(x)
+    p, pt = _split(primal, lvl)
+    t, tt = _split(tangent, lvl) if tangent is not None else (None, None)
     if pt is None and tt is None:
         return x, None
     if pt is None:

@@ -14,9 +14,11 @@ from confusing their perturbations.
 `x.op_()` on a dual tensor writes the new primal into x's primal (the level
 below handles its own history) and gives x the new tangent. Tangents are
 rebound, never written into, because a tangent may be the caller's own tensor
-or shared with other duals. A view made at this level remembers its base and
-how to redo the view; writing into the view also rewrites the base's tangent
-over the view's region (found by applying the view to an arange of the base).
+or shared with other duals. A view made at this level keeps no tangent of its
+own: it remembers its base and how to redo the view, and its tangent is the
+view of the base's tangent, so it sees later writes into the base, as in
+torch where they share storage. Writing into a view rewrites the base's
+tangent over the view's region (found by viewing an arange of the base).
 """
 from .. import _tensor as _t
 from ..autograd.graph import RuleCtx
@@ -52,13 +54,13 @@ class JvpInterpreter(Interpreter):
     def unwrap(self, x):
         """(primal, tangent or None) of `x` seen from this level."""
         if isinstance(x, Tensor) and x._lvl is self:
-            return x._inner, x._aux
+            return x._inner, _tangent(x)
         return x, None
 
     def tensor_repr(self, t):
         """As torch prints a dual tensor: `tensor([...], tangent=tensor([...]))`."""
-        r = repr(t._inner)
-        return r if t._aux is None else f"{r[:-1]}, tangent={t._aux!r})"
+        r, tangent = repr(t._inner), _tangent(t)
+        return r if tangent is None else f"{r[:-1]}, tangent={tangent!r})"
 
     def shape_of(self, t):
         return t._inner.shape
@@ -70,19 +72,22 @@ class JvpInterpreter(Interpreter):
         for a in args:
             if type(a) is Tensor and a._lvl is self:
                 primals.append(a._inner)
-                tangents.append(a._aux)
+                tangents.append(_tangent(a))
             else:
                 primals.append(a)
                 tangents.append(None)
         out = bind(prim, tuple(primals), params)
+        src = args[0]
+        if prim.is_view and prim.differentiable and type(src) is Tensor and src._lvl is self:
+            view = _t.wrap(out, self)   # its tangent is read off its base's: NOTE [jvp in-place]
+            _mark_view(prim, params, src, view)
+            return view
         outs = list(out) if prim.multiple_results else [out]
         if prim.differentiable and any(t is not None for t in tangents):
             out_tangents = self.tangents(prim, params, tuple(primals), tuple(tangents), outs)
         else:
             out_tangents = [None] * len(outs)
         wrapped = [_t.wrap(o, self, t) for o, t in zip(outs, out_tangents)]
-        if prim.is_view:
-            _mark_view(prim, params, args[0], wrapped[0], self)
         return wrapped if prim.multiple_results else wrapped[0]
 
     def tangents(self, prim, params, primals, tangents, outs):
@@ -117,10 +122,9 @@ class JvpInterpreter(Interpreter):
         inplace.apply(t._inner, p)
         tangent = _fit(tangent, t._inner, False)
         base = t._base
-        if tangent is None and t._aux is None and (base is None or base._aux is None):
-            return t
-        t._aux = tangent
-        if base is not None:
+        if base is None:
+            t._aux = tangent
+        elif tangent is not None or base._aux is not None:
             _write_base_tangent(t, tangent)
         return t
 
@@ -140,10 +144,16 @@ def _fit(t, out, nondiff):
     return t
 
 
-def _mark_view(prim, params, src, out, level):
-    """`out` is a view of `src` at this level: remember the base and the view chain."""
-    if not (isinstance(src, Tensor) and src._lvl is level):
-        return
+def _tangent(x):
+    """Tangent of a tensor of this level; a view's is the view of its base's tangent."""
+    base = x._base
+    if base is None:
+        return x._aux
+    return None if base._aux is None else x._view_fn(base._aux)
+
+
+def _mark_view(prim, params, src, out):
+    """`out` is a view of `src`: remember the base and how to redo the view from it."""
     parent = src._view_fn
     out._base = src if src._base is None else src._base
     if parent is None:
