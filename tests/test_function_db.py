@@ -170,7 +170,7 @@ def test_gradcheck(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_gradgradcheck(name):
     f, sample = DB[name]
-    assert gradgradcheck(f, sample())
+    assert gradgradcheck(f, sample(), check_batched_grad=True)
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -220,3 +220,19 @@ def test_seed_usage_with_keyword_options():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert gradcheck(lambda t: 1 / (1 + ag.exp(-t)), (x,), eps=1e-6, atol=1e-4)
+
+
+def test_fwd_over_rev_works_or_says_what_is_missing():
+    from arraygrad.autograd.gradcheck import _fwd_over_rev_supported
+    f, inputs = _with_jvp(ag).apply, (_x(ag, 3),)
+    if _fwd_over_rev_supported():
+        assert gradgradcheck(f, inputs, check_fwd_over_rev=True)
+    else:
+        with pytest.raises(NotImplementedError, match="forward AD over eager backward"):
+            gradgradcheck(f, inputs, check_fwd_over_rev=True)
+
+
+def test_gradgradcheck_batched_with_an_unused_input():
+    # d(x * y)/dx = y does not depend on x: its batched grad must come back as None
+    x, y = _x(ag, 3), _x(ag, 3, seed=1)
+    assert gradgradcheck(lambda a, b: a * b, (x, y), check_batched_grad=True)

@@ -101,9 +101,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if is_grads_batched:
         from ..func import vmap
         gos = _tensors(grad_outputs, "grad_outputs")
-        return vmap(lambda *g: grad(outs, ins, g, True, create_graph, allow_unused=allow_unused,
-                                    materialize_grads=materialize_grads),
-                    in_dims=tuple(None if g is None else 0 for g in gos))(*gos)
+        unused = set()      # vmap returns only tensors: unused inputs pass as zeros, then None
+
+        def one(*g):
+            res = grad(outs, ins, g, True, create_graph, allow_unused=allow_unused,
+                       materialize_grads=materialize_grads)
+            unused.update(i for i, r in enumerate(res) if r is None)
+            from ..ops import creation
+            return tuple(creation.zeros_like(x) if r is None else r for x, r in zip(ins, res))
+        res = vmap(one, in_dims=tuple(None if g is None else 0 for g in gos))(*gos)
+        return tuple(None if i in unused else r for i, r in enumerate(res))
     edges = _edges(outs)
     grads = _root_grads(outs, grad_outputs, create_graph)
     capture = []

@@ -14,8 +14,8 @@ import warnings
 
 import numpy as np
 
-from .. import _tensor as _t
 from .._tensor import Tensor
+from ..dtypes import float64
 from ..utils._pytree import tree_flatten
 from . import engine
 
@@ -396,7 +396,11 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   masked=False):
     """Check second derivatives: gradcheck of (inputs, grad_outputs) -> autograd.grad(...)."""
     inputs = _as_tuple(inputs)
-    diff = [t for t in _tensors_in(inputs) if t.requires_grad]
+    if check_fwd_over_rev and not _fwd_over_rev_supported():
+        raise NotImplementedError("gradgradcheck(check_fwd_over_rev=True) needs autograd.grad "
+                                  "through dual tensors (forward AD over eager backward), which "
+                                  "arraygrad's forward_ad does not support yet; check "
+                                  "forward-over-reverse with func.jacfwd(func.jacrev(f)) instead")
     if grad_outputs is None:
         rng = np.random.default_rng(0)
         outs = _outputs(func, inputs)
@@ -425,3 +429,17 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                      check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
                      check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev,
                      fast_mode=fast_mode)
+
+
+def _fwd_over_rev_supported():
+    """Whether eager backward runs on forward-AD dual tensors (a feature probe)."""
+    from . import forward_ad
+    from ..ops.creation import ones
+    p = ones(1, dtype=float64, requires_grad=True)
+    try:
+        with forward_ad.dual_level():
+            x = forward_ad.make_dual(p, ones(1, dtype=float64))
+            g, = engine.grad([(x * x).sum()], [p], create_graph=True)
+            return forward_ad.unpack_dual(g).tangent is not None
+    except RuntimeError:
+        return False
