@@ -127,6 +127,24 @@ def test_gradgrad(op, sample):
                      op.rtol, op.atol, what=f"{op.name}{sample} second derivative {i}: ")
 
 
+# composites and overloads whose top node torch names differently (the grads still match)
+NAMED_DIFFERENTLY = set("""
+    square reciprocal remainder op_rsub op_rtruediv clamp_tensor clamp_min clamp_max sum sum_method
+    mean prod prod_with_zero softmax log_softmax var std norm cumsum matmul op_matmul bmm mv dot
+    addmm einsum t squeeze expand stack roll split chunk unbind repeat tile trace diag
+    contiguous getitem_mixed index_select masked_fill masked_select take scatter_add""".split())
+
+
+@pytest.mark.parametrize("op,sample", _cases(OPS, lambda op: op.grad and
+                                             op.name not in NAMED_DIFFERENTLY))
+def test_grad_fn_names_match_torch(op, sample):
+    _, a_outs = _run(ag, op, sample)
+    _, t_outs = _run(torch, op, sample)
+    for a, t in zip(a_outs, t_outs):
+        expected = None if t.grad_fn is None else type(t.grad_fn).__name__
+        assert (a.grad_fn and a.grad_fn.name()) == expected
+
+
 def test_catalogue_covers_the_issue_ops():
     names = {op.name for op in OPS}
     wanted = ("add sub mul div neg pow exp log sqrt abs sign tanh sigmoid relu clamp clamp_min "

@@ -217,7 +217,8 @@ class PrimNode(Node, RuleCtx):
         return [v.unpack(self) for v in s]
 
     def name(self):
-        return self.prim.node_name
+        n = self.prim.node_name
+        return n if type(n) is str else n(self)   # torch's name can depend on the overload
 
     def release(self):
         self._saved = None

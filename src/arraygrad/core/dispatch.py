@@ -32,6 +32,8 @@ class Primitive:
     batch: `f(args, bdims, **params) -> (outputs, out_bdims)`.
     save: indices of inputs the vjp reads (default: all); save_output: the vjp
     reads the output(s). Unsaved tensors are not kept alive by the graph.
+    node_name: the grad_fn's name, or a function of the node where torch's name
+    depends on the overload (PowBackward0/1/2).
     """
 
     def __init__(self, name, impl, *, vjp=None, jvp=None, batch=None, save=None,

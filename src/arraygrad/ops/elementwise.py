@@ -120,7 +120,9 @@ def _pow_dy(ctx, g):
 
 
 _pow = binary("pow", _checked("pow", lambda xp, x, y: xp.power(x, y)), _pow_dx, _pow_dy,
-              save_output=True)
+              save_output=True,
+              node_name=lambda node: "PowBackward" + ("2" if node.shapes[0] is None else
+                                                      "0" if node.shapes[1] is None else "1"))
 
 
 def _binop(prim, float_only=False):
@@ -221,7 +223,8 @@ sin = unary("sin", lambda xp, x: xp.sin(x), lambda ctx: cos(ctx.x))
 cos = unary("cos", lambda xp, x: xp.cos(x), lambda ctx: -sin(ctx.x))
 tan = unary("tan", lambda xp, x: xp.tan(x), lambda ctx: 1 + ctx.out * ctx.out,
             save_input=False, save_output=True)
-log1p = unary("log1p", lambda xp, x: xp.log1p(x), lambda ctx: 1 / (1 + ctx.x))
+log1p = unary("log1p", lambda xp, x: xp.log1p(x), lambda ctx: 1 / (1 + ctx.x),
+              node_name="Log1PBackward0")
 expm1 = unary("expm1", lambda xp, x: xp.expm1(x), lambda ctx: ctx.out + 1,
               save_input=False, save_output=True)
 log2 = unary("log2", lambda xp, x: xp.log2(x), lambda ctx: 1 / (ctx.x * 0.6931471805599453))

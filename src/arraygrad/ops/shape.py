@@ -96,17 +96,14 @@ def unflatten(input, dim, sizes):
 
 
 # ----------------------------------------------------------------- permutations
-_transpose = _view_prim("transpose", lambda xp, x, d0, d1: xp.swapaxes(x, d0, d1),
+_transpose = _view_prim("transpose", lambda xp, x, d0, d1: xp.swapaxes(x, d0, d1) if d0 != d1 else x.view(),
                         lambda ctx, g, d0, d1: _transpose(g, d0=d0, d1=d1))
 _transpose.batch = shifted_dims_batch(_transpose, "d0", "d1")
 
 
 def transpose(input, dim0, dim1):
     n = input.ndim
-    d0, d1 = _wrap_dim(dim0, n), _wrap_dim(dim1, n)
-    if d0 == d1:
-        return _alias(input)
-    return _transpose(input, d0=d0, d1=d1)
+    return _transpose(input, d0=_wrap_dim(dim0, n), d1=_wrap_dim(dim1, n))
 
 
 swapaxes = swapdims = transpose
@@ -157,8 +154,6 @@ def movedim(input, source, destination):
     order = [d for d in range(n) if d not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
-    if order == list(range(n)):
-        return _alias(input)
     return _permute(input, dims=tuple(order))
 
 
