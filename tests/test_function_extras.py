@@ -321,3 +321,34 @@ def test_grad_level_mark_dirty_keeps_identity():
         return (z * z).sum()
     x = _x(3, requires_grad=False)
     np.testing.assert_allclose(_np(grad(f)(x)), 4 * (2 * _np(x) + 1))
+
+
+def test_outputs_and_nodes_are_freed_without_the_cycle_collector():
+    import gc
+    import weakref
+
+    class Exp(Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y, x)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            y, x = ctx.saved_tensors
+            return g * y
+    x = _x(3)
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        for backward in (False, True):
+            y = Exp.apply(x)
+            refs = weakref.ref(y), weakref.ref(y.grad_fn)
+            if backward:
+                y.sum().backward()
+            del y
+            assert all(r() is None for r in refs)
+    finally:
+        if was:
+            gc.enable()

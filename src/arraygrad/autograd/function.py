@@ -557,6 +557,10 @@ def _pack_saved(ctx, outputs, owner_is_output):
             packed.append(SavedTensor(t))
     ctx._f_saved = packed
     ctx._f_recorded = True
+    # as torch, the ctx lets go of what it was handed: the outputs among these would
+    # otherwise keep themselves alive through their grad_fn, and release() could not free
+    for name in ("to_save", "dirty_tensors", "non_differentiable"):
+        ctx.__dict__.pop(name, None)
 
 
 def _grad_args(is_tensor, out_spec, grads):

@@ -50,6 +50,7 @@ def tree_flatten(tree):
         kind, meta, kids = c
         return TreeSpec(kind, meta, [go(k) for k in kids])
     spec = go(tree)
+    del go      # the recursive closure is a cycle holding `leaves`: break it (no gc needed)
     return leaves, spec
 
 
@@ -65,7 +66,9 @@ def tree_unflatten(leaves, spec):
         if s.kind is tuple or s.kind is list:
             return s.kind(kids)
         return s.kind(*kids)
-    return go(spec)
+    out = go(spec)
+    del go      # as in tree_flatten: the closure would keep the leaves alive until gc
+    return out
 
 
 def tree_map(fn, tree, *rest):
