@@ -260,7 +260,7 @@ def test_grad_allow_unused():
     x = ag.tensor([1.0], requires_grad=True)
     z = ag.tensor([2.0], requires_grad=True)
     y = (x * 2).sum()
-    with pytest.raises(RuntimeError, match="One of the differentiated Tensors appears to not have "
+    with pytest.raises(RuntimeError, match="The differentiated Tensor at index 1 appears to not have "
                                            "been used in the graph. Set allow_unused=True"):
         ag.autograd.grad(y, [x, z], retain_graph=True)
     gx, gz = ag.autograd.grad(y, [x, z], allow_unused=True, retain_graph=True)

@@ -93,6 +93,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     """Gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
     outs = _tensors(outputs, "outputs")
     ins = _tensors(inputs, "inputs")
+    if not ins:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     single = isinstance(inputs, _t.Tensor)
     if allow_unused is None:
         allow_unused = materialize_grads
@@ -126,8 +128,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 from ..ops import creation
                 result[i] = creation.zeros_like(ins[i])
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
+                                   "been used in the graph. Set allow_unused=True if this is the "
                                    "desired behavior.")
     return tuple(result)
 

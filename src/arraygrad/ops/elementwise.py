@@ -56,9 +56,10 @@ def _broadcast_error(name, shapes):
         da = a[-i] if i <= len(a) else 1
         db = b[-i] if i <= len(b) else 1
         if da != db and da != 1 and db != 1:
-            return RuntimeError(f"{name}: the size of tensor a ({da}) must match the size of "
+            return RuntimeError(f"The size of tensor a ({da}) must match the size of "
                                 f"tensor b ({db}) at non-singleton dimension "
-                                f"{builtins.max(len(a), len(b)) - i}")
+                                f"{builtins.max(len(a), len(b)) - i} (in {name}, shapes "
+                                f"{list(a)} and {list(b)})")
     return RuntimeError(f"{name}: shapes {list(a)} and {list(b)} are not broadcastable")
 
 
@@ -91,7 +92,15 @@ def convert(x, dtype):
 # ----------------------------------------------------------------- arithmetic
 _add = binary("add", _checked("add", lambda xp, x, y: xp.add(x, y)),
               lambda ctx, g: g, lambda ctx, g: g, save=())
-_sub = binary("sub", _checked("sub", lambda xp, x, y: xp.subtract(x, y)),
+def _subtract(xp, x, y):
+    try:
+        return xp.subtract(x, y)
+    except TypeError:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.") from None
+
+
+_sub = binary("sub", _checked("sub", _subtract),
               lambda ctx, g: g, lambda ctx, g: -g, save=())
 _mul = binary("mul", _checked("mul", lambda xp, x, y: xp.multiply(x, y)),
               lambda ctx, g: g * ctx.y, lambda ctx, g: g * ctx.x)

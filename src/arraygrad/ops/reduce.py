@@ -141,9 +141,11 @@ def _reduction(name, fn, node_name):
 
 def _check_nonempty(name, x, dims):
     if x.numel() == 0 and (not dims or builtins.any(x.shape[d] == 0 for d in dims)):
-        raise IndexError(f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
-                         if not dims else
-                         f"{name}(): Expected reduction dim {dims[0]} to have non-zero size.")
+        if not dims:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               "argument.")
+        raise IndexError(f"{name}(): Expected reduction dim {dims[0]} to have non-zero size.")
 
 
 _amax = _reduction("amax", lambda xp, x, dims, keepdim: xp.max(x, axis=dims, keepdims=keepdim),

@@ -331,7 +331,7 @@ _cat.batch = lambda args, bdims, dim: (_cat(*all_front(args, bdims), dim=dim + 1
 def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     from .elementwise import promote
     tensors = [x for x in tensors if not (x.ndim == 1 and x.shape[0] == 0)] or tensors[:1]
     ref = tensors[0]
