@@ -375,3 +375,28 @@ def test_backward_of_integer_output_error():
     y = x.argmax()
     with pytest.raises(RuntimeError, match="does not require grad"):
         y.backward()
+
+
+def test_saved_values_are_freed_after_backward():
+    import gc
+    import weakref
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = x.exp()
+    z = y.sin()          # SinBackward0 saves y
+    ref = weakref.ref(y)
+    del y
+    gc.collect()
+    assert ref() is not None, "the graph keeps the saved input alive"
+    z.sum().backward()
+    gc.collect()
+    assert ref() is None, "backward without retain_graph frees it"
+
+
+def test_retain_graph_keeps_saved_values():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    z = x.exp().sin().sum()
+    z.backward(retain_graph=True)
+    first = x.grad.clone()
+    x.grad = None
+    z.backward()
+    assert x.grad.tolist() == first.tolist()

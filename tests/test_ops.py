@@ -99,6 +99,19 @@ def test_grad(op, sample):
                      what=f"{op.name}{sample} grad of input {i}: ")
 
 
+@pytest.mark.parametrize("op,sample", DIFF)
+def test_grad_float32(op, sample):
+    """Gradients of float32 inputs are float32 (and close to torch's)."""
+    a_in, a_outs = _run(ag, op, sample, np.float32)
+    t_in, t_outs = _run(torch, op, sample, np.float32)
+    cots = [np.ones(tuple(t.shape), np.float32) if t.requires_grad else None for t in t_outs]
+    a_g = _grad(ag, a_outs, a_in, [None if c is None else ag.tensor(c) for c in cots], False)
+    t_g = _grad(torch, t_outs, t_in, [None if c is None else torch.tensor(c) for c in cots], False)
+    for i, (a, t) in enumerate(zip(a_g, t_g)):
+        assert_close(_zeros_if_none(ag, a, a_in[i]), _zeros_if_none(torch, t, t_in[i]), 1e-4, 1e-4,
+                     what=f"{op.name}{sample} float32 grad of input {i}: ")
+
+
 @pytest.mark.parametrize("op,sample", GRADGRAD)
 def test_gradgrad(op, sample):
     """Second derivatives through create_graph, w.r.t. the inputs and the cotangents."""
