@@ -123,7 +123,8 @@ class FunctionCtx:
         for i, t in enumerate(tensors):
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(f"save_for_backward can only save variables, but argument {i} is "
-                                f"of type {type(t).__name__}")
+                                f"of type {type(t).__name__}{_where(self)}; keep non-tensors as "
+                                "ctx attributes")
         self.to_save = tensors
 
     def save_for_forward(self, *tensors):
@@ -396,11 +397,18 @@ def _bind_args(cls, args, kwargs):
     return bound.args, bound.kwargs
 
 
-def _transform_error():
+def _transform_error(cls):
     return RuntimeError("In order to use an autograd.Function with functorch transforms (vmap, "
                         "grad, jvp, jacrev, ...), it must override the setup_context staticmethod. "
                         "For more details, please see "
-                        "https://pytorch.org/docs/main/notes/extending.func.html")
+                        "https://pytorch.org/docs/main/notes/extending.func.html "
+                        f"({cls.__name__} defines forward(ctx, ...): move what it does with ctx "
+                        "into setup_context(ctx, inputs, output))")
+
+
+def _where(ctx):
+    cls = getattr(ctx, "_forward_cls", None)
+    return f" (in {cls.__name__})" if cls is not None else ""
 
 
 def _new_ctx(cls):
@@ -473,7 +481,8 @@ def _eager_call(cls, flat, params):
         if id(d) not in out_ids:
             raise RuntimeError("Some elements marked as dirty during the forward method were not "
                                "returned as output. The inputs that are modified inplace must all "
-                               "be outputs of the Function.")
+                               f"be outputs of the Function ({cls.__name__}: return the tensor "
+                               "passed to ctx.mark_dirty).")
         dirty.add(id(d))
     nondiff = {id(t) for t in ctx.non_differentiable}
 
@@ -521,7 +530,8 @@ def _rewrite_history(t, node, k):
     """A dirty input now holds this node's output: its history becomes the node."""
     if t.grad_fn is None and t._requires_grad:
         raise RuntimeError("a leaf Variable that requires grad has been used in an in-place "
-                           "operation.")
+                           f"operation. ({node._forward_cls.__name__} marked it dirty: pass it a "
+                           "non-leaf, e.g. x.clone())")
     base = t._base
     if base is not None and base.grad_fn is None and base._requires_grad:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
@@ -711,7 +721,7 @@ def _check_saved_unchanged(ctx, versions):
 # ----------------------------------------------------------------- grad level
 def _grad_level(cls, interp, flat, params):
     if not _has_setup_context(cls):
-        raise _transform_error()
+        raise _transform_error(cls)
     inner = [interp.unwrap(a) for a in flat]
     with grad_mode.set_grad_enabled(interp.prev_grad_mode):
         out = bind(cls._prim, inner, params)
@@ -775,7 +785,7 @@ def _jvp_level(cls, interp, flat, params):
         # torch's forward AD (dual levels) runs forward(ctx, ...) itself; func.jvp may not
         if interp not in forward_ad._levels.stack or any(
                 isinstance(p, Tensor) and _t.lower(p)._lvl is not None for p in primals):
-            raise _transform_error()
+            raise _transform_error(cls)
         out, ctx = _eager_call(cls, primals, params)
     out_leaves, out_spec = tree_flatten(out)
     if not any(t is not None for t in tangents):
@@ -941,7 +951,7 @@ def _batch_level(cls, interp, flat, params):
     if all(d is None for d in bdims):
         return bind(cls._prim, values, params)
     if not _has_setup_context(cls):
-        raise _transform_error()
+        raise _transform_error(cls)
     kwargs = params["kwargs"]
     if any(isinstance(v, Tensor) for v in tree_flatten(kwargs)[0]):
         raise NotImplementedError(f"Run vmap on autograd.Function with kwarg-only Tensor args. "
