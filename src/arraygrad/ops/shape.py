@@ -98,16 +98,7 @@ def unflatten(input, dim, sizes):
 # ----------------------------------------------------------------- permutations
 _transpose = _view_prim("transpose", lambda xp, x, d0, d1: xp.swapaxes(x, d0, d1) if d0 != d1 else x.view(),
                         lambda ctx, g, d0, d1: _transpose(g, d0=d0, d1=d1))
-
-
-def _transpose_batch(args, bdims, d0, d1):
-    x = to_front(args[0], bdims[0])
-    if x.ndim == 1:     # 0-d examples: nothing to swap
-        return _alias(x), 0
-    return _transpose(x, d0=d0 + 1, d1=d1 + 1), 0
-
-
-_transpose.batch = _transpose_batch
+_transpose.batch = shifted_dims_batch(_transpose, "d0", "d1")
 
 
 def transpose(input, dim0, dim1):
