@@ -495,6 +495,10 @@ def test_grad_of_vmap_with_batched_index(torch):
     assert_close(run(ag), run(torch))
 
 
-def test_batched_bool_mask_index_raises():
+def test_dynamic_shapes_raise():
     with pytest.raises(RuntimeError, match="dynamic shape"):
         vmap(lambda v: v[v > 0])(ag.tensor(XS))
+    with pytest.raises(RuntimeError, match="dynamic shape"):
+        vmap(lambda v: ag.nonzero(v > 0))(ag.tensor(XS))
+    with pytest.raises(RuntimeError, match="dynamic shape"):
+        vmap(lambda v: ag.masked_select(v, v > 0))(ag.tensor(XS))

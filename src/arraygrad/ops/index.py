@@ -369,6 +369,9 @@ def masked_select(input, mask):
 
 def nonzero(input, *, as_tuple=False):
     import numpy as np
+    if input._lvl is not None and _t._batched(input):
+        raise RuntimeError("vmap: We do not support batching operators that can output dynamic "
+                           "shape. Attempted to vmap over aten::nonzero.")
     nz = np.nonzero(input._base_array())
     if as_tuple:
         return tuple(_t.make(np.asarray(a, dtype=np.int64)) for a in nz)
