@@ -830,6 +830,46 @@ def case_vmap_generated_rule_nondiff_output_and_unbatched_input(M):
     return [val, mask, gx, gw]
 
 
+def case_vmap_generated_rule_in_dims_nested_and_transforms(M):
+    class Mul(M.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x, y, k):
+            return x * y.sin() * k, (x * 2).sum(-1)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, y, k = inputs
+            ctx.save_for_backward(x, y)
+            ctx.save_for_forward(x, y)
+            ctx.k = k
+
+        @staticmethod
+        def backward(ctx, g, h):
+            x, y = ctx.saved_tensors
+            return g * y.sin() * ctx.k + 2 * h.unsqueeze(-1), g * x * y.cos() * ctx.k, None
+
+        @staticmethod
+        def jvp(ctx, xt, yt, _):
+            x, y = ctx.saved_tensors
+            return (xt * y.sin() + x * y.cos() * yt) * ctx.k, (2 * xt).sum(-1)
+    x = _x(M, 3, 4, 5, requires_grad=False)
+    y = _x(M, 5, seed=1, requires_grad=False)
+
+    def f(x, y):
+        return Mul.apply(x, y, 1.5)
+    vf = M.vmap(f, in_dims=(1, None))
+    r = list(vf(x, y))
+    r += list(M.vmap(M.vmap(f, in_dims=(0, None)), in_dims=(1, None))(x, y))
+    r += list(M.func.grad(lambda x, y: sum(t.sum() for t in vf(x, y)), argnums=(0, 1))(x, y))
+    r.append(M.func.jacrev(lambda y: vf(x, y)[0])(y))
+    r.append(M.func.jacfwd(lambda y: vf(x, y)[0])(y))
+    r += list(M.vmap(M.func.grad(lambda x, y: f(x, y)[0].sum(), argnums=(0, 1)),
+                     in_dims=(1, None))(x, y))
+    return r
+
+
 def case_vmap_staticmethod_bad_return(M):
     class F(M.autograd.Function):
         @staticmethod

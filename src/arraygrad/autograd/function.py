@@ -1178,7 +1178,8 @@ def _generated_vmap(cls, interp, flat, values, bdims, params):
         return res if len(res) != 1 else res[0]
 
     body = {"forward": staticmethod(forward), "setup_context": staticmethod(setup_context),
-            "backward": staticmethod(backward), "jvp_from_backward": cls.jvp_from_backward}
+            "backward": staticmethod(backward), "jvp_from_backward": cls.jvp_from_backward,
+            "generate_vmap_rule": True}     # an outer vmap generates its rule in turn
     if cls.jvp is not _SingleLevelFunction.jvp:
         body["jvp"] = staticmethod(jvp)
     Generated = type(cls.__name__ + "Generated", (Function,), body)
