@@ -456,6 +456,10 @@ BATCHED_INDEX = {
     "int_list_tensor": lambda lib, x, i: x[None][0, [1, 0], i],
     "list_int_tensor": lambda lib, x, i: x[None][[0, 0], 2, i],
     "gather": lambda lib, x, i: x.gather(1, i.reshape(1, 2).expand(5, 2)),
+    "scatter_add": lambda lib, x, i: x[:2].scatter_add(0, (i % 2).reshape(2, 1).expand(2, 6),
+                                                       x[2:4]),
+    "grad_scatter_add": lambda lib, x, i: lib.func.grad(
+        lambda v: (v[:2].scatter_add(0, (i % 2).reshape(2, 1).expand(2, 6), v[2:4]) ** 2).sum())(x),
     "index_put": lambda lib, x, i: x.index_put((i,), x[0] * 2),
     "index_put_acc": lambda lib, x, i: x.index_put((i,), x[:2] * 2, accumulate=True),
     "setitem_rows": _set_rows,

@@ -340,6 +340,11 @@ _scatter_add_zeros.batch = _scatter_add_batch
 
 def scatter_into(g, index, dim, shape):
     """zeros(shape) with g added at `index` along `dim` (the transpose of gather)."""
+    if isinstance(index, Tensor) and index._lvl is not None and _t._batched(index):
+        if tuple(g.shape) != tuple(index.shape):
+            g = g[tuple(slice(0, s) for s in index.shape)]
+        return _index_put_t(_zeros_of(tuple(shape), g.dtype), g, index,
+                            spec=_along_dim_spec(index, dim), accumulate=True)
     idx = _index_value(index)._data if isinstance(index, Tensor) else index
     return _scatter_add_zeros(g, dim=dim, index=idx, shape=tuple(shape))
 
@@ -456,14 +461,17 @@ def _getitem_batched_index(x, idx):
     return _index_t(x, *tensors, spec=spec)
 
 
-def _gather_batched_index(x, d, index):
-    """gather as advanced indexing: aranges along the other dims, `index` along `d`."""
+def _along_dim_spec(index, d):
+    """gather/scatter as advanced indexing: aranges along the other dims, `index` along `d`."""
     from ..backends import default_backend
     xp = default_backend().xp
     n = index.ndim
-    spec = tuple(_SLOT if j == d else xp.arange(s).reshape([s if k == j else 1 for k in range(n)])
+    return tuple(_SLOT if j == d else xp.arange(s).reshape([s if k == j else 1 for k in range(n)])
                  for j, s in enumerate(index.shape))
-    return _index_t(x, index, spec=spec)
+
+
+def _gather_batched_index(x, d, index):
+    return _index_t(x, index, spec=_along_dim_spec(index, d))
 
 
 def _index_t_impl(xp, x, *idx, spec):
