@@ -343,6 +343,13 @@ def test_tensor_methods_that_need_values_raise():
         vmap(lambda v: v.tolist())(x)
 
 
+def test_tensor_of_a_batched_tensor_copies_each_example():
+    x = ag.tensor(np.arange(6.0).reshape(2, 3))
+    out = vmap(lambda v: ag.tensor(v, dtype=ag.float32) + ag.as_tensor(v, dtype=ag.int64))(x)
+    np.testing.assert_array_equal(out.numpy(), 2 * np.arange(6.0).reshape(2, 3))
+    assert out.dtype == ag.float32
+
+
 def test_missing_batch_rule_names_the_primitive_unless_loop_opted_in():
     from arraygrad.core.dispatch import Primitive
     p = Primitive("my_op", lambda xp, x, y, k: (x * y.sum() + k, x.sum()), multiple_results=True)

@@ -70,6 +70,8 @@ def _nested_tolist(data):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor copying `data` (nested lists, numbers, arrays, tensors)."""
+    if isinstance(data, Tensor) and data._lvl is not None and _t._batched(data):
+        return _per_example_copy(data, dtype)
     t = _t.make(_from_data(data, dtype, copy=True))
     if requires_grad:
         t.requires_grad_(True)
@@ -79,7 +81,16 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
         return data
+    if isinstance(data, Tensor) and data._lvl is not None and _t._batched(data):
+        return _per_example_copy(data, dtype)
     return _t.make(_from_data(data, dtype, copy=False))
+
+
+def _per_example_copy(data, dtype):
+    """tensor(x) inside vmap: a copy of each example (torch cannot read a batched tensor)."""
+    from .shape import clone
+    out = clone(data.detach())
+    return out if dtype is None else out.to(dtype)
 
 
 asarray = as_tensor
