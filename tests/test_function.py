@@ -725,6 +725,38 @@ def case_jvp_staticmethod_forward_ad(M):
     return [p.detach(), tan]
 
 
+def _argmask(M, jvp_for_mask):
+    class ArgMask(M.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            idx = (x > 0).double()
+            ctx.mark_non_differentiable(idx)
+            return x * 2, idx
+
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 2, (t * 0 if jvp_for_mask else None)
+
+        @staticmethod
+        def backward(ctx, g, gi):
+            return g * 2
+    return ArgMask
+
+
+def case_forward_ad_ctx_style_non_differentiable_output(M):
+    fwAD = M.autograd.forward_ad
+    x = _x(M, 3)
+    with fwAD.dual_level():
+        y, idx = _argmask(M, False).apply(fwAD.make_dual(x, M.ones(3, dtype=M.float64)))
+        return [fwAD.unpack_dual(y).tangent, fwAD.unpack_dual(idx).tangent is None]
+
+
+def case_forward_ad_tangent_for_non_differentiable_output_error(M):
+    fwAD = M.autograd.forward_ad
+    with fwAD.dual_level():
+        _argmask(M, True).apply(fwAD.make_dual(_x(M, 3), M.ones(3, dtype=M.float64)))
+
+
 def case_func_jvp_and_jacfwd(M):
     MyCube = _mycube(M)
     x = _x(M, 3, requires_grad=False)

@@ -569,8 +569,15 @@ def _pack_saved(ctx, outputs, owner_is_output):
     ctx._f_recorded = True
     # as torch, the ctx lets go of what it was handed: the outputs among these would
     # otherwise keep themselves alive through their grad_fn, and release() could not free
-    for name in ("to_save", "dirty_tensors", "non_differentiable"):
-        ctx.__dict__.pop(name, None)
+    ctx.__dict__.pop("to_save", None)
+    for name in ("dirty_tensors", "non_differentiable"):
+        ctx.__dict__["_f_ids_" + name] = {id(t) for t in ctx.__dict__.pop(name, ())}
+
+
+def _marked(ctx, name):
+    """ids of the tensors given to ctx.mark_dirty / mark_non_differentiable."""
+    ids = ctx.__dict__.get("_f_ids_" + name)
+    return ids if ids is not None else {id(t) for t in getattr(ctx, name)}
 
 
 def _grad_args(is_tensor, out_spec, grads):
@@ -739,8 +746,8 @@ def _grad_level(cls, interp, flat, params):
             (gradient_edge(a) if a._lvl is interp else None) or (None, 0) for a in level_ins)
         cls.setup_context(ctx, inner_args, out)
     orig_of = {id(i): a for i, a in zip(inner, flat) if isinstance(a, Tensor)}
-    dirty = {id(d) for d in ctx.dirty_tensors} if ctx is not None else set()
-    nondiff = {id(d) for d in ctx.non_differentiable} if ctx is not None else set()
+    dirty = _marked(ctx, "dirty_tensors") if ctx is not None else set()
+    nondiff = _marked(ctx, "non_differentiable") if ctx is not None else set()
     wrapped, out_meta = [], []
     k = 0
     for o in out_leaves:
@@ -791,7 +798,8 @@ def _jvp_level(cls, interp, flat, params):
     if not any(t is not None for t in tangents):
         return out
     t_args = _tangent_args(ctx, primals, tangents, params["spec"])
-    if cls.jvp is not _SingleLevelFunction.jvp:
+    user_jvp = cls.jvp is not _SingleLevelFunction.jvp
+    if user_jvp:
         ctx._f_fwd_mode = True
         try:
             res = cls.jvp(ctx, *t_args)
@@ -801,14 +809,19 @@ def _jvp_level(cls, interp, flat, params):
         res = _jvp_from_backward(cls, ctx, args, out_leaves, out_spec, t_args)
     out_tangents = _flat_out_tangents(cls, res, out_leaves, out_spec)
     orig_of = {id(p): a for p, a in zip(primals, flat) if isinstance(a, Tensor)}
-    dirty = {id(d) for d in ctx.dirty_tensors}
-    nondiff = {id(d) for d in ctx.non_differentiable}
+    dirty = _marked(ctx, "dirty_tensors")
+    nondiff = _marked(ctx, "non_differentiable")
     wrapped = []
-    for o, t in zip(out_leaves, out_tangents):
+    for i, (o, t) in enumerate(zip(out_leaves, out_tangents)):
         if not isinstance(o, Tensor):
             wrapped.append(o)
             continue
         if id(o) in nondiff or not _is_diff_dtype(o):
+            if t is not None and user_jvp:
+                raise RuntimeError(f"Function's jvp returned a gradient at position {i}, but  the "
+                                   "corresponding forward output is not a differentiable Tensor."
+                                   f"You should return None at that position instead. "
+                                   f"({cls.__name__}.jvp)")
             t = None
         orig = orig_of.get(id(o))
         if orig is not None and id(o) in dirty and orig._lvl is interp:
