@@ -156,6 +156,24 @@ def test_tensor_attribute_that_requires_grad_warns():
         KeepsInput.apply(_x(3))
 
 
+def test_tensor_attribute_lint_under_grad_transform():
+    class KeepsInput2(Function):
+        @staticmethod
+        def forward(x):
+            return x * x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.x = inputs[0]
+
+        @staticmethod
+        def backward(ctx, g):
+            return 2 * ctx.x * g
+    with pytest.warns(UserWarning, match=r"KeepsInput2: ctx\.x holds an input or output"):
+        g = grad(lambda x: KeepsInput2.apply(x).sum())(_x(3, requires_grad=False))
+    np.testing.assert_allclose(_np(g), 2 * _np(_x(3)))
+
+
 def test_attribute_tensor_changed_before_backward_warns():
     x = _x(3)
     with warnings.catch_warnings():

@@ -772,6 +772,8 @@ def _grad_level(cls, interp, flat, params):
         ctx._f_out_spec = out_spec
         _record_inputs(ctx, inner_args)
         _pack_saved(ctx, {}, owner_is_output=False)
+        _lint_attrs(ctx, {id(i) for i in inner if isinstance(i, Tensor)} |
+                    {id(o) for o in out_leaves if isinstance(o, Tensor)})
     return tree_unflatten(wrapped, out_spec)
 
 
