@@ -42,6 +42,8 @@ gradients for a container element), or one for a single output.
 """
 import functools
 import inspect
+import os
+import sys
 import warnings
 from typing import NamedTuple
 
@@ -91,7 +93,18 @@ class set_strict:
 def _lint(msg):
     if _Strict.on:
         raise RuntimeError(msg)
-    warnings.warn(msg, UserWarning, stacklevel=4)
+    _warn(msg)
+
+
+_PKG = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _warn(msg):
+    """A UserWarning attributed to the first caller outside arraygrad (the user's line)."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PKG):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(msg, UserWarning, stacklevel=level)
 
 
 # ----------------------------------------------------------------- ctx
@@ -474,9 +487,8 @@ def _eager_call(cls, flat, params):
     dirty = set()
     for d in ctx.dirty_tensors:
         if id(d) not in in_ids:
-            warnings.warn("ctx.mark_dirty() received a tensor that was not an input. Only input "
-                          "Tensors that have been mutated should be passed to ctx.mark_dirty().",
-                          UserWarning, stacklevel=3)
+            _warn("ctx.mark_dirty() received a tensor that was not an input. Only input "
+                  "Tensors that have been mutated should be passed to ctx.mark_dirty().")
             continue
         if id(d) not in out_ids:
             raise RuntimeError("Some elements marked as dirty during the forward method were not "
