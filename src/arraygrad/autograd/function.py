@@ -369,9 +369,7 @@ class Function(_SingleLevelFunction):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        if kwargs:
-            args, kwargs = _bind_args(cls, args, kwargs)
-        elif _has_setup_context(cls):
+        if kwargs or _has_setup_context(cls):
             args, kwargs = _bind_args(cls, args, kwargs)
         flat, spec = tree_flatten(args)
         return bind(cls._prim, flat, {"spec": spec, "kwargs": kwargs})
@@ -425,9 +423,7 @@ def _where(ctx):
 
 
 def _new_ctx(cls):
-    ctx = cls._backward_cls.__new__(cls._backward_cls)
-    ctx.__init__()
-    return ctx
+    return cls._backward_cls()
 
 
 def _run_forward(cls, ctx, args, kwargs):
@@ -447,8 +443,7 @@ def _needs_input_grad(args, requires):
         if isinstance(a, Tensor):
             out.append(requires(a))
         else:
-            leaves = tree_flatten(a)[0] if not isinstance(a, (int, float, str)) else ()
-            out.append(any(isinstance(x, Tensor) and requires(x) for x in leaves))
+            out.append(any(isinstance(x, Tensor) and requires(x) for x in tree_flatten(a)[0]))
     return tuple(out)
 
 
