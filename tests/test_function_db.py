@@ -149,7 +149,7 @@ def _sample(*shape, seed=0):
     return ag.tensor(a, dtype=ag.float64, requires_grad=True)
 
 
-# name -> (function of tensors, its sample inputs, whether its outputs are smooth there)
+# name -> (a function of tensors, a maker of its sample inputs)
 DB = {
     "numpy_cube": (lambda x: NumpyCube.apply(x)[0], lambda: (_sample(4),)),
     "exp_saves_output": (ExpSavesOutput.apply, lambda: (_sample(2, 3),)),
