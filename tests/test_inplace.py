@@ -264,3 +264,44 @@ def test_inplace_keeps_identity_and_grad_fn_names():
     assert y is y2 and y.grad_fn.name() == "AddBackward0"
     y.mul_(2)
     assert y.grad_fn.name() == "MulBackward0"
+
+
+def test_fill_zero_copy_on_non_leaf_keep_history_with_zero_grad():
+    for method, name in (("zero_", "ZeroBackward0"), ("fill_", "FillBackward0"),
+                         ("copy_", "CopyBackwards")):
+        x = ag.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 3
+        args = {"zero_": (), "fill_": (2.0,), "copy_": (ag.tensor([5.0, 6.0]),)}[method]
+        getattr(y, method)(*args)
+        assert y.requires_grad and y.grad_fn.name() == name
+        (y * 2).sum().backward()
+        assert x.grad.tolist() == [0.0, 0.0]
+
+
+def test_view_needs_viewable_data_and_reshape_copies():
+    x = ag.tensor(X)
+    with pytest.raises(RuntimeError, match="view size is not compatible with input tensor's size "
+                                           "and stride"):
+        x.t().view(-1)
+    r = x.t().reshape(-1)
+    r.add_(100)
+    assert x.tolist() == X.tolist(), "a reshape that had to copy does not write back"
+    v = x.view(-1)
+    v.add_(1)
+    assert np.allclose(x.numpy(), X + 1), "a view writes back"
+
+    def f(lib, x, w):
+        y = x * 2
+        r = y.t().reshape(-1)
+        r.mul_(w.sum())
+        return y.sum() + r
+    check(f, X, V)
+
+
+def test_integer_index_is_a_view():
+    y = ag.tensor(X) * 1
+    e = y[1, 2]
+    y.add_(1)
+    assert e.item() == pytest.approx(X[1, 2] + 1)
+    e.fill_(0.0)
+    assert y[1, 2].item() == 0.0

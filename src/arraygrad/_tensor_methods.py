@@ -146,20 +146,20 @@ Tensor.__itruediv__ = Tensor.div_
 Tensor.__ipow__ = Tensor.pow_
 
 
-def _fill_(self, value):
+def _fill_(self, value, name="FillBackward0"):
     if isinstance(value, Tensor):
-        return inplace.apply(self, value.to(self.dtype).expand(self.shape))
-    return inplace.apply(self, creation.full(self.shape, value, dtype=self.dtype))
+        return inplace.apply(self, value.to(self.dtype).expand(self.shape), name)
+    return inplace.apply(self, creation.full(self.shape, value, dtype=self.dtype), name)
 
 
 def _zero_(self):
-    return _fill_(self, 0)
+    return _fill_(self, 0, "ZeroBackward0")
 
 
 def _copy_(self, src, non_blocking=False):
     if not isinstance(src, Tensor):
         src = creation.tensor(src)
-    return inplace.apply(self, sh.expand(src.to(self.dtype), self.shape))
+    return inplace.apply(self, sh.expand(src.to(self.dtype), self.shape), "CopyBackwards")
 
 
 def _uniform_(self, a=0.0, b=1.0, generator=None):

@@ -89,7 +89,14 @@ def _view_node_name(node):
     return "AliasBackward0"
 
 
-_getitem_view = Primitive("getitem", lambda xp, x, index: x[index], save=(), is_view=True,
+def _basic_index(xp, x, index):
+    # a trailing Ellipsis keeps a full integer index a 0-d view, not a NumPy scalar copy
+    if builtins.any(i is Ellipsis for i in index):
+        return x[index]
+    return x[index + (Ellipsis,)]
+
+
+_getitem_view = Primitive("getitem", _basic_index, save=(), is_view=True,
                           node_name=_view_node_name, vjp=(_getitem_vjp,))
 _getitem_copy = Primitive("index", lambda xp, x, index: x[index], save=(),
                           node_name="IndexBackward0", vjp=(_getitem_vjp,))

@@ -76,10 +76,26 @@ def apply(self, result, name="inplace"):
         self._output_nr = result._output_nr
         self._requires_grad = True
     else:
-        # every value was replaced by constants (fill_, copy_ of a constant): no history left
-        self.grad_fn = None
-        self._requires_grad = False
+        # every value was replaced by constants (fill_, copy_ of a constant)
+        self.grad_fn = Overwritten(gradient_edge(self), name)
+        self._output_nr = 0
     return self
+
+
+class Overwritten(Node):
+    """History of a tensor whose values were all replaced by constants: the old history
+    gets zero gradient (torch's FillBackward0, ZeroBackward0, CopyBackwards)."""
+
+    def __init__(self, old_edge, name):
+        Node.__init__(self, (old_edge,))
+        self._name = name if name.endswith(("Backward0", "Backwards")) else "FillBackward0"
+
+    def name(self):
+        return self._name
+
+    def apply(self, grads):
+        from .creation import zeros_like
+        return [zeros_like(grads[0])]
 
 
 def source(self, args):

@@ -3,6 +3,7 @@ import builtins
 
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
+from ..backends import backend_of
 from ._rules import all_front, same_bdim_batch, shifted_dims_batch, to_front
 
 Tensor = _t.Tensor
@@ -61,10 +62,30 @@ def reshape(input, *shape):
     shape = _infer_shape(_shape_args(shape), input.numel())
     if shape == input.shape:
         return _reshape(input, shape=shape) if input._requires_grad else _alias(input)
-    return _reshape(input, shape=shape)
+    out = _reshape(input, shape=shape)
+    if _copied(input, out):
+        # the data could not be viewed in the new shape: a copy, as torch's reshape gives,
+        # with its own version counter (writes to it do not reach `input`)
+        out._version = [0]
+        out._base = out._view_fn = None
+    return out
 
 
-view = reshape
+def view(input, *shape):
+    shape = _infer_shape(_shape_args(shape), input.numel())
+    out = _reshape(input, shape=shape)
+    if _copied(input, out):
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.")
+    return out
+
+
+def _copied(x, out):
+    d = x._data
+    if d is None or d.flags.c_contiguous or d.size == 0:
+        return False
+    return not backend_of(d).xp.may_share_memory(d, out._data)
 
 
 def _alias(x):
