@@ -369,7 +369,7 @@ class Function(_SingleLevelFunction):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        if kwargs or _has_setup_context(cls):
+        if kwargs or (_has_setup_context(cls) and len(args) != _signature(cls)[1]):
             args, kwargs = _bind_args(cls, args, kwargs)
         flat, spec = tree_flatten(args)
         return bind(cls._prim, flat, {"spec": spec, "kwargs": kwargs})
@@ -392,17 +392,24 @@ def _has_setup_context(cls):
     return cls.setup_context is not _SingleLevelFunction.setup_context
 
 
+def _signature(cls):
+    """(signature of forward without ctx, its arity when all parameters are plain
+    positional ones, else -1); cached on the class."""
+    cached = cls.__dict__.get("_f_signature")
+    if cached is None:
+        sig = inspect.signature(cls.forward)
+        if not _has_setup_context(cls):
+            sig = sig.replace(parameters=list(sig.parameters.values())[1:])
+        plain = all(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                    for p in sig.parameters.values())
+        cached = cls._f_signature = (sig, len(sig.parameters) if plain else -1)
+    return cached
+
+
 def _bind_args(cls, args, kwargs):
     """Keyword arguments moved to their positions (and defaults filled in for the
     setup_context style, as torch), so `backward` returns one grad per position."""
-    sig = cls.__dict__.get("_f_signature")
-    if sig is None:
-        sig = inspect.signature(cls.forward)
-        if not _has_setup_context(cls):
-            params = list(sig.parameters.values())[1:]
-            sig = sig.replace(parameters=params)
-        cls._f_signature = sig
-    bound = sig.bind(*args, **kwargs)
+    bound = _signature(cls)[0].bind(*args, **kwargs)
     if _has_setup_context(cls):
         bound.apply_defaults()
     return bound.args, bound.kwargs
@@ -556,6 +563,9 @@ def _record_inputs(ctx, args):
     """Per positional arg: its pytree spec and the shape/dtype of each tensor leaf."""
     metas = []
     for a in args:
+        if isinstance(a, Tensor):
+            metas.append((LEAF, [(tuple(a.shape), a.dtype)]))
+            continue
         leaves, spec = tree_flatten(a)
         metas.append((spec, [(tuple(x.shape), x.dtype) if isinstance(x, Tensor) else None
                              for x in leaves]))
@@ -683,7 +693,7 @@ def _lint_attrs(ctx, io_ids):
     versions = {}
     name = ctx._forward_cls.__name__
     for attr, v in list(vars(ctx).items()):
-        if attr.startswith("_f_") or attr in _TORCH_CTX_NAMES:
+        if not isinstance(v, _HOLDERS) or attr in _TORCH_CTX_NAMES or attr.startswith("_f_"):
             continue
         for t in _attr_tensors(v):
             if t._requires_grad or id(t) in io_ids:
@@ -694,6 +704,9 @@ def _lint_attrs(ctx, io_ids):
             versions[id(t)] = (attr, t, t._version[0])
     if versions:
         ctx._f_attr_versions = versions
+
+
+_HOLDERS = (Tensor, list, tuple, dict)
 
 
 def _attr_tensors(v):
