@@ -208,10 +208,10 @@ REDUCE = [
     OpInfo("mean", lambda lib, x, **kw: lib.mean(x, **kw), reduce_samples(empty=False)),
     OpInfo("prod", lambda lib, x, **kw: lib.prod(x, **kw),
            one(S((2, 3)), S((2, 3), dim=1), S((3, 4), dim=0, keepdim=True), S(()), S((0, 2), dim=0))),
-    # known gap: the second derivative of prod at a zero entry is not torch's yet
-    OpInfo("prod_with_zero", lambda lib, x: lib.prod(x, 1),
-           one(lambda rng: Sample((np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 1.5], [1.0, 2.0, -1.0]]),))),
-           gradgrad=False),
+    OpInfo("prod_with_zero", lambda lib, x, *d: lib.prod(x, *d), one(
+        lambda rng: Sample((np.array([[0.0, 2.0, 3.0], [0.0, 0.0, 1.5], [1.0, 2.0, -1.0]]), 1)),
+        lambda rng: Sample((np.array([[0.0, 2.0, 3.0], [0.5, 0.0, 1.5]]),)),
+        lambda rng: Sample((np.array([[[0.0, 2.0], [3.0, 1.0]], [[0.5, 0.0], [0.0, 1.5]]]),)))),
     OpInfo("amax", lambda lib, x, **kw: lib.amax(x, **kw), reduce_samples(empty=False, gen_x=distinct)),
     OpInfo("amin", lambda lib, x, **kw: lib.amin(x, **kw), reduce_samples(empty=False, gen_x=distinct)),
     OpInfo("amax_ties", lambda lib, x: lib.amax(x, 1),

@@ -93,11 +93,34 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     return _prod(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
 
 
+# NOTE [prod gradient]
+# d prod / d x_i is the product of the other entries. For small reductions it is
+# computed as exactly that (an n x n masked product per slice), which stays right at
+# zeros to every order. For large ones (numel * n over the budget) it is out / x, with
+# the one-zero case patched in: first derivatives exact, higher ones at zeros not.
+_EXACT_PROD_BUDGET = 1 << 20
+
+
+def _prod_others(x, dims):
+    from .creation import eye
+    k = len(dims)
+    rest = [s for i, s in enumerate(x.shape) if i not in dims]
+    moved = x.movedim(dims, tuple(range(x.ndim - k, x.ndim)))
+    flat = moved.reshape(tuple(rest) + (-1,))
+    n = flat.shape[-1]
+    square = flat.unsqueeze(-2).expand(tuple(rest) + (n, n))
+    others = _prod(where(eye(n, dtype=_dt.bool), 1.0, square), dims=(len(rest) + 1,),
+                   keepdim=False)
+    return others.reshape(moved.shape).movedim(tuple(range(x.ndim - k, x.ndim)), dims)
+
+
 def _prod_grad(ctx, g, dims, keepdim):
-    # product of the others, computed without dividing by zero
     x = ctx.x
-    out = _unreduce(ctx.out, ctx.shapes[0], dims, keepdim)
     gg = _unreduce(g, ctx.shapes[0], dims, keepdim)
+    n = _count(ctx.shapes[0], dims)
+    if dims and 0 < n * _count(ctx.shapes[0], range(len(ctx.shapes[0]))) <= _EXACT_PROD_BUDGET:
+        return gg * _prod_others(x, dims)
+    out = _unreduce(ctx.out, ctx.shapes[0], dims, keepdim)
     safe = where(x == 0, 1.0, x)
     nz = _sum(convert(x == 0, x.dtype), dims=dims, keepdim=True)
     others = _prod(safe, dims=dims, keepdim=True).expand(x.shape)
