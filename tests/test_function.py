@@ -509,6 +509,22 @@ def case_retain_graph_twice(M):
     return [x.grad, n_saved]
 
 
+def case_saved_tensors_freed_even_when_empty(M):
+    class Double(M.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2 + 0 * len(ctx.saved_tensors)
+    x = _x(M, 3)
+    y = Double.apply(x)
+    y.backward(M.ones(3, dtype=M.float64))
+    y.backward(M.ones(3, dtype=M.float64))      # torch: saved_tensors were freed
+    return [x.grad]
+
+
 def case_grad_fn_and_saved_on_node(M):
     class F(M.autograd.Function):
         @staticmethod
