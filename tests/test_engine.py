@@ -400,3 +400,16 @@ def test_retain_graph_keeps_saved_values():
     x.grad = None
     z.backward()
     assert x.grad.tolist() == first.tolist()
+
+
+def test_hooks_and_captured_grads_in_autograd_grad_match_torch():
+    res = []
+    for lib in (ag, torch):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        x.register_hook(lambda g: g * 10)
+        y = x * 3
+        y.register_hook(lambda g: g + 1)
+        z = (y * y).sum()
+        res.append(lib.autograd.grad(z, [x, y]))
+    for a, t in zip(*res):
+        assert_close(a, t)

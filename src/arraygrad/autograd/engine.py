@@ -201,16 +201,23 @@ def run(root_edges, root_grads, keep_graph, create_graph, capture=None, targets=
         while ready:
             _, node = heapq.heappop(ready)
             buf = buffers.pop(node, {})
-            if node._tensor_hooks:
-                _run_tensor_hooks(node, buf)
-            if capture_set:
+            leaf = isinstance(node, AccumulateGrad)
+            if capture_set and not leaf:
+                # as torch: a non-leaf input's grad is captured before its tensor hooks run,
+                # a leaf's after its hooks
                 for nr, g in buf.items():
                     if (node, nr) in capture_set:
                         captured[(node, nr)] = g
-            if isinstance(node, AccumulateGrad):
+            if node._tensor_hooks:
+                _run_tensor_hooks(node, buf)
+            if leaf:
                 g = buf.get(0)
-                if g is not None and captured is None and (targets is None or node in targets):
-                    node.accumulate(g, create_graph)
+                if g is not None:
+                    if captured is not None:
+                        if (node, 0) in capture_set:
+                            captured[(node, 0)] = node.run_hooks(g)
+                    elif targets is None or node in targets:
+                        node.accumulate(g, create_graph)
                 continue
             if needed is not None and not any(
                     needed.get(nxt) for nxt, _ in node.next_functions if nxt is not None):

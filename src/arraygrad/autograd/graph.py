@@ -285,12 +285,17 @@ class AccumulateGrad(Node):
         Node.__init__(self, ())
         self.variable = variable
 
-    def accumulate(self, g, create_graph):
-        v = self.variable
-        for hook in v._hooks or ():
+    def run_hooks(self, g):
+        """The leaf's tensor hooks applied to its incoming gradient."""
+        for hook in self.variable._hooks or ():
             r = hook(g)
             if r is not None:
                 g = r
+        return g
+
+    def accumulate(self, g, create_graph):
+        v = self.variable
+        g = self.run_hooks(g)
         if v.grad is None:
             v.grad = g if create_graph else _fresh(g)
         elif create_graph:
