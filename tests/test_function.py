@@ -324,6 +324,18 @@ def case_wrong_shape_error(M):
     F.apply(_x(M, 5)).backward()
 
 
+def case_grad_of_input_not_requiring_grad_is_not_checked(M):
+    class F(M.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+        @staticmethod
+        def backward(ctx, g):
+            return g, M.ones(7, dtype=g.dtype)      # wrong shape, but y needs no grad
+    x, y = _x(M, 3), _x(M, 3, requires_grad=False)
+    return list(_grads(M, F.apply(x, y).sum(), x))
+
+
 def case_broadcastable_grad_reduced(M):
     class F(M.autograd.Function):
         @staticmethod

@@ -615,7 +615,8 @@ _SCALAR_FIX = (" (backward must return a gradient of the input's shape: to sprea
 
 def _validate_grads(node, result):
     """Check backward's return against the inputs and bring each grad to its input's
-    shape (sum over broadcast dims) and dtype, as torch's validate_outputs."""
+    shape (sum over broadcast dims) and dtype, as torch's validate_outputs; grads of
+    inputs that need none are dropped unchecked, as in torch."""
     name = node.name()
     metas = node._f_in_meta
     if not isinstance(result, tuple):
@@ -626,7 +627,11 @@ def _validate_grads(node, result):
     if len(result) != n:
         raise RuntimeError(f"function {name} returned an incorrect number of gradients (expected "
                            f"{n}, got {len(result)})")
+    needs = iter([e[0] is not None for e in node.next_functions])
     out = []
+
+    def take(g, meta, where):
+        out.append(_check_grad(node, g, meta, where) if next(needs) else None)
     for i, (r, (spec, leaf_meta)) in enumerate(zip(result, metas)):
         if spec is LEAF:
             meta = leaf_meta[0]
@@ -636,10 +641,12 @@ def _validate_grads(node, result):
                                        f"at position {i + 1}, but the corresponding forward input "
                                        "was not a Variable")
                 continue
-            out.append(_check_grad(node, r, meta, f"{i}"))
+            take(r, meta, f"{i}")
             continue
         if r is None:
-            out.extend(None for m in leaf_meta if m is not None)
+            for m in leaf_meta:
+                if m is not None:
+                    take(None, m, "")
             continue
         leaves, rspec = tree_flatten(r)
         if rspec != spec:
@@ -652,9 +659,8 @@ def _validate_grads(node, result):
                     raise RuntimeError(f"function {name} returned a gradient different than None "
                                        f"for the non-tensor element {j} of input {i}")
                 continue
-            out.append(_check_grad(node, g, m, f"{i}[{j}]"))
-    needs = [e[0] is not None for e in node.next_functions]
-    return [g if need else None for g, need in zip(out, needs)]
+            take(g, m, f"{i}[{j}]")
+    return out
 
 
 def _check_grad(node, g, meta, where):
