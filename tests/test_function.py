@@ -827,6 +827,17 @@ def _numpy_sort(M):
     return NumpySort
 
 
+def case_numpy_forward_under_eager_autograd(M):
+    # forward runs with grad mode off, where .numpy() of a tensor requiring grad is allowed
+    NumpySort = _numpy_sort(M)
+    x = _x(M, 2, 3)
+    w = _x(M, 2, 3, seed=1, requires_grad=False)
+    y = ((NumpySort.apply(x, 1)[0] ** 3) * w).sum()
+    g, = _grads(M, y, x, create_graph=True)
+    gg, = _grads(M, g.sum(), x)
+    return [y, g, gg]
+
+
 def case_vmap_staticmethod(M):
     NumpySort = _numpy_sort(M)
     x = _x(M, 4, 3, requires_grad=False)

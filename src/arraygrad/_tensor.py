@@ -176,7 +176,7 @@ class Tensor:
         if self._lvl is not None:
             raise RuntimeError(f"numpy() is not available on a tensor inside a {self._lvl.kind} "
                                "transform; convert it outside the transform")
-        if self._requires_grad and not force:
+        if self._requires_grad and not force and grad_mode.state.grad_enabled:   # as torch
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
         return backend_of(self._data).to_numpy(self._data)
