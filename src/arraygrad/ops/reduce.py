@@ -388,10 +388,28 @@ def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     return sqrt(var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
 
 
+def _norm2_scale(ctx, dims, keepdim):
+    # x / |x|, with 0 where the norm is 0 (as torch: a subgradient, not nan)
+    out = _unreduce(ctx.out, ctx.shapes[0], dims, keepdim)
+    return ctx.x / where(out == 0, 1.0, out)
+
+
+_norm2 = Primitive(
+    "norm2", lambda xp, x, dims, keepdim: xp.sqrt(xp.sum(x * x, axis=dims, keepdims=keepdim)),
+    save_output=True, node_name="LinalgVectorNormBackward0",
+    vjp=(lambda ctx, g, dims, keepdim:
+         _unreduce(g, ctx.shapes[0], dims, keepdim) * _norm2_scale(ctx, dims, keepdim),),
+    jvp=(lambda ctx, t, dims, keepdim:
+         _sum(t * _norm2_scale(ctx, dims, keepdim), dims=dims, keepdim=keepdim),))
+_norm2.batch = _reduce_batch(_norm2)
+
+
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    from .elementwise import sqrt, abs
+    from .elementwise import abs
+    if dtype is not None:
+        input = convert(input, dtype)
     if p in ("fro", 2, 2.0):
-        return sqrt(sum(input * input, dim, keepdim))
+        return _norm2(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
     if p in (1, 1.0):
         return sum(abs(input), dim, keepdim)
     if p == float("inf"):
