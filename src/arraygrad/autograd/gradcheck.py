@@ -50,12 +50,6 @@ def _np(t):
     return np.array(t.detach().numpy(), dtype=np.float64 if t.dtype.is_floating_point else None)
 
 
-def _fail(msg, raise_exception):
-    if raise_exception:
-        raise GradcheckError(msg)
-    return False
-
-
 # ----------------------------------------------------------------- Jacobians
 def _numerical(func, inputs, diff, outputs, eps):
     """Central differences: J[o][i] has shape (numel(input i), numel(output o))."""
@@ -203,16 +197,15 @@ def _gradcheck(func, inputs, diff, eps, atol, rtol, nondet_tol, check_undefined_
     if check_backward_ad:
         ana = _analytical(outputs, diff, check_grad_dtypes)
         _compare(num, ana, atol, rtol, diff, outputs, "")
-        if nondet_tol >= 0:
-            again = _analytical(_outputs(func, inputs), diff, False)
-            for k in range(len(outputs)):
-                for i in range(len(diff)):
-                    if np.any(np.abs(again[k][i] - ana[k][i]) > nondet_tol):
-                        raise GradcheckError(
-                            "Backward is not reentrant, i.e., running backward with same input "
-                            "and grad_output multiple times gives different values, although "
-                            "analytical gradient matches numerical gradient.The tolerance for "
-                            f"nondeterminism was {nondet_tol}.")
+        again = _analytical(_outputs(func, inputs), diff, False)     # reentrancy, as torch
+        for k in range(len(outputs)):
+            for i in range(len(diff)):
+                if np.any(np.abs(again[k][i] - ana[k][i]) > nondet_tol):
+                    raise GradcheckError(
+                        "Backward is not reentrant, i.e., running backward with same input and "
+                        "grad_output multiple times gives different values, although analytical "
+                        "gradient matches numerical gradient.The tolerance for nondeterminism "
+                        f"was {nondet_tol}.")
         if check_undefined_grad:
             _check_undefined_grad(func, inputs, diff)
         if check_batched_grad:
