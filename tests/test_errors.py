@@ -106,6 +106,10 @@ CASES = [
     ("bool subtraction", lambda m: m.tensor([True]) - m.tensor([False]),
      "Subtraction, the `-` operator, with two bool tensors is not supported"),
     ("len of 0-d", lambda m: len(m.tensor(1.0)), "len() of a 0-d tensor"),
+    ("bool negation", lambda m: -m.tensor([True]), "Negation, the `-` operator, on a bool tensor "
+                                                   "is not supported."),
+    ("int negative power", lambda m: m.tensor([1, 2]) ** -1, "Integers to negative integer powers "
+                                                            "are not allowed."),
     ("iterate 0-d", lambda m: iter(m.tensor(1.0)), "iteration over a 0-d tensor"),
 ]
 

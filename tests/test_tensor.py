@@ -302,3 +302,12 @@ def test_repr_like_torch(make):
     expected = repr(make(torch)).replace("torch.", "arraygrad.")
     assert repr(make(ag)) == expected
     assert str(make(ag)) == expected
+
+
+def test_python_interop_like_torch():
+    x = ag.ones(2)
+    assert (x == None) is False and (x != None) is True  # noqa: E711
+    assert x in [None, x]
+    assert ag.where(ag.tensor([True, False]), 1.0, 0).dtype is ag.float32
+    assert ag.where(ag.tensor([True, False]), 1, 0).dtype is ag.int64
+    assert ag.where(ag.tensor([True, False]), 1.0, 0).tolist() == [1.0, 0.0]

@@ -67,8 +67,13 @@ def _checked(name, fn):
     def impl(xp, x, y):
         try:
             return fn(xp, x, y)
-        except ValueError:
-            raise _broadcast_error(name, (xp.shape(x), xp.shape(y))) from None
+        except ValueError as e:
+            sx, sy = xp.shape(x), xp.shape(y)
+            try:
+                xp.broadcast_shapes(sx, sy)
+            except ValueError:
+                raise _broadcast_error(name, (sx, sy)) from None
+            raise RuntimeError(f"{name}: {e}") from None    # e.g. ints to negative int powers
     return impl
 
 
@@ -106,7 +111,16 @@ _mul = binary("mul", _checked("mul", lambda xp, x, y: xp.multiply(x, y)),
               lambda ctx, g: g * ctx.y, lambda ctx, g: g * ctx.x)
 _div = binary("div", _checked("div", lambda xp, x, y: xp.true_divide(x, y)),
               lambda ctx, g: g / ctx.y, lambda ctx, g: -g * ctx.x / (ctx.y * ctx.y))
-_neg = unary("neg", lambda xp, x: xp.negative(x), lambda ctx: -1, save_input=False)
+def _negative(xp, x):
+    try:
+        return xp.negative(x)
+    except TypeError:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
+                           "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                           "instead.") from None
+
+
+_neg = unary("neg", _negative, lambda ctx: -1, save_input=False)
 _neg.vjp = (lambda ctx, g: -g,)
 _neg.jvp = (lambda ctx, t: -t,)
 
@@ -406,6 +420,10 @@ def where(condition, input=None, other=None):
     if condition.dtype is not _dt.bool:
         condition = condition != 0
     x, y = promote(input, other)
+    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
+        # two Python scalars: the result has their promoted dtype (float -> the default)
+        from .creation import full
+        x = full((), x, dtype=_dt.result_type(x, y))
     return _where(condition, x, y)
 
 
