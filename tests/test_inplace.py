@@ -305,3 +305,17 @@ def test_integer_index_is_a_view():
     assert e.item() == pytest.approx(X[1, 2] + 1)
     e.fill_(0.0)
     assert y[1, 2].item() == 0.0
+
+
+def test_second_derivative_through_written_views():
+    def run(lib):
+        x = lib.tensor(X, requires_grad=True)
+        v = lib.tensor(V, requires_grad=True)
+        y = x.sin() * 1
+        y[1] = v * v
+        y[:, 2].mul_(y[0, 0].clone())
+        loss = (y * y * x).sum()
+        gx, gv = lib.autograd.grad(loss, [x, v], create_graph=True)
+        return lib.autograd.grad((gx * gx).sum() + (gv ** 3).sum(), [x, v])
+    for a, t in zip(run(ag), run(torch)):
+        assert_close(a, t)
