@@ -408,4 +408,58 @@ COMPARE = [
     OpInfo("isnan", lambda lib, x: lib.isnan(lib.log(x)), unary_samples(), grad=False),
 ]
 
-OPS = UNARY + BINARY + OTHER_ELEMENTWISE + REDUCE + LINALG + SHAPE + INDEX + COMPARE
+MORE = [
+    OpInfo("atan2", lambda lib, y, x: lib.atan2(y, x), binary_samples(y_away=True, scalars=())),
+    OpInfo("logaddexp", lambda lib, x, y: lib.logaddexp(x, y), binary_samples(scalars=())),
+    OpInfo("logaddexp_inf", lambda lib, x, y: lib.logaddexp(x, y), one(
+        lambda rng: Sample((np.array([-np.inf, 0.0]), np.array([-np.inf, -np.inf])))), grad=False),
+    OpInfo("hypot", lambda lib, x, y: lib.hypot(x, y), binary_samples(scalars=(),
+                                                                     y_away=True)),
+    OpInfo("lerp", lambda lib, x, y, w: lib.lerp(x, y, w), one(
+        S((2, 3), (2, 3), 0.3), S((2, 3), (3,), (2, 1)), S((), (4,), ()))),
+    OpInfo("addcmul", lambda lib, x, a, b: lib.addcmul(x, a, b, value=0.5), one(
+        S((2, 3), (2, 3), (3,)), S((), (2, 1), (1, 4)))),
+    OpInfo("addcdiv", lambda lib, x, a, b: x.addcdiv(a, b, value=-2), one(
+        S((2, 3), (2, 3), (3,), gen_x=away_from_zero))),
+    OpInfo("xlogy", lambda lib, x, y: lib.xlogy(x, y), one(
+        S((2, 3), lambda rng: uniform(rng, (2, 3), 0.5, 2)),
+        S(lambda rng: np.array([0.0, 1.0, 2.0]), lambda rng: np.array([0.0, 0.5, 3.0])),
+        S((2, 3), 2.5), S(lambda rng: np.array([0.5, 1.0, 2.0]), lambda rng: np.array(0.0))),
+        gradgrad=False),
+    OpInfo("logit", lambda lib, x, *e: lib.logit(x, *e), one(
+        S(lambda rng: uniform(rng, (2, 3), 0.1, 0.9)), S(lambda rng: uniform(rng, (4,), 0.01, 0.99), 0.05))),
+    OpInfo("tril", lambda lib, x, *d: lib.tril(x, *d), one(S((3, 4)), S((3, 4), 1), S((2, 3, 3), -1))),
+    OpInfo("triu", lambda lib, x, *d: x.triu(*d), one(S((3, 4)), S((4, 3), -1), S((2, 3, 3), 2))),
+    OpInfo("meshgrid_ij", lambda lib, *xs: lib.meshgrid(*xs, indexing="ij"), one(
+        S((3,), (2,)), S((2,), (3,), (4,)), S((3,)))),
+    OpInfo("meshgrid_xy", lambda lib, *xs: lib.meshgrid(*xs, indexing="xy"), one(
+        S((3,), (2,)), S((2,), (3,), (4,)))),
+    OpInfo("ravel", lambda lib, x: x.ravel(), one(S((2, 3)), S(()))),
+    OpInfo("sum_to_size", lambda lib, x, *s: x.sum_to_size(*s), one(
+        S((2, 3, 4), 3, 1), S((2, 3), L(1, 3)), S((2, 3), 2, 3))),
+    OpInfo("sort", lambda lib, x, *a, **k: lib.sort(x, *a, **k), one(
+        S((2, 5), gen_x=distinct), S((4, 3), 0, gen_x=distinct),
+        S((2, 5), descending=True, gen_x=distinct), S((), gen_x=distinct), S((0,), gen_x=distinct))),
+    OpInfo("argsort", lambda lib, x, **k: lib.argsort(x, **k), one(
+        S((2, 5), gen_x=distinct), S((4, 3), dim=0, descending=True, gen_x=distinct)), grad=False),
+    OpInfo("topk", lambda lib, x, k, *a, **kw: lib.topk(x, k, *a, **kw), one(
+        S((2, 5), 2, gen_x=distinct), S((4, 3), 1, 0, gen_x=distinct),
+        S((2, 5), 3, largest=False, gen_x=distinct), S((5,), 0, gen_x=distinct))),
+    OpInfo("var_mean", lambda lib, x, *a, **k: lib.var_mean(x, *a, **k), one(
+        S((2, 3, 4)), S((2, 3, 4), 1, keepdim=True))),
+    OpInfo("std_mean", lambda lib, x, *a, **k: lib.std_mean(x, *a, **k), one(S((2, 3, 4), 0))),
+    OpInfo("count_nonzero", lambda lib, x, *d: lib.count_nonzero(lib.relu(x), *d), one(
+        S((3, 4)), S((3, 4), 1)), grad=False),
+    OpInfo("scatter_value", lambda lib, x, i: x.scatter(1, i, 0.5), one(
+        S((3, 4), lambda rng: np.array([[0], [3], [1]])),
+        S((3, 4), lambda rng: np.array([[0, 0], [3, 1], [1, 1]])))),
+    OpInfo("scatter_src", lambda lib, x, i, s: lib.scatter(x, 0, i, s), one(
+        S((3, 4), lambda rng: np.array([[0, 1, 2, 0]]), (1, 4)),
+        S((3, 4), lambda rng: np.array([[2, 0, 1, 1], [0, 2, 0, 2]]), (2, 4)))),
+    OpInfo("index_add", lambda lib, x, i, s: x.index_add(0, i, s, alpha=2), one(
+        S((3, 4), lambda rng: np.array([0, 2, 0]), (3, 4)))),
+    OpInfo("index_fill", lambda lib, x, i: lib.index_fill(x, 1, i, -1.0), one(
+        S((3, 4), lambda rng: np.array([0, 2])))),
+]
+
+OPS = MORE + UNARY + BINARY + OTHER_ELEMENTWISE + REDUCE + LINALG + SHAPE + INDEX + COMPARE

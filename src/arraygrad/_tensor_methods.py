@@ -48,6 +48,12 @@ _METHODS = {
     "scatter_add": ix.scatter_add,
     "matmul": la.matmul, "mm": la.mm, "bmm": la.bmm, "mv": la.mv, "dot": la.dot,
     "outer": la.outer,
+    "atan2": ew.atan2, "arctan2": ew.atan2, "logaddexp": ew.logaddexp, "hypot": ew.hypot,
+    "lerp": ew.lerp, "addcmul": ew.addcmul, "addcdiv": ew.addcdiv, "xlogy": ew.xlogy,
+    "logit": ew.logit, "tril": sh.tril, "triu": sh.triu, "ravel": sh.ravel,
+    "sum_to_size": sh.sum_to_size, "argsort": rd.argsort, "sort": rd.sort, "topk": rd.topk,
+    "count_nonzero": rd.count_nonzero, "scatter": ix.scatter, "index_add": ix.index_add,
+    "index_fill": ix.index_fill,
 }
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _m(_fn))
@@ -136,7 +142,8 @@ def _inplace(fn):
 for _name in ("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "abs", "tanh",
               "sigmoid", "relu", "clamp", "clamp_min", "clamp_max", "sin", "cos", "floor",
               "ceil", "round", "trunc", "sign", "masked_fill", "reciprocal", "square",
-              "remainder", "rsqrt", "log1p", "expm1"):
+              "remainder", "rsqrt", "log1p", "expm1", "atan2", "lerp", "addcmul", "addcdiv",
+              "tril", "triu", "scatter", "index_add", "index_fill", "xlogy", "logit"):
     setattr(Tensor, _name + "_", _inplace(_METHODS[_name]))
 Tensor.clip_ = Tensor.clamp_
 Tensor.__iadd__ = Tensor.add_
@@ -185,3 +192,20 @@ Tensor.normal_ = _normal_
 Tensor.index_put_ = lambda self, idx, values, accumulate=False: inplace.apply(
     self, ix.index_put(self, idx, values, accumulate))
 Tensor.index_put = lambda self, idx, values, accumulate=False: ix.index_put(self, idx, values, accumulate)
+
+
+def _is_contiguous(self, memory_format=None):
+    d = self._base_array()
+    return bool(getattr(getattr(d, "flags", None), "c_contiguous", True))
+
+
+def _stride(self, dim=None):
+    d = self._base_array()
+    s = tuple(st // d.itemsize for st in d.strides)
+    return s if dim is None else s[dim]
+
+
+Tensor.is_contiguous = _is_contiguous
+Tensor.stride = _stride
+Tensor.nbytes = property(lambda self: self.numel() * self.element_size())
+Tensor.itemsize = property(lambda self: self.element_size())

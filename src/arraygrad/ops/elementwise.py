@@ -522,3 +522,61 @@ def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     prim = nondiff("isclose", lambda xp, x, y: xp.isclose(x, y, rtol=rtol, atol=atol,
                                                            equal_nan=equal_nan))
     return prim(a, b)
+
+
+# ----------------------------------------------------------------- more math (mostly composites)
+def _atan2_scale(ctx):
+    return 1 / (ctx.x * ctx.x + ctx.y * ctx.y)
+
+
+_atan2 = binary("atan2", _checked("atan2", lambda xp, y, x: xp.arctan2(y, x)),
+                lambda ctx, g: g * ctx.y * _atan2_scale(ctx),
+                lambda ctx, g: -g * ctx.x * _atan2_scale(ctx))
+atan2 = arctan2 = _binop(_atan2, float_only=True)
+
+
+def logaddexp(input, other):
+    """log(exp(input) + exp(other)) without overflow."""
+    m = maximum(input, other).detach()
+    m = where(isfinite(m), m, 0.0)
+    return m + log(exp(input - m) + exp(other - m))
+
+
+def hypot(input, other):
+    return sqrt(input * input + other * other)
+
+
+def lerp(input, end, weight):
+    return input + weight * (end - input)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    return input + value * tensor1 * tensor2
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    return input + value * tensor1 / tensor2
+
+
+def _xlogy_impl(xp, x, y):
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        return xp.where(x == 0, xp.zeros((), x.dtype), x * xp.log(y))
+
+
+_xlogy = binary("xlogy", _checked("xlogy", _xlogy_impl),
+                lambda ctx, g: g * _xlogy(ne(ctx.x, 0).to(ctx.y.dtype), ctx.y),
+                lambda ctx, g: g * ctx.x / ctx.y)
+
+
+def xlogy(input, other):
+    """input * log(other), 0 where input is 0."""
+    x, y = promote(input, other, float_only=True)
+    dtype = (x if isinstance(x, Tensor) else y).dtype
+    x, y = (v if isinstance(v, Tensor) else _as_tensor(v).to(dtype) for v in (x, y))
+    return _xlogy(x, y)
+
+
+def logit(input, eps=None):
+    if eps is not None:
+        input = clamp(input, eps, 1 - eps)
+    return log(input / (1 - input))

@@ -598,3 +598,44 @@ def _index_put_t_batch(args, bdims, spec, accumulate):
 
 _index_t.batch = _index_t_batch
 _index_put_t.batch = _index_put_t_batch
+
+
+# ----------------------------------------------------------------- scatter, index_add, index_fill
+def _dim_index(dim, index):
+    """A raw index selecting `index` (1-D) along `dim`."""
+    if index.ndim > 1:
+        raise IndexError("index_add_(): Index is supposed to be a vector")
+    return (slice(None),) * dim + (index._data,)
+
+
+def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    """input with src (or value) written at `index` along `dim` (unique indices for src)."""
+    from .elementwise import where
+    from .creation import ones
+    if src is None:
+        src = value
+    if reduce is not None:
+        raise NotImplementedError("scatter(reduce=...) is not supported; use scatter_add")
+    d = _t._wrap_dim(dim, input.ndim)
+    hit = scatter_into(ones(tuple(index.shape), dtype=input.dtype), index, d, input.shape) != 0
+    if not isinstance(src, Tensor):
+        return where(hit, src, input)
+    src = src[tuple(slice(0, s) for s in index.shape)].to(input.dtype)
+    return where(hit, scatter_into(src, index, d, input.shape), input)
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    d = _t._wrap_dim(dim, input.ndim)
+    if alpha != 1:
+        source = source * alpha
+    return input + index_add_zeros(source.to(input.dtype), input.shape,
+                                   _dim_index(d, index))
+
+
+def index_fill(input, dim, index, value):
+    from .elementwise import where
+    from .creation import ones
+    d = _t._wrap_dim(dim, input.ndim)
+    hit = index_add_zeros(ones(tuple(input[(slice(None),) * d + (index,)].shape),
+                               dtype=input.dtype), input.shape, _dim_index(d, index))
+    return where(hit != 0, value, input)

@@ -456,3 +456,60 @@ def _cumsum_vjp(ctx, g, dim):
 _cumsum = Primitive("cumsum", lambda xp, x, dim: xp.cumsum(x, axis=dim), save=(),
                     vjp=(_cumsum_vjp,), jvp=(lambda ctx, t, dim: _cumsum(t, dim=dim),))
 _cumsum.batch = _dim_batch(_cumsum)
+
+
+# ----------------------------------------------------------------- sorting
+def _argsort_impl(xp, x, dim, descending):
+    if not descending:
+        return xp.argsort(x, axis=dim, kind="stable")
+    # descending and stable (ties keep their order): sort the reversed axis
+    idx = xp.flip(xp.argsort(xp.flip(x, axis=dim), axis=dim, kind="stable"), axis=dim)
+    return x.shape[dim] - 1 - idx
+
+
+_argsort = Primitive("argsort", _argsort_impl, differentiable=False)
+_argsort.batch = _dim_batch(_argsort)
+sort_result = namedtuple("sort", ["values", "indices"])
+topk_result = namedtuple("topk", ["values", "indices"])
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    d = _t._wrap_dim(dim, input.ndim)
+    if input.ndim == 0:
+        return _argsort(input.reshape(1), dim=0, descending=descending).reshape(())
+    return _argsort(input, dim=d, descending=descending)
+
+
+def sort(input, dim=-1, descending=False, stable=False):
+    """Values and indices along `dim`; the gradient flows to the values' origins."""
+    from .index import gather
+    idx = argsort(input, dim, descending)
+    if input.ndim == 0:
+        return sort_result(input.reshape(1).reshape(()), idx)
+    return sort_result(gather(input, dim, idx), idx)
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    d = _t._wrap_dim(dim, input.ndim)
+    n = input.shape[d] if input.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    values, indices = sort(input, d, descending=largest)
+    if input.ndim == 0:
+        return topk_result(values, indices)
+    return topk_result(values.narrow(d, 0, k), indices.narrow(d, 0, k))
+
+
+# ----------------------------------------------------------------- more composites
+def var_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    return (var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
+            mean(input, dim, keepdim=keepdim))
+
+
+def std_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    return (std(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
+            mean(input, dim, keepdim=keepdim))
+
+
+def count_nonzero(input, dim=None):
+    return sum(input != 0, dim)

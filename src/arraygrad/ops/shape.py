@@ -502,3 +502,55 @@ def diag(input, diagonal_=0):
         n = input.shape[0] + builtins.abs(diagonal_)
         return _diag_scatter(zeros((n, n), dtype=input.dtype), input, offset=diagonal_, dim1=0, dim2=1)
     return diagonal(input, diagonal_)
+
+
+# ----------------------------------------------------------------- triangles, grids
+def _tri_mask(shape, diagonal, lower):
+    from .creation import arange
+    if len(shape) < 2:
+        raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 "
+                           "dimensions")
+    offset = arange(shape[-1]).unsqueeze(0) - arange(shape[-2]).unsqueeze(1)
+    return offset <= diagonal if lower else offset >= diagonal
+
+
+def tril(input, diagonal=0):
+    from .elementwise import where
+    return where(_tri_mask(input.shape, diagonal, True), input, 0)
+
+
+def triu(input, diagonal=0):
+    from .elementwise import where
+    return where(_tri_mask(input.shape, diagonal, False), input, 0)
+
+
+def meshgrid(*tensors, indexing="ij"):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+                           f"received: {indexing}")
+    swap = indexing == "xy" and len(tensors) >= 2
+    ts = list(tensors)
+    if swap:
+        ts[0], ts[1] = ts[1], ts[0]
+    shape = tuple(t.numel() for t in ts)
+    out = [expand(t.reshape(tuple(-1 if j == i else 1 for j in range(len(ts)))), shape)
+           for i, t in enumerate(ts)]
+    if swap:
+        out[0], out[1] = out[1], out[0]
+    return tuple(out)
+
+
+def ravel(input):
+    return reshape(input, -1)
+
+
+def sum_to_size(input, *size):
+    size = _shape_args(size)
+    shape = input.shape
+    lead = len(shape) - len(size)
+    if lead < 0 or any(s not in (1, d) for s, d in zip(size, shape[lead:])):
+        raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
+                           f"{{{', '.join(map(str, shape))}}}.")
+    return _sum_to(input, size)
