@@ -112,6 +112,18 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return out + (input if beta == 1 else input * beta)
 
 
+def _expand_ellipsis(terms, rhs, operands):
+    """Spell each '...' as letters no term uses; fewer dims take the last of them
+    (broadcasting is right-aligned)."""
+    used = set("".join(terms) + (rhs or ""))
+    free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
+    sizes = [x.ndim - (len(t) - 3) if "..." in t else 0 for t, x in zip(terms, operands)]
+    n = max(sizes, default=0)
+    ell = "".join(free[:n])
+    out = [t.replace("...", ell[n - k:] if k else "") for t, k in zip(terms, sizes)]
+    return out, None if rhs is None else rhs.replace("...", ell), ell
+
+
 def einsum(equation, *operands):
     """Einsum by reduction to broadcasting multiply and sum (differentiable, transformable)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
@@ -123,14 +135,15 @@ def einsum(equation, *operands):
         raise RuntimeError(f"einsum(): more operands were provided than specified in the equation"
                            if len(operands) > len(terms) else
                            "einsum(): fewer operands were provided than specified in the equation")
+    ell = ""
     if "..." in eq:
-        raise NotImplementedError("einsum with '...' is not supported yet")
+        terms, rhs, ell = _expand_ellipsis(terms, rhs if _ else None, operands)
     if not _:
         counts = {}
         for t in terms:
             for c in t:
                 counts[c] = counts.get(c, 0) + 1
-        rhs = "".join(sorted(c for c, n in counts.items() if n == 1))
+        rhs = ell + "".join(sorted(c for c, n in counts.items() if n == 1 and c not in ell))
     letters = []
     for t in terms:
         for c in t:
