@@ -413,3 +413,19 @@ def test_hooks_and_captured_grads_in_autograd_grad_match_torch():
         res.append(lib.autograd.grad(z, [x, y]))
     for a, t in zip(*res):
         assert_close(a, t)
+
+
+def test_accumulating_into_a_grad_with_history():
+    res = []
+    for lib in (ag, torch):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        (x ** 3).sum().backward(create_graph=True)
+        g1 = x.grad
+        assert g1.requires_grad
+        (x * 2).sum().backward()          # in place, as torch
+        assert x.grad is g1
+        (x * x).sum().backward(create_graph=True)    # out of place
+        assert x.grad is not g1
+        res.append((g1, x.grad, lib.autograd.grad(x.grad.sum(), x)[0]))
+    for a, t in zip(*res):
+        assert_close(a, t)

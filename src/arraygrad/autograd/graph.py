@@ -301,7 +301,9 @@ class AccumulateGrad(Node):
         elif create_graph:
             v.grad = v.grad + g
         else:
-            v.grad._data += g._data if g._lvl is None else g.detach()._data
+            grad = v.grad
+            grad._data += g._data if g._lvl is None else g.detach()._data
+            grad._version[0] += 1    # an in-place add: anything that saved the old grad notices
 
 
 def _fresh(g):
