@@ -460,6 +460,16 @@ MORE = [
         S((3, 4), lambda rng: np.array([[2, 0, 1, 1], [0, 2, 0, 2]]), (2, 4)))),
     OpInfo("index_add", lambda lib, x, i, s: x.index_add(0, i, s, alpha=2), one(
         S((3, 4), lambda rng: np.array([0, 2, 0]), (3, 4)))),
+    OpInfo("fmod", lambda lib, x, y: lib.fmod(x, y), binary_samples(-3.0, 3.0, 0.7, 1.3,
+                                                                     scalars=(0.75, -1.5))),
+    OpInfo("diff", lambda lib, x, *a, **k: lib.diff(x, *a, **k), one(
+        S((2, 5)), S((2, 5), 2), S((4, 3), 1, 0), S((4,), 1, -1, (2,), (1,)), S((1,)))),
+    OpInfo("tensordot", lambda lib, a, b, *d: lib.tensordot(a, b, *d), one(
+        S((2, 3, 4), (3, 4, 5)), S((2, 3, 4), (4, 5), 1), S((2, 3), (3, 2), L([1, 0], [0, 1])),
+        S((2, 3), (2, 3), 0))),
+    OpInfo("kron", lambda lib, a, b: lib.kron(a, b), one(S((2, 3), (2, 2)), S((3,), (2, 2)))),
+    OpInfo("cross", lambda lib, a, b, *d: lib.cross(a, b, *d), one(
+        S((4, 3), (4, 3), 1), S((3, 2), (3, 1), 0))),
     OpInfo("index_fill", lambda lib, x, i: lib.index_fill(x, 1, i, -1.0), one(
         S((3, 4), lambda rng: np.array([0, 2])))),
 ]

@@ -37,8 +37,9 @@ from .ops.index import (gather, index_select, masked_fill, masked_select, nonzer
 from .ops.linalg import (matmul, mm, bmm, mv, dot, inner, vdot, outer, ger, addmm,  # noqa: F401
                          einsum)
 from .ops.elementwise import (atan2, arctan2, logaddexp, hypot, lerp, addcmul, addcdiv,  # noqa: F401
-                              xlogy, logit)
-from .ops.shape import tril, triu, meshgrid, ravel  # noqa: F401
+                              xlogy, logit, fmod)
+from .ops.shape import tril, triu, meshgrid, ravel, diff  # noqa: F401
+from .ops.linalg import tensordot, kron, cross  # noqa: F401
 from .ops.reduce import argsort, sort, topk, var_mean, std_mean, count_nonzero  # noqa: F401
 from .ops.index import scatter, index_add, index_fill  # noqa: F401
 from . import _tensor_methods  # noqa: F401

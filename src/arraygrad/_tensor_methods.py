@@ -53,7 +53,8 @@ _METHODS = {
     "logit": ew.logit, "tril": sh.tril, "triu": sh.triu, "ravel": sh.ravel,
     "sum_to_size": sh.sum_to_size, "argsort": rd.argsort, "sort": rd.sort, "topk": rd.topk,
     "count_nonzero": rd.count_nonzero, "scatter": ix.scatter, "index_add": ix.index_add,
-    "index_fill": ix.index_fill,
+    "index_fill": ix.index_fill, "fmod": ew.fmod, "diff": sh.diff, "kron": la.kron,
+    "cross": la.cross,
 }
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _m(_fn))
@@ -143,7 +144,7 @@ for _name in ("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "a
               "sigmoid", "relu", "clamp", "clamp_min", "clamp_max", "sin", "cos", "floor",
               "ceil", "round", "trunc", "sign", "masked_fill", "reciprocal", "square",
               "remainder", "rsqrt", "log1p", "expm1", "atan2", "lerp", "addcmul", "addcdiv",
-              "tril", "triu", "scatter", "index_add", "index_fill", "xlogy", "logit"):
+              "tril", "triu", "scatter", "index_add", "index_fill", "xlogy", "logit", "fmod"):
     setattr(Tensor, _name + "_", _inplace(_METHODS[_name]))
 Tensor.clip_ = Tensor.clamp_
 Tensor.__iadd__ = Tensor.add_

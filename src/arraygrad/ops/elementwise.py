@@ -535,6 +535,12 @@ _atan2 = binary("atan2", _checked("atan2", lambda xp, y, x: xp.arctan2(y, x)),
 atan2 = arctan2 = _binop(_atan2, float_only=True)
 
 
+_fmod = binary("fmod", _checked("fmod", lambda xp, x, y: xp.fmod(x, y)),
+               lambda ctx, g: g, lambda ctx, g: -g * trunc(ctx.x / ctx.y),
+               node_name=lambda node: "FmodBackward" + ("0" if node.shapes[1] is None else "1"))
+fmod = _binop(_fmod)
+
+
 def logaddexp(input, other):
     """log(exp(input) + exp(other)) without overflow."""
     m = maximum(input, other).detach()

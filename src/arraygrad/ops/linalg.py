@@ -174,3 +174,49 @@ def einsum(equation, *operands):
         out = out.sum(drop)
     kept = [c for c in letters if c in rhs]
     return out.permute([kept.index(c) for c in rhs]) if kept else out
+
+
+def tensordot(a, b, dims=2):
+    """Sum over `dims` of a (its last ones, or the listed ones) against b's first/listed ones."""
+    if isinstance(dims, int):
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+    da = [d % a.ndim for d in da]
+    db = [d % b.ndim for d in db]
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    free_a = [d for d in range(a.ndim) if d not in da]
+    free_b = [d for d in range(b.ndim) if d not in db]
+    k = 1
+    for d in da:
+        k *= a.shape[d]
+    x = a.permute(free_a + da).reshape(-1, k)
+    y = b.permute(db + free_b).reshape(k, -1)
+    return (x @ y).reshape([a.shape[d] for d in free_a] + [b.shape[d] for d in free_b])
+
+
+def kron(input, other):
+    n = max(input.ndim, other.ndim)
+    a = input.reshape((1,) * (n - input.ndim) + tuple(input.shape))
+    b = other.reshape((1,) * (n - other.ndim) + tuple(other.shape))
+    inter_a = [s for d in a.shape for s in (d, 1)]
+    inter_b = [s for d in b.shape for s in (1, d)]
+    return (a.reshape(inter_a) * b.reshape(inter_b)).reshape(
+        [p * q for p, q in zip(a.shape, b.shape)])
+
+
+def cross(input, other, dim=None):
+    from .shape import broadcast_tensors, stack
+    x, y = broadcast_tensors(input, other)
+    if dim is None:
+        dim = next((d for d, s in enumerate(x.shape) if s == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    d = dim % x.ndim
+    if x.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{x.shape[d]} and {y.shape[d]}")
+    x0, x1, x2 = x.unbind(d)
+    y0, y1, y2 = y.unbind(d)
+    return stack([x1 * y2 - x2 * y1, x2 * y0 - x0 * y2, x0 * y1 - x1 * y0], d)

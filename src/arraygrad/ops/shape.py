@@ -554,3 +554,13 @@ def sum_to_size(input, *size):
         raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
                            f"{{{', '.join(map(str, shape))}}}.")
     return _sum_to(input, size)
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    d = _wrap_dim(dim, input.ndim)
+    parts = [t for t in (prepend, input, append) if t is not None]
+    x = cat(parts, d) if len(parts) > 1 else input
+    for _ in range(n):
+        m = x.shape[d]
+        x = narrow(x, d, 1, m - 1) - narrow(x, d, 0, m - 1) if m else x
+    return x
