@@ -460,6 +460,10 @@ MORE = [
         S((3, 4), lambda rng: np.array([[2, 0, 1, 1], [0, 2, 0, 2]]), (2, 4)))),
     OpInfo("index_add", lambda lib, x, i, s: x.index_add(0, i, s, alpha=2), one(
         S((3, 4), lambda rng: np.array([0, 2, 0]), (3, 4)))),
+    OpInfo("cumprod", lambda lib, x, d: lib.cumprod(x, d), one(
+        S((2, 5), 1), S((4, 3), 0), S((), 0), S((0, 3), 1), S((5,), -1),
+        lambda rng: Sample((np.array([[1.5, 0.0, 2.0, -1.0], [0.0, 3.0, 0.0, 2.0],
+                                      [2.0, 0.5, 1.5, 0.0]]), 1)))),
     OpInfo("fmod", lambda lib, x, y: lib.fmod(x, y), binary_samples(-3.0, 3.0, 0.7, 1.3,
                                                                      scalars=(0.75, -1.5))),
     OpInfo("diff", lambda lib, x, *a, **k: lib.diff(x, *a, **k), one(

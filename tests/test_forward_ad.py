@@ -111,6 +111,7 @@ OPS = [
     ("atan2", lambda L, x, y: L.atan2(x, y), [normal((4,)), away0((4,))]),
     ("xlogy", lambda L, x, y: L.xlogy(x, y), [normal((4,)), pos((4,))]),
     ("fmod", lambda L, x, y: L.fmod(x, y), [normal((4,)), pos((4,))]),
+    ("cumprod", lambda L, x: L.cumprod(x, 0), [normal((4,))]),
     ("minimum", lambda L, x, y: L.minimum(x, y), [distinct((4,)), normal((4,))]),
     ("clamp", lambda L, x: L.clamp(x, -0.5, 0.5), [away0((6,))]),
     ("clamp_min", lambda L, x: L.clamp(x, min=0.1), [away0((6,))]),

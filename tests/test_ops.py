@@ -148,7 +148,7 @@ NAMED_DIFFERENTLY = set("""
     contiguous getitem_mixed index_select masked_fill masked_select take scatter_add
     addcdiv addcmul hypot index_add index_fill lerp logaddexp logit meshgrid_ij scatter_src
     scatter_value sort std_mean sum_to_size topk tril triu var_mean xlogy tensordot kron cross
-    diff""".split())
+    diff cumprod""".split())
 
 
 @pytest.mark.parametrize("op,sample", _cases(OPS, lambda op: op.grad and

@@ -40,7 +40,8 @@ from .ops.elementwise import (atan2, arctan2, logaddexp, hypot, lerp, addcmul, a
                               xlogy, logit, fmod)
 from .ops.shape import tril, triu, meshgrid, ravel, diff  # noqa: F401
 from .ops.linalg import tensordot, kron, cross  # noqa: F401
-from .ops.reduce import argsort, sort, topk, var_mean, std_mean, count_nonzero  # noqa: F401
+from .ops.reduce import (argsort, sort, topk, var_mean, std_mean, count_nonzero,  # noqa: F401
+                         cumprod)
 from .ops.index import scatter, index_add, index_fill  # noqa: F401
 from . import _tensor_methods  # noqa: F401
 from . import autograd  # noqa: F401

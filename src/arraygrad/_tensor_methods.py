@@ -54,7 +54,7 @@ _METHODS = {
     "sum_to_size": sh.sum_to_size, "argsort": rd.argsort, "sort": rd.sort, "topk": rd.topk,
     "count_nonzero": rd.count_nonzero, "scatter": ix.scatter, "index_add": ix.index_add,
     "index_fill": ix.index_fill, "fmod": ew.fmod, "diff": sh.diff, "kron": la.kron,
-    "cross": la.cross,
+    "cross": la.cross, "cumprod": rd.cumprod,
 }
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _m(_fn))

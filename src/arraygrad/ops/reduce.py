@@ -513,3 +513,62 @@ def std_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
 
 def count_nonzero(input, dim=None):
     return sum(input != 0, dim)
+
+
+# ----------------------------------------------------------------- cumprod
+# NOTE [cumprod gradient]
+# d out_i / d x_k = prod_{j <= i, j != k} x_j. Before the first zero of a slice this is
+# out_i / x_k; at the first zero z it is prod_{j < z} x_j * prod_{z < j <= i} x_j; after
+# it, 0 -- but only in value: it is x_z * prod_{j < z} x_j * (the same gradient for the
+# tail after z), and keeping that factor makes second derivatives at zeros exact too.
+# Both rules are written with masks (torch's cumprod_backward does the same).
+def _cumprod_parts(x, dim):
+    zero = convert(x == 0, x.dtype)
+    seen = _cumsum(zero, dim=dim)                       # zeros at or before each position
+    before = seen == 0
+    first = (seen == 1) & (zero != 0)
+    safe = where(before, x, 1.0)
+    head = _prod(safe, dims=(dim,), keepdim=True)       # product before the first zero
+    tail = where(before | first, 1.0, x)
+    after = _cumprod(tail, dim=dim)                     # prod_{z < j <= i} x_j
+    return before, first, safe, head, tail, after, seen >= 1
+
+
+def _cumprod_grad(x, out, g, dim, depth):
+    before, first, safe, head, tail, after, from_z = _cumprod_parts(x, dim)
+    rev = _cumsum((g * out).flip(dim), dim=dim).flip(dim)
+    at_z = head * _sum(where(from_z, g * after, 0.0), dims=(dim,), keepdim=True)
+    grad = where(before, rev / safe, where(first, at_z, 0.0))
+    if depth:
+        x_z = _sum(where(first, x, 0.0), dims=(dim,), keepdim=True)    # 0, with a derivative
+        rest = _cumprod_grad(tail, after, where(from_z, g, 0.0), dim, depth - 1)
+        grad = grad + where(from_z & ~first, head * x_z * rest, 0.0)
+    return grad
+
+
+def _cumprod_vjp(ctx, g, dim):
+    return _cumprod_grad(ctx.x, ctx.out, g, dim, 1)
+
+
+def _cumprod_jvp(ctx, t, dim):
+    x, out = ctx.x, ctx.out
+    before, first, safe, head, _, after, from_z = _cumprod_parts(x, dim)
+    t_z = _sum(where(first, t, 0.0), dims=(dim,), keepdim=True)
+    return out * _cumsum(where(before, t / safe, 0.0), dim=dim) + \
+        where(from_z, t_z * head * after, 0.0)
+
+
+_cumprod = Primitive("cumprod", lambda xp, x, dim: xp.cumprod(x, axis=dim), save_output=True,
+                     vjp=(_cumprod_vjp,), jvp=(_cumprod_jvp,))
+_cumprod.batch = _dim_batch(_cumprod)
+
+
+def cumprod(input, dim, *, dtype=None):
+    if dtype is not None:
+        input = convert(input, dtype)
+    elif not input.dtype.is_floating_point:
+        input = convert(input, _dt.int64)
+    d = _t._wrap_dim(dim, input.ndim)
+    if input.ndim == 0:
+        return _cumprod(input.reshape(1), dim=0).reshape(())
+    return _cumprod(input, dim=d)
