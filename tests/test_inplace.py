@@ -319,3 +319,12 @@ def test_second_derivative_through_written_views():
         return lib.autograd.grad((gx * gx).sum() + (gv ** 3).sum(), [x, v])
     for a, t in zip(run(ag), run(torch)):
         assert_close(a, t)
+
+
+def test_old_view_of_constant_buffer_gains_history():
+    def f(lib, x, v):
+        buf = lib.zeros(3, 4, dtype=lib.float64)
+        col = buf[:, 1]
+        buf.add_(x * v.sum())        # the buffer gains history after the view was taken
+        return col * 2 + buf[0, 0]
+    check(f, X, V)

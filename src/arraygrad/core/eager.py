@@ -4,6 +4,7 @@ from .._tensor import Tensor
 from ..backends import backend_of, default_backend
 from . import grad_mode
 from ..autograd.graph import PrimNode, gradient_edge
+from ..ops.inplace import refresh_view
 
 
 def process(prim, args, params):
@@ -23,6 +24,10 @@ def process(prim, args, params):
             arrays.append(d)
             if a._requires_grad:
                 record = True
+            elif a._base is not None and a._version[0] != a._view_version:
+                # a view whose base was written in place (and may have gained history)
+                refresh_view(a)
+                record = a._requires_grad
         else:
             arrays.append(a)
     if backend is None:
