@@ -328,3 +328,14 @@ def test_old_view_of_constant_buffer_gains_history():
         buf.add_(x * v.sum())        # the buffer gains history after the view was taken
         return col * 2 + buf[0, 0]
     check(f, X, V)
+
+
+def test_stale_constant_view_next_to_a_tensor_with_grad():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    buf = ag.zeros(2)
+    view = buf[:]
+    buf.add_(1)                   # stays constant: no history to pick up
+    y = x * view
+    assert y.requires_grad and not view.requires_grad
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]

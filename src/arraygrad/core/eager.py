@@ -27,7 +27,7 @@ def process(prim, args, params):
             elif a._base is not None and a._version[0] != a._view_version:
                 # a view whose base was written in place (and may have gained history)
                 refresh_view(a)
-                record = a._requires_grad
+                record = record or a._requires_grad
         else:
             arrays.append(a)
     if backend is None:
