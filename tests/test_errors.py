@@ -59,6 +59,8 @@ CASES = [
      "The size of tensor a (3) must match the size of tensor b (4) at non-singleton dimension 1"),
     ("broadcast mul", lambda m: m.ones(2, 3) * m.ones(5, 1, 2),
      "must match the size of tensor b (2) at non-singleton dimension 2"),
+    ("where condition", lambda m: m.where(m.ones(5) > 0, m.ones(3), m.ones(3)),
+     "The size of tensor a (5) must match the size of tensor b (3) at non-singleton dimension 0"),
     ("matmul", lambda m: m.ones(2, 3) @ m.ones(4, 5),
      "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)"),
     ("matmul 0-d", lambda m: m.matmul(m.ones(()), m.ones(2)),

@@ -392,7 +392,13 @@ def _where_impl(xp, cond, x, y):
     try:
         return xp.where(cond, x, y)
     except ValueError:
-        raise _broadcast_error("where", (xp.shape(x), xp.shape(y))) from None
+        shapes = [xp.shape(x), xp.shape(y), xp.shape(cond)]
+        for a, b in ((0, 1), (2, 0), (2, 1)):
+            try:
+                xp.broadcast_shapes(shapes[a], shapes[b])
+            except ValueError:
+                raise _broadcast_error("where", (shapes[a], shapes[b])) from None
+        raise
 
 
 _where = Primitive(
