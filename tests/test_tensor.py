@@ -294,6 +294,8 @@ REPRS = [
     lambda m: m.tensor([float("nan"), float("inf"), -float("inf"), 1.0]),
     lambda m: m.tensor([-1.0, 2.0, 100.0]), lambda m: m.tensor(-0.5, dtype=m.float64),
     lambda m: m.arange(12.0).reshape(3, 4), lambda m: m.tensor([1, 2], dtype=m.float16),
+    lambda m: m.arange(2000.0).reshape(40, 50), lambda m: m.arange(2000),
+    lambda m: m.arange(24.0).reshape(2, 3, 4), lambda m: m.arange(30.0) / 7,
 ]
 
 

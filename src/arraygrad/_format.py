@@ -40,8 +40,9 @@ def format_array(a, indent):
         formatter = None
     if a.size == 0 and a.ndim == 1:
         return "[]"
-    return np.array2string(a, separator=", ", formatter=formatter, prefix=" " * indent,
+    text = np.array2string(a, separator=", ", formatter=formatter, prefix=" " * indent,
                            threshold=1000, edgeitems=3, max_line_width=80)
+    return text.replace(", ..., ", ",  ..., ")    # torch's summary marker within a row
 
 
 def tensor_repr(t, data, extra):
