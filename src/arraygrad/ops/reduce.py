@@ -48,8 +48,17 @@ def _reduce_batch(prim):
 
 
 # ----------------------------------------------------------------- sum / mean
+def _overload_name(base):
+    """torch names a full reduction ...Backward0 and one over given dims ...Backward1."""
+    def name(node):
+        full = len(node.params["dims"]) == len(node.shapes[0]) and not node.params["keepdim"]
+        return base + ("Backward0" if full else "Backward1")
+    return name
+
+
 _sum = Primitive(
     "sum", lambda xp, x, dims, keepdim: xp.sum(x, axis=dims, keepdims=keepdim), save=(),
+    node_name=_overload_name("Sum"),
     vjp=(lambda ctx, g, dims, keepdim: _unreduce(g, ctx.shapes[0], dims, keepdim),),
     jvp=(lambda ctx, t, dims, keepdim: _sum(t, dims=dims, keepdim=keepdim),))
 _sum.batch = _reduce_batch(_sum)
@@ -72,6 +81,7 @@ def _count(shape, dims):
 
 _mean = Primitive(
     "mean", lambda xp, x, dims, keepdim: xp.mean(x, axis=dims, keepdims=keepdim), save=(),
+    node_name=_overload_name("Mean"),
     vjp=(lambda ctx, g, dims, keepdim:
          _unreduce(g, ctx.shapes[0], dims, keepdim) / _count(ctx.shapes[0], dims),),
     jvp=(lambda ctx, t, dims, keepdim: _mean(t, dims=dims, keepdim=keepdim),))
@@ -134,7 +144,7 @@ def _prod_jvp(ctx, t, dims, keepdim):
 
 
 _prod = Primitive("prod", lambda xp, x, dims, keepdim: xp.prod(x, axis=dims, keepdims=keepdim),
-                  save_output=True, vjp=(_prod_grad,),
+                  save_output=True, vjp=(_prod_grad,), node_name=_overload_name("Prod"),
                   jvp=(_prod_jvp,))
 _prod.batch = _reduce_batch(_prod)
 
