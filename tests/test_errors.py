@@ -41,6 +41,9 @@ CASES = [
      "can't retain_grad on Tensor that has requires_grad=False"),
     ("hook without grad", lambda m: m.ones(1).register_hook(lambda g: g),
      "cannot register a hook on a tensor that doesn't require gradient"),
+    ("hook changes size", lambda m: _hooked(m, lambda g: g.sum()),
+     "hook '<lambda>' has changed the size of value"),
+    ("leaf hook changes size", lambda m: _leaf_hooked(m), "hook 'halve' has changed the size"),
     ("numpy with grad", lambda m: _leaf(m, 1).numpy(),
      "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."),
     ("modified saved tensor", lambda m: _modified(m),
@@ -119,6 +122,21 @@ CASES = [
 def _grad_of(m, f):
     x = _leaf(m, 2)
     m.autograd.grad(f(x), x)
+
+
+def _hooked(m, hook):
+    x = _leaf(m, 2)
+    y = x * 1
+    y.register_hook(hook)
+    y.sum().backward()
+
+
+def _leaf_hooked(m):
+    def halve(g):
+        return g[:1]
+    x = _leaf(m, 2)
+    x.register_hook(halve)
+    (x * 2).sum().backward()
 
 
 def _twice(m):

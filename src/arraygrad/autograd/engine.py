@@ -10,7 +10,7 @@ import heapq
 
 from .. import _tensor as _t
 from ..core import grad_mode
-from .graph import AccumulateGrad, gradient_edge, FREED_MSG  # noqa: F401
+from .graph import AccumulateGrad, gradient_edge, checked_hook_result, FREED_MSG  # noqa: F401
 
 
 def _tensors(x, what):
@@ -253,7 +253,7 @@ def _run_tensor_hooks(node, buf):
             for fn in fns:
                 r = fn(g)
                 if r is not None:
-                    g = r
+                    g = checked_hook_result(fn, g, r)
             buf[nr] = g
 
 

@@ -290,7 +290,7 @@ class AccumulateGrad(Node):
         for hook in self.variable._hooks or ():
             r = hook(g)
             if r is not None:
-                g = r
+                g = checked_hook_result(hook, g, r)
         return g
 
     def accumulate(self, g, create_graph):
@@ -304,6 +304,17 @@ class AccumulateGrad(Node):
             grad = v.grad
             grad._data += g._data if g._lvl is None else g.detach()._data
             grad._version[0] += 1    # an in-place add: anything that saved the old grad notices
+
+
+def checked_hook_result(hook, g, r):
+    """A tensor hook's replacement gradient must look like the one it replaces."""
+    if not isinstance(r, Tensor):
+        raise TypeError(f"hook '{getattr(hook, '__name__', hook)}' returned a "
+                        f"{type(r).__name__}, expected a Tensor or None")
+    if r.shape != g.shape:
+        raise RuntimeError(f"hook '{getattr(hook, '__name__', hook)}' has changed the size of "
+                           "value")
+    return r
 
 
 def _fresh(g):
