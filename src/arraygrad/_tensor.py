@@ -32,7 +32,7 @@ class Tensor:
                  "__weakref__", "__dict__")
     _inner = None
     _aux = None
-    grad = None
+    _grad = None
     _base = None
     _view_fn = None
     _view_version = 0   # version of the base when this view's grad_fn was made
@@ -95,6 +95,27 @@ class Tensor:
 
     def element_size(self):
         return self.dtype.itemsize
+
+    @property
+    def grad(self):
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError("assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"attempting to assign a gradient of size '{list(value.shape)}' "
+                                   f"to a tensor of size '{list(self.shape)}'. Please ensure that "
+                                   "the gradient and the tensor are the same size")
+            if value.dtype is not self.dtype:
+                raise RuntimeError(f"attempting to assign a gradient with dtype "
+                                   f"'{value.dtype.name}' to a tensor with dtype "
+                                   f"'{self.dtype.name}'. The gradient must match the tensor's "
+                                   "dtype")
+        self._grad = value
 
     @property
     def requires_grad(self):
