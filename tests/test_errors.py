@@ -51,6 +51,9 @@ CASES = [
      "attempting to assign a gradient with dtype"),
     ("assign non-tensor grad", lambda m: setattr(_leaf(m, 2), "grad", 3.0),
      "assigned grad expected to be a Tensor or None but got grad of type float"),
+    ("setitem shape", lambda m: m.zeros(2, 3).__setitem__(m.ones(2, 3) > 0, m.ones(5)),
+     "shape mismatch: value tensor of shape [5] cannot be broadcast to indexing result of "
+     "shape [6]"),
     ("numpy with grad", lambda m: _leaf(m, 1).numpy(),
      "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."),
     ("modified saved tensor", lambda m: _modified(m),

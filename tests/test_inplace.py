@@ -339,3 +339,15 @@ def test_stale_constant_view_next_to_a_tensor_with_grad():
     assert y.requires_grad and not view.requires_grad
     y.sum().backward()
     assert x.grad.tolist() == [1.0, 1.0]
+
+
+def test_mixed_setitem_program_matches_torch():
+    def f(lib, x, v):
+        y = x * 1
+        y[y > 0.5] = v.sum() * 2
+        y[0, [0, 0]] = v[:2]
+        y[..., 1] += v[1]
+        idx = lib.tensor([1, 0])
+        y[idx] = y[idx] * 3
+        return y * y
+    check(f, X, V)

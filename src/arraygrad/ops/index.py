@@ -218,10 +218,14 @@ def index_add_zeros(g, shape, index):
 def _index_put_impl(xp, x, v, index, accumulate):
     from ..backends import backend_of
     out = x.copy()
-    if accumulate:
-        backend_of(out).index_add(out, index, v)
-    else:
-        out[index] = v
+    try:
+        if accumulate:
+            backend_of(out).index_add(out, index, v)
+        else:
+            out[index] = v
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(v.shape)} cannot be "
+                           f"broadcast to indexing result of shape {list(x[index].shape)}") from None
     return out
 
 
