@@ -313,3 +313,15 @@ def test_python_interop_like_torch():
     assert ag.where(ag.tensor([True, False]), 1.0, 0).dtype is ag.float32
     assert ag.where(ag.tensor([True, False]), 1, 0).dtype is ag.int64
     assert ag.where(ag.tensor([True, False]), 1.0, 0).tolist() == [1.0, 0.0]
+
+
+def test_format_like_torch():
+    for make in (lambda m: m.tensor(2.5), lambda m: m.tensor(3), lambda m: m.tensor([1.0, 2.0])):
+        for spec in ("", ".3f", ">30"):
+            try:
+                expected = format(make(torch), spec).replace("torch.", "arraygrad.")
+            except TypeError:
+                with pytest.raises(TypeError):
+                    format(make(ag), spec)
+                continue
+            assert format(make(ag), spec) == expected

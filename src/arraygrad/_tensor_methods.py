@@ -210,3 +210,13 @@ Tensor.is_contiguous = _is_contiguous
 Tensor.stride = _stride
 Tensor.nbytes = property(lambda self: self.numel() * self.element_size())
 Tensor.itemsize = property(lambda self: self.element_size())
+
+
+def _format(self, spec):
+    # as torch: a 0-d tensor formats as its number; others only with an empty spec
+    if self.dim() == 0 and self._lvl is None:
+        return format(self.item(), spec)
+    return object.__format__(self, spec)
+
+
+Tensor.__format__ = _format
