@@ -1,7 +1,7 @@
 """Shared test helpers: torch as the oracle, conversions, comparisons.
 
-Tests import `torch` through the `torch` fixture (or `pytest.importorskip`), so
-the suite skips cleanly where torch is not installed.
+Tests get `torch` from `pytest.importorskip` (per module, or the `torch`
+fixture), so the suite skips cleanly where torch is not installed.
 """
 import numpy as np
 import pytest
@@ -12,11 +12,6 @@ import arraygrad as ag
 @pytest.fixture
 def torch():
     return pytest.importorskip("torch")
-
-
-@pytest.fixture
-def rng():
-    return np.random.default_rng(0)
 
 
 def to_numpy(t):

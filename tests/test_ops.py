@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import arraygrad as ag
-from conftest import assert_close, dtype_name
+from conftest import assert_close
 from op_db import OPS
 
 torch = pytest.importorskip("torch")
