@@ -432,3 +432,19 @@ def test_accumulating_into_a_grad_with_history():
         res.append((g1, x.grad, lib.autograd.grad(x.grad.sum(), x)[0]))
     for a, t in zip(*res):
         assert_close(a, t)
+
+
+def test_post_accumulate_grad_hook():
+    seen = []
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    h = x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+    (x * 2).sum().backward()
+    (x * 3).sum().backward()
+    ag.autograd.grad((x * 4).sum(), x)       # grad() accumulates nothing: no call
+    assert seen == [[2.0, 2.0], [5.0, 5.0]]
+    h.remove()
+    (x * 2).sum().backward()
+    assert len(seen) == 2
+    with pytest.raises(RuntimeError, match="post accumulate grad hooks cannot be registered on "
+                                           "non-leaf tensors"):
+        (x * 2).register_post_accumulate_grad_hook(lambda t: None)

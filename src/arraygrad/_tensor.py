@@ -38,6 +38,7 @@ class Tensor:
     _view_version = 0   # version of the base when this view's grad_fn was made
     _retains_grad = False
     _hooks = None
+    _post_accumulate_hooks = None
     _accum = None
 
     __array_priority__ = 1000
@@ -189,6 +190,11 @@ class Tensor:
         """Call `hook(grad)` when this tensor's gradient is computed; it may return a new grad."""
         from .autograd import graph
         return graph.register_tensor_hook(self, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call `hook(tensor)` after backward has accumulated into this leaf's `.grad`."""
+        from .autograd import graph
+        return graph.register_post_accumulate_hook(self, hook)
 
     def detach(self):
         from .ops import shape

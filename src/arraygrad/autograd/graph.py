@@ -304,6 +304,8 @@ class AccumulateGrad(Node):
             grad = v.grad
             grad._data += g._data if g._lvl is None else g.detach()._data
             grad._version[0] += 1    # an in-place add: anything that saved the old grad notices
+        for hook in v._post_accumulate_hooks or ():
+            hook(v)
 
 
 def checked_hook_result(hook, g, r):
@@ -382,6 +384,15 @@ def retain_grad_hook(t):
     if node._tensor_hooks is None:
         node._tensor_hooks = {}
     node._tensor_hooks.setdefault(t._output_nr, []).append(hook)
+
+
+def register_post_accumulate_hook(t, hook):
+    if not t._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if t.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    t._post_accumulate_hooks = (t._post_accumulate_hooks or []) + [hook]
+    return _Handle(t, "_post_accumulate_hooks", hook)
 
 
 class _TensorHookHandle:
