@@ -306,6 +306,14 @@ def test_repr_like_torch(make):
     assert str(make(ag)) == expected
 
 
+def test_numpy_scalars_are_weak_like_python_scalars():
+    x = ag.ones(2)
+    for s in (np.float64(2.0), np.float32(2.0), np.int64(3), np.bool_(True)):
+        for r in (x * s, s * x, x + s, x / s):
+            assert r.dtype is ag.float32
+    assert (ag.tensor([1, 2]) * np.int32(3)).dtype is ag.int64
+
+
 def test_python_interop_like_torch():
     x = ag.ones(2)
     assert (x == None) is False and (x != None) is True  # noqa: E711

@@ -37,7 +37,9 @@ def promote(*operands, float_only=False):
         if isinstance(v, Tensor):
             if v.dtype is not res:
                 v = convert(v, res)
-        elif v is not None and not isinstance(v, (builtins.bool, builtins.int, builtins.float)):
+        elif v is not None and type(v) not in (builtins.bool, builtins.int, builtins.float):
+            # NumPy scalars too (np.float64 is a float): as weak scalars they take the result
+            # dtype, where NumPy would compute in their own
             v = _as_tensor(v)
             if v.dtype is not res:
                 v = convert(v, res)
