@@ -312,6 +312,7 @@ def test_numpy_scalars_are_weak_like_python_scalars():
         for r in (x * s, s * x, x + s, x / s):
             assert r.dtype is ag.float32
     assert (ag.tensor([1, 2]) * np.int32(3)).dtype is ag.int64
+    assert (x ** np.float64(2)).dtype is ag.float32 and (ag.tensor([2]) ** np.int64(2)).dtype is ag.int64
 
 
 def test_python_interop_like_torch():

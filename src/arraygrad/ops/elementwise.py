@@ -195,6 +195,8 @@ def pow(input, exponent):
     if isinstance(exponent, Tensor):
         x, y = promote(input, exponent)
         return _pow(x, y)
+    if type(exponent) not in (builtins.int, builtins.float, builtins.bool):
+        exponent = exponent.item()      # a NumPy scalar: weak, like a Python number
     if isinstance(exponent, builtins.float) and not input.dtype.is_floating_point:
         input = convert(input, _dt.get_default_dtype())
     return _pow(input, exponent)
