@@ -28,6 +28,7 @@ import arraygrad.nn.functional as agF
 try:
     import torch
     import torch.nn.functional as tF
+    import torch.func  # noqa: F401
 except ImportError:
     torch = None
 
@@ -184,6 +185,53 @@ def bench_mlp(budget):
     return compare(steps, budget)
 
 
+# ----------------------------------------------------------------- 4, 5: transforms
+# Side by side with torch.func; the third column is a Python loop over the batch
+# (per-sample grads) or over the inputs (Hessian rows) in arraygrad.
+PS_BATCH, PS_IN, PS_OUT, HESS_N = 512, 100, 10, 100
+
+
+def bench_per_sample(budget):
+    rng = np.random.default_rng(0)
+    w0 = rng.standard_normal((PS_OUT, PS_IN))
+    x0 = rng.standard_normal((PS_BATCH, PS_IN))
+    t0 = rng.integers(0, PS_OUT, PS_BATCH)
+
+    def make(lib, F):
+        w, x, t = lib.tensor(w0), lib.tensor(x0), lib.tensor(t0)
+
+        def loss(w, xi, ti):
+            return F.cross_entropy((xi @ w.T).unsqueeze(0), ti.unsqueeze(0))
+        per_sample = lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0, 0))
+        return lambda: per_sample(w, x, t)
+    fns = {"arraygrad": make(ag, agF)}
+    w, x, t = ag.tensor(w0), ag.tensor(x0), ag.tensor(t0)
+    g1 = ag.func.grad(lambda w, xi, ti: agF.cross_entropy((xi @ w.T).unsqueeze(0), ti.unsqueeze(0)))
+    fns["numpy"] = lambda: ag.stack([g1(w, x[i], t[i]) for i in range(PS_BATCH)])
+    if torch is not None:
+        fns["torch"] = make(torch, tF)
+    return compare(fns, budget, min_rounds=2)
+
+
+def bench_hessian(budget):
+    rng = np.random.default_rng(1)
+    a0, x0 = rng.standard_normal((HESS_N, HESS_N)), rng.standard_normal(HESS_N)
+
+    def make(lib):
+        a, x = lib.tensor(a0), lib.tensor(x0)
+        f = lambda x: (lib.tanh(a @ x) ** 2).sum()  # noqa: E731
+        h = lib.func.hessian(f)
+        return lambda: h(x)
+    fns = {"arraygrad": make(ag)}
+    a, x = ag.tensor(a0), ag.tensor(x0)
+    g = ag.func.grad(lambda x: (ag.tanh(a @ x) ** 2).sum())
+    eye = ag.eye(HESS_N, dtype=ag.float64)
+    fns["numpy"] = lambda: ag.stack([ag.func.jvp(g, (x,), (eye[i],))[1] for i in range(HESS_N)])
+    if torch is not None:
+        fns["torch"] = make(torch)
+    return compare(fns, budget, min_rounds=2)
+
+
 # ----------------------------------------------------------------- report
 def row(name, unit, scale, r):
     def cell(k):
@@ -212,6 +260,14 @@ def main():
     for r in results:
         print(row(*r))
     print("\nforward + backward (and the SGD update for the MLP); best of interleaved rounds.")
+    transforms = [
+        (f"per-sample grads, linear b{PS_BATCH}", "ms", 1e3, bench_per_sample(budget)),
+        (f"hessian, {HESS_N} inputs", "ms", 1e3, bench_hessian(budget)),
+    ]
+    print(f"\n{'transform':<34}{'unit':>7}{'arraygrad':>12}{'torch.func':>12}{'python loop':>12}"
+          f"{'ag/torch':>11}{'ag/loop':>11}")
+    for r in transforms:
+        print(row(*r))
 
 
 if __name__ == "__main__":
