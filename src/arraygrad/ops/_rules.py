@@ -85,11 +85,6 @@ def unary(name, impl, deriv, *, save_input=True, save_output=False, **kw):
     return prim
 
 
-def linear_unary(name, impl, **kw):
-    """An op linear in its only tensor input: its vjp/jvp apply a linear map."""
-    return Primitive(name, impl, **kw)
-
-
 def binary(name, impl, dx, dy, *, save=(0, 1), save_output=False, **kw):
     """Elementwise f(x, y); dx/dy map (ctx, g) to the cotangent, also used as jvp."""
     prim = Primitive(name, impl, vjp=(dx, dy), jvp=(dx, dy), save=save,
