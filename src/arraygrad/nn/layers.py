@@ -103,22 +103,8 @@ class Flatten(Module):
 
 
 # ----------------------------------------------------------------- containers
-class Sequential(Module):
-    """Modules applied in order: `Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))`."""
-
-    def __init__(self, *args):
-        super().__init__()
-        if len(args) == 1 and isinstance(args[0], OrderedDict):
-            for name, m in args[0].items():
-                self.add_module(name, m)
-        else:
-            for i, m in enumerate(args):
-                self.add_module(str(i), m)
-
-    def __getitem__(self, idx):
-        if isinstance(idx, slice):
-            return type(self)(OrderedDict(list(self._modules.items())[idx]))
-        return self._modules[_key(self, idx)]
+class _NumberedModules(Module):
+    """Children keyed "0", "1", ...: what Sequential and ModuleList share."""
 
     def __setitem__(self, idx, module):
         self.add_module(_key(self, idx), module)
@@ -141,6 +127,25 @@ class Sequential(Module):
     def __iter__(self):
         return iter(self._modules.values())
 
+
+class Sequential(_NumberedModules):
+    """Modules applied in order: `Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 1))`."""
+
+    def __init__(self, *args):
+        super().__init__()
+        if len(args) == 1 and isinstance(args[0], OrderedDict):
+            for name, m in args[0].items():
+                self.add_module(name, m)
+        else:
+            for i, m in enumerate(args):
+                self.add_module(str(i), m)
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            return type(self)(OrderedDict(list(self._modules.items())[idx]))
+        return self._modules[_key(self, idx)]
+
+
     def append(self, module):
         self.add_module(str(len(self)), module)
         return self
@@ -151,7 +156,7 @@ class Sequential(Module):
         return input
 
 
-class ModuleList(Module):
+class ModuleList(_NumberedModules):
     """A list of modules whose parameters belong to the owner."""
 
     def __init__(self, modules=None):
@@ -164,25 +169,6 @@ class ModuleList(Module):
             return type(self)(list(self._modules.values())[idx])
         return self._modules[_key(self, idx)]
 
-    def __setitem__(self, idx, module):
-        self.add_module(_key(self, idx), module)
-
-    def __delitem__(self, idx):
-        if isinstance(idx, slice):
-            for k in list(self._modules)[idx]:
-                del self._modules[k]
-        else:
-            del self._modules[_key(self, idx)]
-        mods = list(self._modules.values())
-        self._modules.clear()
-        for i, m in enumerate(mods):
-            self._modules[str(i)] = m
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
 
     def __iadd__(self, modules):
         return self.extend(modules)
