@@ -448,3 +448,17 @@ def test_post_accumulate_grad_hook():
     with pytest.raises(RuntimeError, match="post accumulate grad hooks cannot be registered on "
                                            "non-leaf tensors"):
         (x * 2).register_post_accumulate_grad_hook(lambda t: None)
+
+
+def test_grad_of_later_output_descending_from_earlier_output(torch):
+    # issue 7.1: b's path to the input runs through a's node; a is also a root
+    for T in (ag, torch):
+        xr = T.tensor([0.3, -1.2], requires_grad=True, dtype=T.float64)
+        a = xr.tanh()
+        b = 1 - a * a
+        g, = T.autograd.grad((a, b), xr, grad_outputs=(T.zeros(2, dtype=T.float64),
+                                                       T.ones(2, dtype=T.float64)))
+        if T is ag:
+            mine = g
+        else:
+            assert_close(mine, g)

@@ -135,21 +135,29 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 def _needed(root_nodes, wanted):
-    """Nodes on some path from the roots to a wanted node (iterative post-order)."""
+    """Nodes on some path from the roots to a wanted node (iterative post-order).
+
+    A node is decided only after all its successors are: a root reached from another
+    root is explored there, not skipped (a later output may descend from an earlier one).
+    """
     needed = {}
-    stack = [(n, iter(n.next_functions)) for n in root_nodes]
-    visiting = set(root_nodes)
-    while stack:
-        node, it = stack[-1]
-        for nxt, _ in it:
-            if nxt is not None and nxt not in needed and nxt not in visiting:
-                visiting.add(nxt)
-                stack.append((nxt, iter(nxt.next_functions)))
-                break
-        else:
-            stack.pop()
-            needed[node] = node in wanted or any(
-                needed.get(nxt, False) for nxt, _ in node.next_functions if nxt is not None)
+    for root in root_nodes:
+        if root in needed:
+            continue
+        stack = [(root, iter(root.next_functions))]
+        on_stack = {root}
+        while stack:
+            node, it = stack[-1]
+            for nxt, _ in it:
+                if nxt is not None and nxt not in needed and nxt not in on_stack:
+                    on_stack.add(nxt)
+                    stack.append((nxt, iter(nxt.next_functions)))
+                    break
+            else:
+                stack.pop()
+                on_stack.discard(node)
+                needed[node] = node in wanted or any(
+                    needed.get(nxt, False) for nxt, _ in node.next_functions if nxt is not None)
     return needed
 
 
