@@ -11,7 +11,7 @@ import warnings
 from .. import dtypes as _dt
 from ..ops import creation, elementwise as ew, linalg as la, reduce as rd
 from ..ops.inplace import apply as _inplace
-from .module import _size
+from .modules.module import _size
 
 
 # ----------------------------------------------------------------- activations

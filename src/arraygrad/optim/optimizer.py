@@ -4,7 +4,7 @@ from collections import defaultdict
 
 from .. import _tensor as _t
 from ..core.grad_mode import enable_grad, no_grad
-from ..nn.module import _typename, _zero_grad
+from ..nn.modules.module import _typename, _zero_grad
 
 Tensor = _t.Tensor
 

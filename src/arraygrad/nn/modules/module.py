@@ -14,10 +14,10 @@ by `__getattr__`, exactly as in torch, so code that walks `_parameters` or
 import itertools
 from collections import OrderedDict, namedtuple
 
-from .. import _tensor as _t
-from .. import dtypes as _dt
-from ..core.grad_mode import no_grad
-from .parameter import Parameter
+from ... import _tensor as _t
+from ... import dtypes as _dt
+from ...core.grad_mode import no_grad
+from ..parameter import Parameter
 
 Tensor = _t.Tensor
 
