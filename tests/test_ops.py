@@ -1,47 +1,12 @@
 """Every op of the catalogue against torch: values, dtypes, gradients, second derivatives."""
-import zlib
-
 import numpy as np
 import pytest
 
 import arraygrad as ag
 from conftest import assert_close
-from op_db import OPS
+from op_db import OPS, cases as _cases, run as _run
 
 torch = pytest.importorskip("torch")
-
-
-def _cases(ops, pred=lambda op: True):
-    cases = []
-    for op in ops:
-        if not pred(op):
-            continue
-        rng = np.random.default_rng(zlib.crc32(op.name.encode()))
-        for i, s in enumerate(op.samples(rng)):
-            cases.append(pytest.param(op, s, id=f"{op.name}-{i}"))
-    return cases
-
-
-def _convert(lib, v, float_dtype, leaves):
-    """Sample value -> lib's value; float arrays become leaves requiring grad."""
-    if isinstance(v, np.ndarray):
-        if v.dtype.kind == "f":
-            t = lib.tensor(v.astype(float_dtype), requires_grad=True)
-            leaves.append(t)
-            return t
-        return lib.tensor(v)
-    if isinstance(v, list) and v and isinstance(v[0], np.ndarray):
-        return [_convert(lib, a, float_dtype, leaves) for a in v]
-    return v
-
-
-def _run(lib, op, sample, float_dtype=np.float64):
-    leaves = []
-    args = [_convert(lib, a, float_dtype, leaves) for a in sample.args]
-    kwargs = {k: _convert(lib, v, float_dtype, leaves) for k, v in sample.kwargs.items()}
-    out = op.fn(lib, *args, **kwargs)
-    outs = list(out) if isinstance(out, (tuple, list)) else [out]
-    return leaves, outs
 
 
 def _grad(lib, outs, inputs, cots, create_graph):
