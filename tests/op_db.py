@@ -528,4 +528,44 @@ MORE = [
         S((3, 4), lambda rng: np.array([0, 2])))),
 ]
 
-OPS = MORE + UNARY + BINARY + OTHER_ELEMENTWISE + REDUCE + LINALG + SHAPE + INDEX + COMPARE
+def _fixed(*arrays, **kwargs):
+    """A sample at fixed values (boundary points), marked as a kink."""
+    return kink(lambda rng: Sample(tuple(np.array(a, dtype=float) for a in arrays), kwargs))
+
+
+# boundary values: kinks, ties, zeros and infinities, each compared with torch's convention
+BOUNDARY = [
+    OpInfo("pow_special", lambda lib, x, y: x ** y, one(
+        _fixed([0.0, 0.0, 2.0], [0.0, 1.0, 0.0]), _fixed([0.0, 0.0], [-1.0, -2.0]),
+        _fixed([0.0, 1.0], [0.5, 3.0])), gradgrad=False),
+    OpInfo("pow_zero_exponent", lambda lib, x: x ** 0, one(_fixed([0.0, 1.0]))),
+    # torch's second derivative of 0 ** y is nan (0 * log 0); the first is 0 * log 0 := 0
+    OpInfo("pow_scalar_base_zero", lambda lib, y: lib.pow(0.0, y), one(_fixed([0.0, 1.0, 2.5])),
+           gradgrad=False),
+    OpInfo("clamp_at_bounds", lambda lib, x: lib.clamp(x, 0.0, 1.0),
+           one(_fixed([0.0, 1.0, 0.5, 2.0, -1.0]))),
+    OpInfo("clamp_min_at_bound", lambda lib, x: x.clamp_min(0.0), one(_fixed([0.0, -1.0, 2.0]))),
+    OpInfo("relu_at_zero", lambda lib, x: lib.relu(x), one(_fixed([0.0, -0.0, 1.0, -1.0]))),
+    OpInfo("abs_at_zero", lambda lib, x: x.abs(), one(_fixed([0.0, 2.0, -1.0]))),
+    OpInfo("max_dim_ties", lambda lib, x: lib.max(x, 1), one(_fixed([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]))),
+    OpInfo("min_dim_ties", lambda lib, x: lib.min(x, 0), one(_fixed([[1.0, 3.0, 3.0], [1.0, 2.0, 2.0]]))),
+    OpInfo("amin_ties", lambda lib, x: lib.amin(x), one(_fixed([[1.0, 3.0, 1.0], [2.0, 1.0, 2.0]]))),
+    OpInfo("min_all_ties", lambda lib, x: x.min(), one(_fixed([[1.0, 3.0, 1.0], [2.0, 1.0, 2.0]]))),
+    OpInfo("maximum_ties", lambda lib, x, y: lib.maximum(x, y),
+           one(_fixed([1.0, 2.0, 3.0], [1.0, 0.0, 3.0]))),
+    OpInfo("minimum_ties", lambda lib, x, y: lib.minimum(x, y),
+           one(_fixed([1.0, 2.0, 3.0], [1.0, 0.0, 3.0]))),
+    OpInfo("sqrt_at_zero", lambda lib, x: x.sqrt(), one(_fixed([0.0, 4.0])), gradgrad=False),
+    OpInfo("exp_at_infinities", lambda lib, x: x.exp(), one(_fixed([float("-inf"), 0.0]))),
+    OpInfo("tanh_at_infinities", lambda lib, x: x.tanh(),
+           one(_fixed([float("-inf"), float("inf"), 0.0]))),
+    OpInfo("sigmoid_at_infinities", lambda lib, x: x.sigmoid(),
+           one(_fixed([float("-inf"), float("inf")]))),
+    OpInfo("sign_at_zero", lambda lib, x: x.sign(), one(_fixed([0.0, -2.0]))),
+    OpInfo("where_at_zero", lambda lib, x: lib.where(x > 0, x, -x), one(_fixed([0.0, 1.0, -1.0]))),
+    OpInfo("sum_empty", lambda lib, x: x.sum(), one(_fixed(np.zeros((0, 3))))),
+    OpInfo("mean_0d", lambda lib, x: x.mean(), one(_fixed(np.array(2.0)))),
+]
+
+
+OPS = BOUNDARY + MORE + UNARY + BINARY + OTHER_ELEMENTWISE + REDUCE + LINALG + SHAPE + INDEX + COMPARE

@@ -112,7 +112,7 @@ NAMED_DIFFERENTLY = set("""
     addmm einsum t squeeze expand stack roll split chunk unbind repeat tile trace diag
     contiguous getitem_mixed index_select masked_fill masked_select take scatter_add
     addcdiv addcmul hypot index_add index_fill lerp logaddexp logit meshgrid_ij scatter_src
-    scatter_value sort std_mean sum_to_size topk tril triu var_mean xlogy tensordot kron cross
+    clamp_min_at_bound scatter_value sort std_mean sum_to_size topk tril triu var_mean xlogy tensordot kron cross
     diff cumprod""".split())
 
 
