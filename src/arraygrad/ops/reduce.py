@@ -150,19 +150,24 @@ _prod.batch = _reduce_batch(_prod)
 
 
 # ----------------------------------------------------------------- amax / amin / max / min
+def _share(x, out, g, dims, keepdim):
+    """Cotangent of an extremum `out` of `x`: shared evenly among the tied extremal entries."""
+    shape = x.shape
+    mask = convert(x == _unreduce(out, shape, dims, keepdim), g.dtype)
+    return _unreduce(g, shape, dims, keepdim) * mask / _sum(mask, dims=dims, keepdim=True)
+
+
+def _share_jvp(x, out, t, dims, keepdim):
+    mask = convert(x == _unreduce(out, x.shape, dims, keepdim), t.dtype)
+    return _sum(t * mask, dims=dims, keepdim=keepdim) / _sum(mask, dims=dims, keepdim=keepdim)
+
+
 def _even_share(ctx, g, dims, keepdim):
-    """Cotangent of amax/amin: shared evenly among the tied extremal entries."""
-    x = ctx.x
-    out = _unreduce(ctx.out, ctx.shapes[0], dims, keepdim)
-    mask = convert(x == out, g.dtype)
-    return _unreduce(g, ctx.shapes[0], dims, keepdim) * mask / _sum(mask, dims=dims, keepdim=True)
+    return _share(ctx.x, ctx.out, g, dims, keepdim)
 
 
 def _even_share_jvp(ctx, t, dims, keepdim):
-    x = ctx.x
-    out = _unreduce(ctx.out, ctx.shapes[0], dims, keepdim)
-    mask = convert(x == out, t.dtype)
-    return _sum(t * mask, dims=dims, keepdim=keepdim) / _sum(mask, dims=dims, keepdim=keepdim)
+    return _share_jvp(ctx.x, ctx.out, t, dims, keepdim)
 
 
 def _reduction(name, fn, node_name):
@@ -201,6 +206,30 @@ def amin(input, dim=(), keepdim=False):
     dims = _dims(dim if dim != () else None, input.ndim)
     _check_nonempty("amin", input, dims)
     return _amin(input, dims=dims, keepdim=keepdim)
+
+
+# two floating outputs from one node (output_nr 0 and 1), as torch's AminmaxBackward0
+_aminmax = Primitive(
+    "aminmax", lambda xp, x, dims, keepdim: (xp.min(x, axis=dims, keepdims=keepdim),
+                                            xp.max(x, axis=dims, keepdims=keepdim)),
+    multiple_results=True, save_output=True, node_name="AminmaxBackward0",
+    vjp=(lambda ctx, gmin, gmax, dims, keepdim: _share(ctx.x, ctx.outs[0], gmin, dims, keepdim)
+         + _share(ctx.x, ctx.outs[1], gmax, dims, keepdim),),
+    jvp=(lambda ctx, t, dims, keepdim: (_share_jvp(ctx.x, ctx.outs[0], t, dims, keepdim),
+                                        _share_jvp(ctx.x, ctx.outs[1], t, dims, keepdim)),))
+_aminmax.batch = _reduce_batch(_aminmax)
+min_max = namedtuple("aminmax", ["min", "max"])
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """Minimum and maximum in one pass: `lo, hi = torch.aminmax(x, dim=1)`."""
+    dims = _dims(dim, input.ndim)
+    if input.numel() == 0 and (dim is None or input.ndim == 0):
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                           "operation has no identity.")
+    if builtins.any(input.shape[d] == 0 for d in dims):
+        raise IndexError(f"aminmax: Expected reduction dim {dims[0]} to have non-zero size.")
+    return min_max(*_aminmax(input, dims=dims, keepdim=keepdim))
 
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
