@@ -5,7 +5,9 @@ import pytest
 import arraygrad as ag
 from arraygrad import func
 
-torch = pytest.importorskip("torch")
+from conftest import reference_torch
+
+torch = reference_torch()
 
 pytestmark = [pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated"),
               pytest.mark.filterwarnings("ignore:Attempted to insert a get_attr Node")]

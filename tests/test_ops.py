@@ -3,10 +3,10 @@ import numpy as np
 import pytest
 
 import arraygrad as ag
-from conftest import assert_close
+from conftest import assert_close, reference_torch
 from op_db import OPS, cases as _cases, run as _run
 
-torch = pytest.importorskip("torch")
+torch = reference_torch()
 
 
 def _grad(lib, outs, inputs, cots, create_graph):
