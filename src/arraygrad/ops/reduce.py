@@ -412,19 +412,67 @@ def log_softmax(input, dim=None, dtype=None):
 
 
 # ----------------------------------------------------------------- composites
-def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+# NOTE [std/var]
+# Primitives (not composites) so that their nodes are VarBackward0/StdBackward0 and std's
+# rules use torch's formula: the cotangent/tangent is 0 where the result is 0 (identical
+# values), not the 0/0 that differentiating sqrt(var) gives.
+def _var_impl(xp, x, dims, keepdim, correction):
+    n = _count(x.shape, dims)
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        d = x - xp.sum(x, axis=dims, keepdims=True) / n
+        return xp.sum(d * d, axis=dims, keepdims=keepdim) / builtins.max(n - correction, 0)
+
+
+def _var_scale(ctx, dims, correction):
+    """2 / (n - correction) as torch computes it (inf when no degree of freedom is left)."""
+    denom = builtins.max(_count(ctx.shapes[0], dims) - correction, 0)
+    return 2.0 / denom if denom else float("inf")
+
+
+def _var_vjp(ctx, g, dims, keepdim, correction):
+    x = ctx.x
+    return (_unreduce(g, ctx.shapes[0], dims, keepdim) * (x - _mean(x, dims=dims, keepdim=True))
+            * _var_scale(ctx, dims, correction))
+
+
+def _var_jvp(ctx, t, dims, keepdim, correction):
+    x = ctx.x
+    return (_sum(t * (x - _mean(x, dims=dims, keepdim=True)), dims=dims, keepdim=keepdim)
+            * _var_scale(ctx, dims, correction))
+
+
+def _nonzero_only(out, num):
+    """num / (2 * out), and 0 where out == 0 (no NaN in either branch, for double backward)."""
+    zero = out == 0
+    return where(zero, 0.0, num / where(zero, 1.0, out * 2))
+
+
+_var = Primitive(
+    "var", _var_impl, save=(0,), vjp=(_var_vjp,), jvp=(_var_jvp,),
+    batch=lambda args, bdims, **params: _reduce_batch(_var)(args, bdims, **params))
+_std = Primitive(
+    "std", lambda xp, x, **params: xp.sqrt(_var_impl(xp, x, **params)), save=(0,),
+    save_output=True,
+    vjp=(lambda ctx, g, **params: _var_vjp(ctx, _nonzero_only(ctx.out, g), **params),),
+    jvp=(lambda ctx, t, **params: _nonzero_only(ctx.out, _var_jvp(ctx, t, **params)),),
+    batch=lambda args, bdims, **params: _reduce_batch(_std)(args, bdims, **params))
+
+
+def _var_args(name, input, dim, correction, unbiased):
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{name}(): std and var only support floating point and complex "
+                           f"dtypes, got {input.dtype}")
     if unbiased is not None:
         correction = 1 if unbiased else 0
-    dims = _dims(dim, input.ndim)
-    n = _count(input.shape, dims)
-    mu = mean(input, dims, keepdim=True)
-    d = input - mu
-    return sum(d * d, dims, keepdim=keepdim) / builtins.max(n - correction, 0)
+    return dict(dims=_dims(dim, input.ndim), correction=correction)
+
+
+def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    return _var(input, keepdim=keepdim, **_var_args("var", input, dim, correction, unbiased))
 
 
 def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
-    from .elementwise import sqrt
-    return sqrt(var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
+    return _std(input, keepdim=keepdim, **_var_args("std", input, dim, correction, unbiased))
 
 
 def _norm2_scale(ctx, dims, keepdim):
