@@ -9,3 +9,4 @@ from .adamax import Adamax  # noqa: F401
 from .nadam import NAdam  # noqa: F401
 from .radam import RAdam  # noqa: F401
 from .lbfgs import LBFGS  # noqa: F401
+from . import lr_scheduler  # noqa: F401
