@@ -381,5 +381,6 @@ def wrap(inner, lvl, aux=None):
     t = make(None)
     t._lvl = lvl
     t._inner = inner
+    t._vc = inner._vc     # one memory, one version counter
     t._aux = aux
     return t
