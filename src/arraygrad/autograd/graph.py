@@ -28,7 +28,7 @@ class SavedTensor:
     __slots__ = ("value", "version", "ref", "out_nr")
 
     def __init__(self, value, owner_is_output=False, out_nr=0):
-        self.version = value._version[0]
+        self.version = value._vc[0]
         self.out_nr = out_nr
         if owner_is_output:
             self.ref = weakref.ref(value)
@@ -45,16 +45,16 @@ class SavedTensor:
                 t = _t.make(v, True)
                 t.grad_fn = node
                 t._output_nr = self.out_nr
-                t._version = [self.version]
+                t._vc = [self.version]
             v = t
-        if self.version is not None and v._version[0] != self.version:
+        if self.version is not None and v._vc[0] != self.version:
             shape = list(v.shape)
             whose = (f"output {self.out_nr} of {node.name()}" if self.ref is not None
                      else f"an input of {node.name()}")
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: [{v.dtype} {shape}], which is {whose}, is at version "
-                f"{v._version[0]}; expected version {self.version} instead. Hint: clone the "
+                f"{v._vc[0]}; expected version {self.version} instead. Hint: clone the "
                 "tensor before modifying it in place, or modify a copy.")
         return v
 
@@ -303,7 +303,7 @@ class AccumulateGrad(Node):
         else:
             grad = v.grad
             grad._data += g._data if g._lvl is None else g.detach()._data
-            grad._version[0] += 1    # an in-place add: anything that saved the old grad notices
+            grad._vc[0] += 1    # an in-place add: anything that saved the old grad notices
         for hook in v._post_accumulate_hooks or ():
             hook(v)
 
@@ -338,7 +338,7 @@ def accumulator(t):
 
 
 def gradient_edge(t):
-    if t._base is not None and t._version[0] != t._view_version:
+    if t._base is not None and t._vc[0] != t._view_version:
         from ..ops.inplace import refresh_view
         refresh_view(t)
     if t.grad_fn is not None:
