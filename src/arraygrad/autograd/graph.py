@@ -165,7 +165,15 @@ _NOT_SAVED = object()
 class PrimNode(Node, RuleCtx):
     """Node of a builtin primitive: its vjp rule applied to the saved values."""
 
+    _edge_pos = None    # the args that are edges, where not all are (Primitive.nondiff_inputs)
+
     def __init__(self, prim, params, args, outs, next_functions, needs, level_owned):
+        if prim.nondiff_inputs or not prim.number_edges:
+            keep = tuple(i for i, a in enumerate(args) if i not in prim.nondiff_inputs
+                         and (prim.number_edges or isinstance(a, Tensor)))
+            if len(keep) != len(args):
+                self._edge_pos = keep
+                next_functions = tuple(next_functions[i] for i in keep)
         Node.__init__(self, next_functions)
         self.prim = prim
         self.params = params
@@ -230,9 +238,24 @@ class PrimNode(Node, RuleCtx):
         params = self.params
         if callable(vjp):
             res = vjp(self, *grads, **params)
+        elif vjp is None:
+            raise _no_vjp(self.prim, None)
         else:
-            res = [f(self, *grads, **params) if need else None for f, need in zip(vjp, needs)]
-        return validate_grads(self, res)
+            res = []
+            for i, (f, need) in enumerate(zip(vjp, needs)):
+                if need and f is None:
+                    raise _no_vjp(self.prim, i)
+                res.append(f(self, *grads, **params) if need else None)
+        res = validate_grads(self, res)
+        pos = self._edge_pos
+        return res if pos is None else [res[i] for i in pos]
+
+
+def _no_vjp(prim, i):
+    which = "" if i is None else f" for input {i}"
+    return RuntimeError(f"the derivative for '{prim.name}' is not implemented: primitive "
+                        f"'{prim.name}' has no vjp rule{which} (declare vjp= in its Primitive)")
+
 
 
 def validate_grads(node, grads):
