@@ -187,3 +187,28 @@ def test_view_of_a_non_leaf_written_in_place_before_the_view(torch):
     assert len(af) == len(tf) == 1
     assert_close(af[0], tf[0])
     assert_close(ax, tx)
+
+
+# ----------------------------------------------------------------- concurrent backward
+@pytest.mark.parametrize("retained", [False, True], ids=["leaf", "retain_grad"])
+def test_concurrent_backward_into_one_leaf_is_exact(retained):
+    x = ag.zeros(10 ** 6, requires_grad=True)
+    target = x * 1 if retained else x
+    if retained:
+        target.retain_grad()
+    errors = []
+
+    def work():
+        try:
+            for _ in range(40):
+                (target * 1).sum().backward(retain_graph=True)
+        except Exception as e:     # surfaced below: a thread's exception would be lost
+            errors.append(e)
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    g = target.grad.numpy()
+    assert g.min() == g.max() == 160.0

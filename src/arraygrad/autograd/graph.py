@@ -8,6 +8,7 @@ saved output of an eager node is held weakly (data strongly) so that a tensor
 and its own grad_fn form no reference cycle; it is rebuilt when needed.
 """
 import itertools
+import threading
 import weakref
 
 from .. import _tensor as _t
@@ -319,16 +320,24 @@ class AccumulateGrad(Node):
     def accumulate(self, g, create_graph):
         v = self.variable
         g = self.run_hooks(g)
-        if v.grad is None:
-            v.grad = g if create_graph else _fresh(g)
-        elif create_graph:
-            v.grad = v.grad + g
-        else:
-            grad = v.grad
-            grad._data += g._data if g._lvl is None else g.detach()._data
-            grad._version[0] += 1    # an in-place add: anything that saved the old grad notices
+        with _accumulate_lock:
+            if v.grad is None:
+                v.grad = g if create_graph else _fresh(g)
+            elif create_graph:
+                v.grad = v.grad + g
+            else:
+                grad = v.grad
+                grad._data += g._data if g._lvl is None else g.detach()._data
+                grad._version[0] += 1    # an in-place add: whatever saved the old grad notices
         for hook in v._post_accumulate_hooks or ():
             hook(v)
+
+
+# NOTE [concurrent accumulation]
+# Backward passes may run in several threads into the same leaf (torch allows it and is
+# exact). `.grad += g` is a read-modify-write (NumPy releases the GIL inside it), so every
+# accumulation into a `.grad` holds this lock; hooks run outside it.
+_accumulate_lock = threading.Lock()
 
 
 def checked_hook_result(hook, g, r):
@@ -396,12 +405,13 @@ def retain_grad_hook(t):
         if t is None or t.grad_fn is None:
             return
         create_graph = grad_mode.state.grad_enabled   # the engine runs in create_graph mode
-        if t.grad is None:
-            t.grad = g if create_graph else _fresh(g)
-        elif create_graph:
-            t.grad = t.grad + g
-        else:
-            t.grad = t.grad + g.detach()
+        with _accumulate_lock:
+            if t.grad is None:
+                t.grad = g if create_graph else _fresh(g)
+            elif create_graph:
+                t.grad = t.grad + g
+            else:
+                t.grad = t.grad + g.detach()
     hook._retains = True
     node = t.grad_fn
     if node._tensor_hooks is None:
