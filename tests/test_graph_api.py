@@ -212,3 +212,74 @@ def test_concurrent_backward_into_one_leaf_is_exact(retained):
     assert not errors
     g = target.grad.numpy()
     assert g.min() == g.max() == 160.0
+
+
+# ----------------------------------------------------------------- Function.boxed_grads_call
+def _boxed_function(lib, setup_context):
+    seen = []
+
+    def backward(ctx, grads):
+        seen.append(type(grads))
+        ga, gb = grads
+        grads.clear()           # what boxing is for: free the grads early
+        x, y = ctx.saved_tensors
+        return ga * y + gb, ga * x + gb
+
+    if setup_context:
+        class F(lib.autograd.Function):
+            boxed_grads_call = True
+            generate_vmap_rule = True
+
+            @staticmethod
+            def forward(x, y):
+                return x * y, x + y
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_backward(*inputs)
+    else:
+        class F(lib.autograd.Function):
+            boxed_grads_call = True
+
+            @staticmethod
+            def forward(ctx, x, y):
+                ctx.save_for_backward(x, y)
+                return x * y, x + y
+    F.backward = staticmethod(backward)
+    return F, seen
+
+
+def test_boxed_grads_call_passes_one_list(torch):
+    def run(lib):
+        F, seen = _boxed_function(lib, setup_context=False)
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([3.0, 4.0], dtype=lib.float64, requires_grad=True)
+        a, b = F.apply(x, y)
+        gx, gy = lib.autograd.grad((a * 2 + b).sum(), (x, y), create_graph=True)
+        ggx, = lib.autograd.grad((gx * gy).sum(), x)
+        return gx, gy, ggx, seen
+    a, t = _both(torch, run)
+    assert ag.autograd.Function.boxed_grads_call is torch.autograd.Function.boxed_grads_call is False
+    for u, v in zip(a[:3], t[:3]):
+        assert_close(u, v)
+    assert a[3] == [list]
+
+
+def test_boxed_grads_call_under_transforms():
+    F, seen = _boxed_function(ag, setup_context=True)
+    x = ag.tensor([1.0, 2.0], dtype=ag.float64)
+    y = ag.tensor([3.0, 4.0], dtype=ag.float64)
+
+    def f(x, y):
+        a, b = F.apply(x, y)
+        return (a * 2 + b).sum()
+    gx, gy = ag.func.grad(f, argnums=(0, 1))(x, y)
+    assert gx.tolist() == [7.0, 9.0] and gy.tolist() == [3.0, 5.0]
+    # jvp derived from the (boxed) backward
+    _, (ta, tb) = ag.func.jvp(F.apply, (x, y), (ag.ones(2, dtype=ag.float64),) * 2)
+    assert ta.tolist() == [4.0, 6.0] and tb.tolist() == [2.0, 2.0]
+    # the generated vmap rule's backward
+    xs, ys = ag.stack([x, x * 2]), ag.stack([y, y])
+    gxs = ag.func.vmap(ag.func.grad(f), in_dims=(0, 0))(xs, ys)
+    assert gxs.tolist() == [[7.0, 9.0], [7.0, 9.0]]
+    assert set(seen) == {list}
