@@ -291,7 +291,11 @@ def clone(input, *, memory_format=None):
 
 
 def contiguous(input, memory_format=None):
-    return input
+    """`input` itself when its memory is in row-major order, else a copy (as torch)."""
+    flags = getattr(input._base_array(), "flags", None)
+    if flags is None or flags.c_contiguous:
+        return input
+    return _clone(input)
 
 
 _detach = Primitive("detach", lambda xp, x: x.view(), differentiable=False, is_view=True,
@@ -303,7 +307,7 @@ def detach(input):
     return _detach(input)
 
 
-_flip = Primitive("flip", lambda xp, x, dims: xp.flip(x, axis=dims), save=(),
+_flip = Primitive("flip", lambda xp, x, dims: xp.flip(x, axis=dims).copy(), save=(),  # torch copies
                   vjp=(lambda ctx, g, dims: _flip(g, dims=dims),),
                   jvp=(lambda ctx, t, dims: _flip(t, dims=dims),))
 _flip.batch = shifted_dims_batch(_flip, "dims")
@@ -452,7 +456,8 @@ def repeat(input, *sizes):
     target = []
     for r, s in zip(sizes, shape):
         target += [r, s]
-    x = expand(x, target)
+    # a copy, as torch's (a reshape of the expanded view could alias the input)
+    x = _clone(expand(x, target))
     return x.reshape(tuple(r * s for r, s in zip(sizes, shape)))
 
 
@@ -482,10 +487,17 @@ def _diag_scatter_impl(xp, z, g, offset, dim1, dim2):
 _diag_scatter = Primitive("diagonal_scatter", _diag_scatter_impl, save=(),
                           vjp=(lambda ctx, g, **p: None,
                                lambda ctx, g, offset, dim1, dim2: _diagonal(g, offset=offset, dim1=dim1, dim2=dim2)))
-_diagonal = Primitive("diagonal", lambda xp, x, offset, dim1, dim2: xp.diagonal(x, offset, dim1, dim2),
-                      save=(), vjp=(lambda ctx, g, offset, dim1, dim2:
-                                    _diag_embed_like(g, ctx.shapes[0], offset, dim1, dim2),))
-_diagonal.jvp = (lambda ctx, t, **p: _diagonal(t, **p),)
+def _diagonal_impl(xp, x, offset, dim1, dim2):
+    d = xp.diagonal(x, offset, dim1, dim2)
+    flags = getattr(d, "flags", None)
+    if flags is not None and not flags.writeable and x.flags.writeable:
+        d.setflags(write=True)  # NumPy's diagonal view is read-only; torch's can be written
+    return d
+
+
+_diagonal = _view_prim("diagonal", _diagonal_impl,
+                       lambda ctx, g, offset, dim1, dim2:
+                       _diag_embed_like(g, ctx.shapes[0], offset, dim1, dim2))
 _diag_scatter.jvp = lambda ctx, tz, tg, **p: _diag_scatter(tz, tg, **p)
 _diagonal.batch = shifted_dims_batch(_diagonal, "dim1", "dim2")
 _diag_scatter.batch = lambda args, bdims, offset, dim1, dim2: (
@@ -501,7 +513,7 @@ def diag(input, diagonal_=0):
         from .creation import zeros
         n = input.shape[0] + builtins.abs(diagonal_)
         return _diag_scatter(zeros((n, n), dtype=input.dtype), input, offset=diagonal_, dim1=0, dim2=1)
-    return diagonal(input, diagonal_)
+    return _clone(diagonal(input, diagonal_))     # torch.diag copies
 
 
 # ----------------------------------------------------------------- triangles, grids
