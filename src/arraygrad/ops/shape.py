@@ -314,13 +314,29 @@ _flip.batch = shifted_dims_batch(_flip, "dims")
 
 
 def flip(input, *dims):
-    dims = _shape_args(dims)
-    return _flip(input, dims=tuple(_wrap_dim(d, input.ndim) for d in dims))
+    dims = tuple(_wrap_dim(d, input.ndim) for d in _shape_args(dims))
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"dims has duplicates, original flip dims size={len(dims)}, but unique "
+                           f"flip dims size={len(set(dims))}")
+    if input.ndim == 0:
+        return _clone(input)        # nothing to reverse; still a copy, as torch
+    return _flip(input, dims=dims)
 
 
 def roll(input, shifts, dims=None):
+    shifts = (shifts,) if isinstance(shifts, builtins.int) else tuple(shifts)
     if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"roll: shifts and dimensions must align. shifts: {len(shifts)}, "
+                               "dims:0")
         return roll(input.flatten(), shifts, 0).reshape(input.shape)
+    dims = (dims,) if isinstance(dims, builtins.int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"roll: shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(dims)}")
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+    dims = tuple(_wrap_dim(d, input.ndim) for d in dims)
     return _roll(input, shifts=shifts, dims=dims)
 
 
@@ -331,7 +347,7 @@ _roll.batch = shifted_dims_batch(_roll, "dims")
 
 
 def _neg_shift(s):
-    return -s if isinstance(s, builtins.int) else tuple(-v for v in s)
+    return tuple(-v for v in s)
 
 
 # ----------------------------------------------------------------- cat / stack / split
