@@ -27,6 +27,8 @@ def promote(*operands, float_only=False):
             kinds = _WEAK_OK.get(type(b))
             if kinds is not None:
                 if a._data.dtype.kind in kinds:
+                    if type(b) is builtins.int and a._data.dtype.kind in "iu":
+                        return a, _wrapped_int(b, a.dtype)
                     return operands
             elif isinstance(b, Tensor) and b._lvl is None and a._data.dtype == b._data.dtype:
                 return operands
@@ -38,6 +40,8 @@ def promote(*operands, float_only=False):
         if isinstance(v, Tensor):
             if v.dtype is not res:
                 v = convert(v, res)
+        elif type(v) is builtins.int and res is not None and res._category == 1:
+            v = _wrapped_int(v, res)
         elif v is not None and type(v) not in (builtins.bool, builtins.int, builtins.float):
             # NumPy scalars too (np.float64 is a float): as weak scalars they take the result
             # dtype, where NumPy would compute in their own
@@ -46,6 +50,16 @@ def promote(*operands, float_only=False):
                 v = convert(v, res)
         out.append(v)
     return out
+
+
+def _wrapped_int(v, dtype):
+    """A Python int taken modulo 2**bits of an integer dtype: torch wraps (int32 + 2**40),
+    NumPy raises OverflowError."""
+    bits = 8 * dtype.itemsize
+    lo = -(1 << (bits - 1)) if dtype.is_signed else 0
+    if lo <= v < lo + (1 << bits):
+        return v
+    return (v - lo) % (1 << bits) + lo
 
 
 def _as_tensor(v):
@@ -270,7 +284,9 @@ tanh = unary("tanh", lambda xp, x: xp.tanh(x), lambda ctx: 1 - ctx.out * ctx.out
 sigmoid = unary("sigmoid", lambda xp, x: _sigmoid_impl(xp, x),
                 lambda ctx: ctx.out * (1 - ctx.out), save_input=False, save_output=True)
 relu = unary("relu", lambda xp, x: xp.maximum(x, xp.zeros((), x.dtype)),
-             lambda ctx: convert(ctx.out > 0, ctx.out.dtype), save_input=False, save_output=True)
+             # not (out <= 0): a NaN input passes its gradient, as torch's threshold_backward
+             lambda ctx: convert(logical_not(ctx.out <= 0), ctx.out.dtype),
+             save_input=False, save_output=True)
 sin = unary("sin", lambda xp, x: xp.sin(x), lambda ctx: cos(ctx.x))
 cos = unary("cos", lambda xp, x: xp.cos(x), lambda ctx: -sin(ctx.x))
 tan = unary("tan", lambda xp, x: xp.tan(x), lambda ctx: 1 + ctx.out * ctx.out,
