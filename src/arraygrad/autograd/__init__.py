@@ -8,3 +8,4 @@ from . import forward_ad  # noqa: F401,E402
 from .function import Function, FunctionCtx, once_differentiable, set_strict, is_strict  # noqa: F401,E402
 from . import function  # noqa: F401,E402
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401,E402
+from .check import check_function, CheckFunctionError  # noqa: F401,E402
