@@ -558,6 +558,12 @@ BOUNDARY = [
            one(_fixed([1.0, 2.0, 3.0], [1.0, 0.0, 3.0]))),
     OpInfo("minimum_ties", lambda lib, x, y: lib.minimum(x, y),
            one(_fixed([1.0, 2.0, 3.0], [1.0, 0.0, 3.0]))),
+    OpInfo("aminmax", lambda lib, x, **kw: lib.aminmax(x, **kw), one(
+        S((2, 3), gen_x=distinct), S((2, 3), dim=1, gen_x=distinct),
+        S((3, 4), dim=0, keepdim=True, gen_x=distinct), S((), dim=0), S((0, 3), dim=1))),
+    OpInfo("aminmax_ties", lambda lib, x, **kw: x.aminmax(**kw), one(
+        _fixed([[1.0, 3.0, 3.0], [2.0, 2.0, 1.0]]), kink(S(lambda rng: np.array(
+            [[1.0, 3.0, 3.0], [2.0, 2.0, 1.0]]), dim=1)), _fixed([[1.0, 3.0, 3.0]], keepdim=True))),
     OpInfo("sqrt_at_zero", lambda lib, x: x.sqrt(), one(_fixed([0.0, 4.0])), gradgrad=False),
     OpInfo("exp_at_infinities", lambda lib, x: x.exp(), one(_fixed([float("-inf"), 0.0]))),
     OpInfo("tanh_at_infinities", lambda lib, x: x.tanh(),
@@ -568,6 +574,12 @@ BOUNDARY = [
     OpInfo("where_at_zero", lambda lib, x: lib.where(x > 0, x, -x), one(_fixed([0.0, 1.0, -1.0]))),
     OpInfo("sum_empty", lambda lib, x: x.sum(), one(_fixed(np.zeros((0, 3))))),
     OpInfo("mean_0d", lambda lib, x: x.mean(), one(_fixed(np.array(2.0)))),
+    # torch's second derivative through the cotangent is nan at a zero std (0/0 inside its
+    # masked_fill); arraygrad's is 0, the derivative of its (identically 0) first derivative
+    # there: tested against finite differences in test_graph_api.py
+    OpInfo("std_constant", lambda lib, x: x.std(0), one(_fixed([[1.0, 2.0], [1.0, 3.0]])),
+           gradgrad=False),
+    OpInfo("var_constant", lambda lib, x: x.var(0), one(_fixed([[1.0, 2.0], [1.0, 3.0]]))),
 ]
 
 
