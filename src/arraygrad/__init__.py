@@ -48,6 +48,9 @@ from . import autograd  # noqa: F401
 from . import func  # noqa: F401
 from . import nn, optim  # noqa: F401
 from .func import vmap  # noqa: F401
+# training stack (train15): Generator, torch.utils.data, save/load
+from ._generator import Generator  # noqa: F401
+from .utils import data as _utils_data  # noqa: F401  (makes torch.utils.data reachable)
 
 __version__ = "0.1.0"
 
