@@ -8,15 +8,19 @@ lists of tensors, and anything else is passed as is. A new op joins the
 catalogue and is tested everywhere at once.
 """
 import itertools
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
+import pytest
 
 
 @dataclass
 class Sample:
     args: tuple
     kwargs: dict = field(default_factory=dict)
+    smooth: bool = True     # False at a kink or tie: the derivative is torch's convention, which
+                            # finite differences cannot check (test_op_fd skips it)
 
     def __repr__(self):
         def show(a):
@@ -97,6 +101,15 @@ def reduce_samples(dims=True, empty=True, gen_x=uniform):
     return gen
 
 
+def kink(build):
+    """A sample builder at a point where the op is not differentiable (ties, bounds, 0)."""
+    def at_kink(rng):
+        s = build(rng)
+        s.smooth = False
+        return s
+    return at_kink
+
+
 def one(*samples):
     """Fixed samples built from rng: each item is a function rng -> Sample."""
     def gen(rng):
@@ -130,6 +143,43 @@ def S(*shapes_or_values, gen_x=uniform, **kwargs):
 
 def _positive(rng, shape):
     return uniform(rng, shape, 0.5, 2.0)
+
+
+# ----------------------------------------------------------------- running samples
+def cases(ops, pred=lambda op: True):
+    """pytest params (op, sample) for the ops that satisfy `pred`, each op seeded by its name."""
+    out = []
+    for op in ops:
+        if not pred(op):
+            continue
+        rng = np.random.default_rng(zlib.crc32(op.name.encode()))
+        for i, s in enumerate(op.samples(rng)):
+            out.append(pytest.param(op, s, id=f"{op.name}-{i}"))
+    return out
+
+
+def convert(lib, v, float_dtype, leaves):
+    """Sample value -> lib's value; float arrays become leaves requiring grad."""
+    if isinstance(v, np.ndarray):
+        if v.dtype.kind == "f":
+            t = lib.tensor(v.astype(float_dtype), requires_grad=True)
+            leaves.append(t)
+            return t
+        return lib.tensor(v)
+    if isinstance(v, list) and v and isinstance(v[0], np.ndarray):
+        return [convert(lib, a, float_dtype, leaves) for a in v]
+    return v
+
+
+def run(lib, op, sample, float_dtype=np.float64):
+    """Run one sample in `lib`: (leaves that require grad, list of outputs)."""
+    leaves = []
+    args = [convert(lib, a, float_dtype, leaves) for a in sample.args]
+    kwargs = {k: convert(lib, v, float_dtype, leaves) for k, v in sample.kwargs.items()}
+    out = op.fn(lib, *args, **kwargs)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    return leaves, outs
+
 
 
 # ----------------------------------------------------------------- the catalogue
@@ -215,11 +265,11 @@ REDUCE = [
     OpInfo("amax", lambda lib, x, **kw: lib.amax(x, **kw), reduce_samples(empty=False, gen_x=distinct)),
     OpInfo("amin", lambda lib, x, **kw: lib.amin(x, **kw), reduce_samples(empty=False, gen_x=distinct)),
     OpInfo("amax_ties", lambda lib, x: lib.amax(x, 1),
-           one(lambda rng: Sample((np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]),)))),
+           one(kink(lambda rng: Sample((np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]),))))),
     OpInfo("max_all", lambda lib, x: lib.max(x), one(S((2, 3), gen_x=distinct), S((), gen_x=distinct))),
     OpInfo("min_all", lambda lib, x: x.min(), one(S((2, 3), gen_x=distinct), S((1,), gen_x=distinct))),
     OpInfo("max_all_ties", lambda lib, x: lib.max(x),
-           one(lambda rng: Sample((np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]),)))),
+           one(kink(lambda rng: Sample((np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]),))))),
     OpInfo("max_dim", lambda lib, x, *a, **kw: lib.max(x, *a, **kw), one(
         S((2, 3, 4), 1, gen_x=distinct), S((2, 3, 4), -1, keepdim=True, gen_x=distinct),
         S((5,), 0, gen_x=distinct), S((), 0, gen_x=distinct), S((2, 3), dim=0, gen_x=distinct))),
@@ -425,8 +475,8 @@ MORE = [
         S((2, 3), (2, 3), (3,), gen_x=away_from_zero))),
     OpInfo("xlogy", lambda lib, x, y: lib.xlogy(x, y), one(
         S((2, 3), lambda rng: uniform(rng, (2, 3), 0.5, 2)),
-        S(lambda rng: np.array([0.0, 1.0, 2.0]), lambda rng: np.array([0.0, 0.5, 3.0])),
-        S((2, 3), 2.5), S(lambda rng: np.array([0.5, 1.0, 2.0]), lambda rng: np.array(0.0))),
+        kink(S(lambda rng: np.array([0.0, 1.0, 2.0]), lambda rng: np.array([0.0, 0.5, 3.0]))),
+        S((2, 3), 2.5), kink(S(lambda rng: np.array([0.5, 1.0, 2.0]), lambda rng: np.array(0.0)))),
         gradgrad=False),
     OpInfo("logit", lambda lib, x, *e: lib.logit(x, *e), one(
         S(lambda rng: uniform(rng, (2, 3), 0.1, 0.9)), S(lambda rng: uniform(rng, (4,), 0.01, 0.99), 0.05))),
@@ -478,4 +528,56 @@ MORE = [
         S((3, 4), lambda rng: np.array([0, 2])))),
 ]
 
-OPS = MORE + UNARY + BINARY + OTHER_ELEMENTWISE + REDUCE + LINALG + SHAPE + INDEX + COMPARE
+def _fixed(*arrays, **kwargs):
+    """A sample at fixed values (boundary points), marked as a kink."""
+    return kink(lambda rng: Sample(tuple(np.array(a, dtype=float) for a in arrays), kwargs))
+
+
+# boundary values: kinks, ties, zeros and infinities, each compared with torch's convention
+BOUNDARY = [
+    OpInfo("pow_special", lambda lib, x, y: x ** y, one(
+        _fixed([0.0, 0.0, 2.0], [0.0, 1.0, 0.0]), _fixed([0.0, 0.0], [-1.0, -2.0]),
+        _fixed([0.0, 1.0], [0.5, 3.0])), gradgrad=False),
+    OpInfo("pow_zero_exponent", lambda lib, x: x ** 0, one(_fixed([0.0, 1.0]))),
+    # torch's second derivative of 0 ** y is nan (0 * log 0); the first is 0 * log 0 := 0
+    OpInfo("pow_scalar_base_zero", lambda lib, y: lib.pow(0.0, y), one(_fixed([0.0, 1.0, 2.5])),
+           gradgrad=False),
+    OpInfo("clamp_at_bounds", lambda lib, x: lib.clamp(x, 0.0, 1.0),
+           one(_fixed([0.0, 1.0, 0.5, 2.0, -1.0]))),
+    OpInfo("clamp_min_at_bound", lambda lib, x: x.clamp_min(0.0), one(_fixed([0.0, -1.0, 2.0]))),
+    OpInfo("relu_at_zero", lambda lib, x: lib.relu(x), one(_fixed([0.0, -0.0, 1.0, -1.0]))),
+    OpInfo("abs_at_zero", lambda lib, x: x.abs(), one(_fixed([0.0, 2.0, -1.0]))),
+    OpInfo("max_dim_ties", lambda lib, x: lib.max(x, 1), one(_fixed([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]))),
+    OpInfo("min_dim_ties", lambda lib, x: lib.min(x, 0), one(_fixed([[1.0, 3.0, 3.0], [1.0, 2.0, 2.0]]))),
+    OpInfo("amin_ties", lambda lib, x: lib.amin(x), one(_fixed([[1.0, 3.0, 1.0], [2.0, 1.0, 2.0]]))),
+    OpInfo("min_all_ties", lambda lib, x: x.min(), one(_fixed([[1.0, 3.0, 1.0], [2.0, 1.0, 2.0]]))),
+    OpInfo("maximum_ties", lambda lib, x, y: lib.maximum(x, y),
+           one(_fixed([1.0, 2.0, 3.0], [1.0, 0.0, 3.0]))),
+    OpInfo("minimum_ties", lambda lib, x, y: lib.minimum(x, y),
+           one(_fixed([1.0, 2.0, 3.0], [1.0, 0.0, 3.0]))),
+    OpInfo("aminmax", lambda lib, x, **kw: lib.aminmax(x, **kw), one(
+        S((2, 3), gen_x=distinct), S((2, 3), dim=1, gen_x=distinct),
+        S((3, 4), dim=0, keepdim=True, gen_x=distinct), S((), dim=0), S((0, 3), dim=1))),
+    OpInfo("aminmax_ties", lambda lib, x, **kw: x.aminmax(**kw), one(
+        _fixed([[1.0, 3.0, 3.0], [2.0, 2.0, 1.0]]), kink(S(lambda rng: np.array(
+            [[1.0, 3.0, 3.0], [2.0, 2.0, 1.0]]), dim=1)), _fixed([[1.0, 3.0, 3.0]], keepdim=True))),
+    OpInfo("sqrt_at_zero", lambda lib, x: x.sqrt(), one(_fixed([0.0, 4.0])), gradgrad=False),
+    OpInfo("exp_at_infinities", lambda lib, x: x.exp(), one(_fixed([float("-inf"), 0.0]))),
+    OpInfo("tanh_at_infinities", lambda lib, x: x.tanh(),
+           one(_fixed([float("-inf"), float("inf"), 0.0]))),
+    OpInfo("sigmoid_at_infinities", lambda lib, x: x.sigmoid(),
+           one(_fixed([float("-inf"), float("inf")]))),
+    OpInfo("sign_at_zero", lambda lib, x: x.sign(), one(_fixed([0.0, -2.0]))),
+    OpInfo("where_at_zero", lambda lib, x: lib.where(x > 0, x, -x), one(_fixed([0.0, 1.0, -1.0]))),
+    OpInfo("sum_empty", lambda lib, x: x.sum(), one(_fixed(np.zeros((0, 3))))),
+    OpInfo("mean_0d", lambda lib, x: x.mean(), one(_fixed(np.array(2.0)))),
+    # torch's second derivative through the cotangent is nan at a zero std (0/0 inside its
+    # masked_fill); arraygrad's is 0, the derivative of its (identically 0) first derivative
+    # there: tested against finite differences in test_graph_api.py
+    OpInfo("std_constant", lambda lib, x: x.std(0), one(_fixed([[1.0, 2.0], [1.0, 3.0]])),
+           gradgrad=False),
+    OpInfo("var_constant", lambda lib, x: x.var(0), one(_fixed([[1.0, 2.0], [1.0, 3.0]]))),
+]
+
+
+OPS = BOUNDARY + MORE + UNARY + BINARY + OTHER_ELEMENTWISE + REDUCE + LINALG + SHAPE + INDEX + COMPARE

@@ -4,9 +4,9 @@ import pytest
 
 import arraygrad as ag
 from arraygrad import nn, optim
-from conftest import assert_close
+from conftest import assert_close, reference_torch
 
-torch = pytest.importorskip("torch")
+torch = reference_torch()
 
 
 def make_pair(seed=0):

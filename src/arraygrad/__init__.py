@@ -25,7 +25,7 @@ from .ops.elementwise import (add, sub, subtract, mul, multiply, div, divide, tr
                               logical_or, logical_xor, logical_not, bitwise_and, bitwise_or,
                               bitwise_xor, bitwise_not, isnan, isinf, isfinite, equal, allclose,
                               isclose)
-from .ops.reduce import (sum, mean, prod, max, min, amax, amin, argmax, argmin, logsumexp,  # noqa: F401
+from .ops.reduce import (sum, mean, prod, max, min, amax, amin, aminmax, argmax, argmin, logsumexp,  # noqa: F401
                          softmax, log_softmax, var, std, norm, all, any, cumsum)
 from .ops.shape import (reshape, flatten, unflatten, transpose, swapaxes, swapdims, t,  # noqa: F401
                         permute, movedim, moveaxis, unsqueeze, squeeze, expand, broadcast_to,

@@ -4,7 +4,8 @@ import builtins
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
-from ._rules import unary, binary, nondiff, elementwise_batch
+from ..backends import silent
+from ._rules import unary as _unary, binary, nondiff, elementwise_batch
 
 Tensor = _t.Tensor
 
@@ -65,7 +66,14 @@ def _broadcast_error(name, shapes):
     return RuntimeError(f"{name}: shapes {list(a)} and {list(b)} are not broadcastable")
 
 
+def unary(name, impl, deriv, **kw):
+    """An elementwise unary primitive whose impl is silent about inf/nan results."""
+    return _unary(name, silent(impl), deriv, **kw)
+
+
 def _checked(name, fn):
+    """Binary impl: torch's broadcast error, no floating-point warnings."""
+    @silent
     def impl(xp, x, y):
         try:
             return fn(xp, x, y)
@@ -80,6 +88,7 @@ def _checked(name, fn):
 
 
 # ----------------------------------------------------------------- casts
+@silent      # nan/inf cast to an integer type: torch gives some value, without a warning
 def _convert_impl(xp, x, dtype):
     return x.astype(dtype.np)
 
@@ -213,10 +222,25 @@ def rsub(input, other, alpha=1):
     return sub(other, input, alpha=alpha)
 
 
-_floor_divide = nondiff("floor_divide", _checked("floor_divide", lambda xp, x, y: xp.floor_divide(x, y)))
-_trunc_divide = nondiff("trunc_divide", _checked(
+def _int_divisor(xp, x, y):
+    """Integer division by zero raises in torch (NumPy gives 0 and a warning)."""
+    if xp.asarray(x).dtype.kind in "iub" and xp.asarray(y).dtype.kind in "iub" \
+            and bool(xp.any(xp.asarray(y) == 0)):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _int_checked(name, fn):
+    def impl(xp, x, y):
+        _int_divisor(xp, x, y)
+        return fn(xp, x, y)
+    return _checked(name, impl)
+
+
+_floor_divide = nondiff("floor_divide", _int_checked("floor_divide",
+                                                     lambda xp, x, y: xp.floor_divide(x, y)))
+_trunc_divide = nondiff("trunc_divide", _int_checked(
     "trunc_divide", lambda xp, x, y: xp.trunc(xp.true_divide(x, y)).astype(xp.result_type(x, y))))
-_remainder = binary("remainder", _checked("remainder", lambda xp, x, y: xp.mod(x, y)),
+_remainder = binary("remainder", _int_checked("remainder", lambda xp, x, y: xp.mod(x, y)),
                     lambda ctx, g: g,
                     lambda ctx, g: -g * floor_divide(ctx.x, ctx.y), save=(0, 1))
 remainder = _binop(_remainder)
@@ -545,7 +569,7 @@ _atan2 = binary("atan2", _checked("atan2", lambda xp, y, x: xp.arctan2(y, x)),
 atan2 = arctan2 = _binop(_atan2, float_only=True)
 
 
-_fmod = binary("fmod", _checked("fmod", lambda xp, x, y: xp.fmod(x, y)),
+_fmod = binary("fmod", _int_checked("fmod", lambda xp, x, y: xp.fmod(x, y)),
                lambda ctx, g: g, lambda ctx, g: -g * trunc(ctx.x / ctx.y),
                node_name=lambda node: "FmodBackward" + ("0" if node.shapes[1] is None else "1"))
 fmod = _binop(_fmod)
@@ -575,8 +599,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 
 
 def _xlogy_impl(xp, x, y):
-    with xp.errstate(divide="ignore", invalid="ignore"):
-        return xp.where(x == 0, xp.zeros((), x.dtype), x * xp.log(y))
+    return xp.where(x == 0, xp.zeros((), x.dtype), x * xp.log(y))
 
 
 _xlogy = binary("xlogy", _checked("xlogy", _xlogy_impl),
