@@ -49,6 +49,10 @@ from . import func  # noqa: F401
 from . import nn, optim  # noqa: F401
 from .nn.functional import cdist, pairwise_distance, cosine_similarity  # noqa: F401
 from .func import vmap  # noqa: F401
+# training stack (train15): Generator, torch.utils.data, save/load
+from ._generator import Generator  # noqa: F401
+from .utils import data as _utils_data  # noqa: F401  (makes torch.utils.data reachable)
+from .serialization import save, load  # noqa: F401
 
 __version__ = "0.1.0"
 
