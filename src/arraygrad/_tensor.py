@@ -7,6 +7,7 @@ interpreter it belongs to; its `_data` is None. See NOTE [levels].
 """
 import numpy as np
 
+from . import _device
 from . import dtypes as _dt
 from ._format import tensor_repr
 from .backends import backend_of
@@ -85,7 +86,7 @@ class Tensor:
 
     @property
     def device(self):
-        return _Device(backend_of(self._base_array()).device)
+        return _device.device(backend_of(self._base_array()).device)
 
     @property
     def is_cuda(self):
@@ -328,21 +329,6 @@ def _item_inside(t, control_flow=False):
                            "what you're doing with other operations.")
     # grad and jvp levels hold one concrete value: control flow on it is fine, as in torch.func
     return t._base_array().reshape(()).item()
-
-
-class _Device(str):
-    """Device name that compares equal to its string and has `.type`."""
-
-    @property
-    def type(self):
-        return self.split(":")[0]
-
-    def __repr__(self):
-        return f"device(type='{self.type}')"
-
-
-def device(name):
-    return _Device(str(name))
 
 
 def _wrap_dim(dim, ndim):
