@@ -99,9 +99,15 @@ class Interpreter:
         """A tensor of this level around `inner` laid out as `t`, with no derivative here."""
         return _t.wrap(inner, self)
 
-    def inplace(self, t, result):
+    def inplace(self, t, result, name):
+        """`t.op_(...)` for a tensor `t` of this level: make it hold `result`."""
         raise NotImplementedError(f"in-place operations on tensors inside {self.kind} are not "
                                   "supported yet; use the out-of-place op")
+
+    def snapshot(self, t, inner):
+        """`t` as it is now, around `inner` (a snapshot of its value): what an in-place op
+        computes from, so that saved values are not the ones it overwrites."""
+        return self.constant_like(t, inner)
 
 
 def current_interpreters():
