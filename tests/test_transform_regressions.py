@@ -199,3 +199,90 @@ def test_inplace_on_grad_inputs_is_refused_as_torch(torch):
             M.func.grad(lambda z: z.mul_(2).sum())(x)
         with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
             M.func.grad(lambda z: z[0].mul_(2).sum())(x)
+
+
+# ----------------------------------------------------------------- writes into tensors made inside
+def _made_inside_programs(M, x):
+    """f(y) writing values of the transform into tensors created inside it from the untracked
+    outer tensor `x` (item 8), by in-place ops, views, __setitem__ and factories."""
+    def clone_mul(y):
+        return x.clone().mul_(y)
+
+    def zeros_copy(y):
+        return M.zeros(2, dtype=M.float64).copy_(y) * y
+
+    def setitem(y):
+        t = x.clone()
+        t[0] = y[1] * y[0]
+        return t * t
+
+    def zeros_like_setitem(y):
+        t = M.zeros_like(x)
+        t[1:] = y[:1].exp()
+        return t + y
+
+    def view_of_clone(y):
+        t = x.clone()
+        t[0].mul_(y[1])
+        return t * y
+
+    def view_made_before(y):             # a view taken before its base joined the level
+        t = x * 2
+        v = t[1:]
+        t.add_(y)
+        return v * y + t
+
+    def tensor_factory(y):
+        t = M.tensor([1.0, 2.0], dtype=M.float64)
+        t.mul_(y).add_(x)
+        return t.sin()
+    return [clone_mul, zeros_copy, setitem, zeros_like_setitem, view_of_clone,
+            view_made_before, tensor_factory]
+
+
+_MADE_INSIDE = [f.__name__ for f in _made_inside_programs(ag, None)]
+
+
+@pytest.mark.parametrize("transform", ["grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
+                                       "dual", "vmap_grad"])
+@pytest.mark.parametrize("prog", _MADE_INSIDE)
+def test_inplace_into_tensors_made_inside(torch, transform, prog):
+    def run(M):
+        x, y = _f64(M, [0.5, -1.0]), _f64(M, [2.0, 3.0])
+        f = dict(zip(_MADE_INSIDE, _made_inside_programs(M, x)))[prog]
+        fn = M.func
+        if transform == "grad":
+            return fn.grad(lambda a: f(a).sum())(y)
+        if transform == "vjp":
+            out, vjp_fn = fn.vjp(f, y)
+            return out, vjp_fn(y * 0.5)
+        if transform == "jvp":
+            return fn.jvp(f, (y,), (x + 2,))
+        if transform == "jacrev":
+            return fn.jacrev(f)(y)
+        if transform == "jacfwd":
+            return fn.jacfwd(f)(y)
+        if transform == "hessian":
+            return fn.hessian(lambda a: f(a).sum())(y)
+        if transform == "dual":
+            fwAD = M.autograd.forward_ad
+            with fwAD.dual_level():
+                p, t = fwAD.unpack_dual(f(fwAD.make_dual(y, x + 2)))
+                return p, t
+        return fn.vmap(fn.grad(lambda a: f(a).sum()))(M.stack([y, y * 2]))
+    _same(torch, run)
+
+
+def test_inplace_into_captured_tensors_is_refused(torch):
+    """As torch: a transform may not write into tensors it captured from outside."""
+    for M in (ag, torch):
+        x, y = _f64(M, [0.5, -1.0]), _f64(M, [2.0, 3.0])
+        for f in (lambda a: x.mul_(a), lambda a: x[0].mul_(a[0]),
+                  lambda a: x.__setitem__(0, a[0])):
+            with pytest.raises(RuntimeError, match="captured Tensor"):
+                M.func.grad(lambda a: (f(a), a.sum())[1])(y)
+            with pytest.raises(RuntimeError, match="captured Tensor"):
+                M.func.jvp(lambda a: (f(a), a * 1)[1], (y,), (y,))
+        with pytest.raises(RuntimeError, match="vmap"):
+            M.func.vmap(lambda a: x.clone().mul_(a))(M.stack([y, y]))
+        assert x.tolist() == [0.5, -1.0]

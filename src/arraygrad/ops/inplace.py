@@ -13,6 +13,7 @@ their history from the base when next used (`refresh_view`).
 """
 from .. import _tensor as _t
 from ..core import grad_mode
+from ..core.dispatch import born_inside
 from ..autograd.graph import Node, gradient_edge
 
 Tensor = _t.Tensor
@@ -189,11 +190,17 @@ def _apply_wrapped(self, result, name):
     lvl, rl = self._lvl, result._lvl
     if rl is not None and rl.alive and (lvl is None or rl.level > lvl.level):
         if rl.kind != "batch":
-            raise RuntimeError("During a grad (vjp, jvp, grad, etc) transform, the function "
-                               "provided attempted to call an in-place operation that would "
-                               "mutate a captured Tensor. Please instead call the out-of-place "
-                               "version of this operation (e.g. use y = x + y instead of x += y).")
-        lvl = rl    # the batch level explains why this write cannot be done
+            # a tensor created inside the transform joins its level (torch's functorch wraps
+            # every tensor made inside); one captured from outside may not change
+            for t in (self, self._base):
+                if t is not None and t._lvl is not rl and not born_inside(t, rl):
+                    raise RuntimeError(
+                        "During a grad (vjp, jvp, grad, etc) transform, the function provided "
+                        f"attempted to call an in-place operation ({name}) that would mutate a "
+                        "captured Tensor. Please instead call the out-of-place version of this "
+                        "operation (e.g. use y = x + y instead of x += y).")
+            _t.promote(self, rl)
+        lvl = rl    # (the batch level explains why its write cannot be done)
     if lvl is None:
         return apply(self, _t.lower(result), name)
     return lvl.inplace(self, result, name)
