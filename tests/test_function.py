@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 import arraygrad as ag
-from conftest import assert_close
+from conftest import assert_close, reference_torch
 
-torch = pytest.importorskip("torch")
+torch = reference_torch()
 
 
 def _x(M, *shape, seed=0, requires_grad=True, low=None):

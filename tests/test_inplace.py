@@ -3,9 +3,9 @@ import numpy as np
 import pytest
 
 import arraygrad as ag
-from conftest import assert_close, pair
+from conftest import assert_close, pair, reference_torch
 
-torch = pytest.importorskip("torch")
+torch = reference_torch()
 
 INPLACE_MSG = ("one of the variables needed for gradient computation has been modified by an "
                "inplace operation")

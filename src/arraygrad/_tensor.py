@@ -152,6 +152,11 @@ class Tensor:
         return self.grad_fn is None
 
     @property
+    def output_nr(self):
+        """Which output of its `grad_fn` this tensor is (0 for a leaf)."""
+        return self._output_nr
+
+    @property
     def data(self):
         return self.detach()
 

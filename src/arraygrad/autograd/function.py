@@ -225,9 +225,16 @@ class BackwardCFunction(Node, FunctionCtx):
                     grads[i] = zeros(shape, dtype=dtype)
         args = _grad_args(self._f_out_leaves, self._f_out_spec, grads)
         versions = _saved_versions(self)
-        result = self._user_backward()(self, *args)
+        result = _call_backward(self._forward_cls, self._user_backward(), self, args)
         _check_saved_unchanged(self, versions)
         return _validate_grads(self, result)
+
+
+def _call_backward(cls, backward, ctx, grads):
+    """The user's backward (or vjp) on the output grads, boxed as `cls.boxed_grads_call` asks."""
+    if getattr(cls, "boxed_grads_call", False):
+        return backward(ctx, list(grads))
+    return backward(ctx, *grads)
 
 
 class _DelayedError(Node):
@@ -346,6 +353,9 @@ class Function(_SingleLevelFunction):
     `backward` (or `forward` + `setup_context`), call with `.apply(...)`."""
 
     generate_vmap_rule = False
+    # True: backward(ctx, grads) gets the output gradients as one list (which it may empty
+    # as it goes, to free memory early) instead of backward(ctx, *grads)
+    boxed_grads_call = False
     # NOTE [jvp from backward] the opt-out: False gives torch's "implement jvp" error
     jvp_from_backward = True
 
@@ -945,7 +955,7 @@ def _jvp_from_backward(cls, ctx, args, out_leaves, out_spec, t_args):
         full = list(g_all)
         for i, g in zip(diff, gs):
             full[i] = g
-        res = backward(ctx, *_grad_args(is_tensor, out_spec, full))
+        res = _call_backward(cls, backward, ctx, _grad_args(is_tensor, out_spec, full))
         if not isinstance(res, tuple):
             res = (res,)
         flat = []
@@ -1171,7 +1181,7 @@ def _generated_vmap(cls, interp, flat, values, bdims, params):
             it = iter(gs)
             args = _grad_args([o is None for o in state["non_tensor"]], state["out_spec"],
                               list(it))
-            res = cls.backward(_SavedCtx(ctx, sv), *args)
+            res = _call_backward(cls, cls.backward, _SavedCtx(ctx, sv), args)
             if not isinstance(res, tuple):
                 res = (res,)
             res = tree_flatten(list(res[:n_in]))[0]

@@ -8,6 +8,7 @@ saved output of an eager node is held weakly (data strongly) so that a tensor
 and its own grad_fn form no reference cycle; it is rebuilt when needed.
 """
 import itertools
+import threading
 import weakref
 
 from .. import _tensor as _t
@@ -165,7 +166,15 @@ _NOT_SAVED = object()
 class PrimNode(Node, RuleCtx):
     """Node of a builtin primitive: its vjp rule applied to the saved values."""
 
+    _edge_pos = None    # the args that are edges, where not all are (Primitive.nondiff_inputs)
+
     def __init__(self, prim, params, args, outs, next_functions, needs, level_owned):
+        if prim.nondiff_inputs or not prim.number_edges:
+            keep = tuple(i for i, a in enumerate(args) if i not in prim.nondiff_inputs
+                         and (prim.number_edges or isinstance(a, Tensor)))
+            if len(keep) != len(args):
+                self._edge_pos = keep
+                next_functions = tuple(next_functions[i] for i in keep)
         Node.__init__(self, next_functions)
         self.prim = prim
         self.params = params
@@ -230,9 +239,24 @@ class PrimNode(Node, RuleCtx):
         params = self.params
         if callable(vjp):
             res = vjp(self, *grads, **params)
+        elif vjp is None:
+            raise _no_vjp(self.prim, None)
         else:
-            res = [f(self, *grads, **params) if need else None for f, need in zip(vjp, needs)]
-        return validate_grads(self, res)
+            res = []
+            for i, (f, need) in enumerate(zip(vjp, needs)):
+                if need and f is None:
+                    raise _no_vjp(self.prim, i)
+                res.append(f(self, *grads, **params) if need else None)
+        res = validate_grads(self, res)
+        pos = self._edge_pos
+        return res if pos is None else [res[i] for i in pos]
+
+
+def _no_vjp(prim, i):
+    which = "" if i is None else f" for input {i}"
+    return RuntimeError(f"the derivative for '{prim.name}' is not implemented: primitive "
+                        f"'{prim.name}' has no vjp rule{which} (declare vjp= in its Primitive)")
+
 
 
 def validate_grads(node, grads):
@@ -296,16 +320,24 @@ class AccumulateGrad(Node):
     def accumulate(self, g, create_graph):
         v = self.variable
         g = self.run_hooks(g)
-        if v.grad is None:
-            v.grad = g if create_graph else _fresh(g)
-        elif create_graph:
-            v.grad = v.grad + g
-        else:
-            grad = v.grad
-            grad._data += g._data if g._lvl is None else g.detach()._data
-            grad._vc[0] += 1    # an in-place add: anything that saved the old grad notices
+        with _accumulate_lock:
+            if v.grad is None:
+                v.grad = g if create_graph else _fresh(g)
+            elif create_graph:
+                v.grad = v.grad + g
+            else:
+                grad = v.grad
+                grad._data += g._data if g._lvl is None else g.detach()._data
+                grad._vc[0] += 1    # an in-place add: anything that saved the old grad notices
         for hook in v._post_accumulate_hooks or ():
             hook(v)
+
+
+# NOTE [concurrent accumulation]
+# Backward passes may run in several threads into the same leaf (torch allows it and is
+# exact). `.grad += g` is a read-modify-write (NumPy releases the GIL inside it), so every
+# accumulation into a `.grad` holds this lock; hooks run outside it.
+_accumulate_lock = threading.Lock()
 
 
 def checked_hook_result(hook, g, r):
@@ -373,12 +405,13 @@ def retain_grad_hook(t):
         if t is None or t.grad_fn is None:
             return
         create_graph = grad_mode.state.grad_enabled   # the engine runs in create_graph mode
-        if t.grad is None:
-            t.grad = g if create_graph else _fresh(g)
-        elif create_graph:
-            t.grad = t.grad + g
-        else:
-            t.grad = t.grad + g.detach()
+        with _accumulate_lock:
+            if t.grad is None:
+                t.grad = g if create_graph else _fresh(g)
+            elif create_graph:
+                t.grad = t.grad + g
+            else:
+                t.grad = t.grad + g.detach()
     hook._retains = True
     node = t.grad_fn
     if node._tensor_hooks is None:

@@ -1,5 +1,6 @@
 """Tensor creation: from data, filled, ranges, random. Nothing here records history."""
 import builtins
+import json
 
 import numpy as np
 
@@ -215,6 +216,24 @@ class _Generator:
 
     def initial_seed(self):
         return self._seed
+
+
+def get_rng_state():
+    """The global random stream's state as a uint8 tensor (for `set_rng_state`)."""
+    blob = json.dumps(default_backend().rng_state()).encode()
+    return _t.make(np.frombuffer(blob, dtype=np.uint8).copy())
+
+
+def set_rng_state(new_state):
+    if not isinstance(new_state, Tensor) or new_state.dtype is not _dt.uint8:
+        raise TypeError("set_rng_state: expected a torch.ByteTensor from get_rng_state(), got "
+                        f"{type(new_state).__name__}")
+    try:
+        state = json.loads(new_state.numpy().tobytes().decode())
+        default_backend().set_rng_state(state)
+    except (ValueError, KeyError, TypeError) as e:
+        raise RuntimeError(f"set_rng_state: the state is not one from get_rng_state() ({e})") \
+            from None
 
 
 def seed():
