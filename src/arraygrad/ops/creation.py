@@ -8,6 +8,7 @@ from .. import _device
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..backends import default_backend, backend_of
+from ..core.dispatch import born_here
 
 Tensor = _t.Tensor
 
@@ -75,7 +76,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     _device.check(device)
     if isinstance(data, Tensor) and data._lvl is not None and _t._batched(data):
         return _per_example_copy(data, dtype)
-    t = _t.make(_from_data(data, dtype, copy=True))
+    t = born_here(_t.make(_from_data(data, dtype, copy=True)))
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -116,7 +117,7 @@ def _shape(size):
 
 def _filled(fill, size, dtype, requires_grad):
     dtype = dtype or _dt.get_default_dtype()
-    t = _t.make(default_backend().xp.full(_shape(size), fill, dtype=dtype.np))
+    t = born_here(_t.make(default_backend().xp.full(_shape(size), fill, dtype=dtype.np)))
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -154,7 +155,7 @@ def _like(fill, input, dtype, requires_grad):
         chain.append(inner)
         inner = _t.lower(inner._inner)
     arr = backend_of(inner._data).xp.full(inner._data.shape, fill, dtype=dtype.np)
-    t = _t.make(arr)
+    t = born_here(_t.make(arr))
     for w in reversed(chain):
         t = w._lvl.constant_like(w, t)
     if chain:
