@@ -283,3 +283,148 @@ def test_boxed_grads_call_under_transforms():
     gxs = ag.func.vmap(ag.func.grad(f), in_dims=(0, 0))(xs, ys)
     assert gxs.tolist() == [[7.0, 9.0], [7.0, 9.0]]
     assert set(seen) == {list}
+
+
+# ----------------------------------------------------------------- saved values on nodes
+SAVED_CASES = [
+    (lambda lib, x, y, m: x * y, ["_saved_self", "_saved_other"]),
+    (lambda lib, x, y, m: x / y, ["_saved_self", "_saved_other"]),
+    (lambda lib, x, y, m: x ** 2, ["_saved_self", "_saved_exponent"]),
+    (lambda lib, x, y, m: x ** y, ["_saved_self", "_saved_exponent", "_saved_result"]),
+    (lambda lib, x, y, m: x.sin(), ["_saved_self"]),
+    (lambda lib, x, y, m: x.exp(), ["_saved_result"]),
+    (lambda lib, x, y, m: x.tanh(), ["_saved_result"]),
+    (lambda lib, x, y, m: m.std(0), ["_saved_self", "_saved_result", "_saved_dim",
+                                     "_saved_correction", "_saved_keepdim"]),
+    (lambda lib, x, y, m: m.sum(0), ["_saved_dim", "_saved_keepdim", "_saved_self_sym_sizes"]),
+    (lambda lib, x, y, m: lib.where(x > 1, x, y), ["_saved_condition"]),
+    (lambda lib, x, y, m: m.softmax(0), ["_saved_result", "_saved_dim"]),
+]
+
+
+@pytest.mark.parametrize("case", range(len(SAVED_CASES)))
+def test_saved_values_named_as_torch(torch, case):
+    make, names = SAVED_CASES[case]
+
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([3.0, 4.0], dtype=lib.float64, requires_grad=True)
+        m = lib.tensor([[1.0, 2.0], [1.0, 3.0]], dtype=lib.float64, requires_grad=True)
+        fn = make(lib, x, y, m).grad_fn
+        return fn, [getattr(fn, n) for n in names]
+    (afn, a), (tfn, t) = _both(torch, run)
+    for n, u, v in zip(names, a, t):
+        if isinstance(v, torch.Tensor):
+            assert_close(u, v, what=n)
+        else:
+            assert u == v, n
+    for n in names:
+        raw = n.replace("_saved_", "_raw_saved_")
+        if isinstance(getattr(tfn, n), torch.Tensor):
+            assert type(getattr(afn, raw)).__name__ == "SavedTensor"
+    with pytest.raises(AttributeError):
+        afn._saved_no_such_thing
+
+
+def test_saved_values_after_backward_are_freed(torch):
+    for lib in (ag, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x.sin()
+        assert y.grad_fn._saved_self is x
+        y.sum().backward()
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            y.grad_fn._saved_self
+
+
+# ----------------------------------------------------------------- saved-tensor hooks
+def _hook_program(lib, log):
+    def pack(t):
+        log.append("pack")
+        return t * 2        # a visible change: the gradient shows which value backward used
+
+    def unpack(t):
+        log.append("unpack")
+        return t
+
+    class Cube(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * x
+    x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+    with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+        y = x.sin() + x.tanh() + Cube.apply(x)
+        with lib.no_grad():
+            x.cos()             # records nothing, packs nothing
+    packs = list(log)
+    g1, = lib.autograd.grad(y.sum(), x, retain_graph=True)
+    g2, = lib.autograd.grad(y.sum(), x)
+    return packs, list(log), g1, g2
+
+
+def test_saved_tensors_hooks_pack_on_save_unpack_on_use(torch):
+    (ap, al, a1, a2), (tp, tl, t1, t2) = (_hook_program(ag, []), _hook_program(torch, []))
+    assert ap == tp == ["pack"] * 3
+    # each backward unpacks again (arraygrad's rules may unpack a value more than once)
+    assert tl.count("unpack") == 6 and al.count("unpack") >= 6
+    assert_close(a1, t1)
+    assert_close(a2, t2)
+
+
+def test_saved_tensors_hooks_nest_and_skip_the_version_check(torch):
+    def run(lib):
+        seen = []
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: ("outer", t), lambda p: p[1]):
+            with lib.autograd.graph.saved_tensors_hooks(
+                    lambda t: ("inner", t), lambda p: (seen.append(p[0]), p[1])[1]):
+                a = x * 1
+                b = a.sin()
+        a.add_(1)       # torch does not check versions of hooked saved tensors
+        g, = lib.autograd.grad(b.sum(), x)
+        return seen, g
+    (aseen, ag_), (tseen, tg) = _both(torch, run)
+    assert aseen == tseen == ["inner"]
+    assert_close(ag_, tg)
+
+
+def test_save_on_cpu_and_disable(torch):
+    def run(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        with lib.autograd.graph.save_on_cpu():
+            y = x.sin() * x
+        g, = lib.autograd.grad(y.sum(), x)
+        with lib.autograd.graph.disable_saved_tensors_hooks("not with hooks"):
+            with pytest.raises(RuntimeError, match="not with hooks"):
+                with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+                    pass
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            with pytest.raises(RuntimeError, match="not with hooks"):
+                with lib.autograd.graph.disable_saved_tensors_hooks("not with hooks"):
+                    pass
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: 3):
+            y = x.sin()
+        with pytest.raises(TypeError, match="unpack_hook expected to be a Tensor"):
+            lib.autograd.grad(y.sum(), x)
+        return g
+    a, t = _both(torch, run)
+    assert_close(a, t)
+
+
+def test_raw_saved_tensor_register_hooks(torch):
+    def run(lib):
+        log = []
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = x.sin()
+        y.grad_fn._raw_saved_self.register_hooks(
+            lambda t: (log.append(t.requires_grad), t * 2)[1], lambda t: t)
+        g, = lib.autograd.grad(y.sum(), x)
+        return log, g
+    (al, a), (tl, t) = _both(torch, run)
+    assert al == tl == [False]
+    assert_close(a, t)
