@@ -428,3 +428,63 @@ def test_raw_saved_tensor_register_hooks(torch):
     (al, a), (tl, t) = _both(torch, run)
     assert al == tl == [False]
     assert_close(a, t)
+
+
+# ----------------------------------------------------------------- anomaly mode
+def _nan_function(lib):
+    class NanGrad(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * float("nan")
+    return NanGrad
+
+
+def test_detect_anomaly_names_the_node_and_shows_the_forward_line(torch):
+    for lib in (ag, torch):
+        NanGrad = _nan_function(lib)
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        with pytest.warns(UserWarning) as record:
+            with lib.autograd.detect_anomaly():
+                y = NanGrad.apply(x).exp()   # THE_FORWARD_LINE
+                with pytest.raises(RuntimeError, match=r"Function 'NanGradBackward' returned nan "
+                                                       r"values in its 0th output\."):
+                    y.sum().backward()
+        msgs = [str(w.message) for w in record]
+        assert msgs[0].startswith("Anomaly Detection has been enabled")
+        err = [m for m in msgs if m.startswith("Error detected in NanGradBackward")]
+        assert len(err) == 1 and "THE_FORWARD_LINE" in err[0]
+        assert "traceback_" in y.grad_fn.metadata
+        assert not lib.is_anomaly_enabled()
+
+
+def test_anomaly_without_check_nan_lets_nan_through_but_reports_errors(torch):
+    for lib in (ag, torch):
+        NanGrad = _nan_function(lib)
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        with lib.autograd.set_detect_anomaly(True, check_nan=False):
+            assert lib.is_anomaly_enabled() and not lib.is_anomaly_check_nan_enabled()
+            NanGrad.apply(x).sum().backward()
+            assert np.isnan(x.grad.numpy()).all()
+
+            class Boom(lib.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return x * 1
+
+                @staticmethod
+                def backward(ctx, g):
+                    raise ValueError("boom")
+            y = Boom.apply(x)      # BOOM_LINE
+            with pytest.warns(UserWarning, match="Error detected in BoomBackward(.|\\n)*BOOM_LINE"):
+                with pytest.raises(ValueError, match="boom"):
+                    y.sum().backward()
+        assert not lib.is_anomaly_enabled() and lib.is_anomaly_check_nan_enabled()
+        lib.autograd.set_detect_anomaly(True)
+        assert lib.is_anomaly_enabled()
+        lib.autograd.set_detect_anomaly(False)
+        assert not lib.is_anomaly_enabled()
+        assert "traceback_" not in (x * 2).grad_fn.metadata

@@ -15,6 +15,7 @@ from .. import _tensor as _t
 from .._tensor import Tensor
 from ..dtypes import _FROM_NP
 from ..core import grad_mode
+from .anomaly_mode import state as anomaly, forward_stack
 
 _seq = itertools.count()
 
@@ -188,6 +189,8 @@ class Node:
     def __init__(self, next_functions=()):
         self.next_functions = next_functions
         self._seq = next(_seq)
+        if anomaly.enabled:
+            self.metadata["traceback_"] = forward_stack()
 
     @property
     def metadata(self):
