@@ -488,3 +488,42 @@ def test_anomaly_without_check_nan_lets_nan_through_but_reports_errors(torch):
         lib.autograd.set_detect_anomaly(False)
         assert not lib.is_anomaly_enabled()
         assert "traceback_" not in (x * 2).grad_fn.metadata
+
+
+# ----------------------------------------------------------------- gradgradcheck fwd-over-rev
+def _sin_with_cos_jvp(sign):
+    """sin whose backward uses a cos primitive with a correct vjp and a jvp of sign `sign`."""
+    from arraygrad.core.dispatch import Primitive
+    cos = Primitive("cos_probe", lambda xp, x: xp.cos(x),
+                    vjp=(lambda ctx, g: -g * ctx.x.sin(),),
+                    jvp=(lambda ctx, t: -sign * t * ctx.x.sin(),))
+    return Primitive("sin_probe", lambda xp, x: xp.sin(x),
+                     vjp=(lambda ctx, g: g * cos(ctx.x),), jvp=(lambda ctx, t: t * cos(ctx.x),))
+
+
+def test_gradgradcheck_fwd_over_rev_matches_torch(torch):
+    def f(lib):
+        return lambda x, y: (x.sin() * y, (x * y).exp(), x.std(0))
+    for lib in (ag, torch):
+        x = lib.tensor([0.5, 1.2, -0.3], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([0.3, -1.2, 0.7], dtype=lib.float64, requires_grad=True)
+        assert lib.autograd.gradgradcheck(f(lib), (x, y), check_fwd_over_rev=True)
+        assert lib.autograd.gradgradcheck(f(lib), (x, y), check_fwd_over_rev=True,
+                                          check_rev_over_rev=False, check_undefined_grad=False)
+        with pytest.raises(AssertionError, match="requires check_rev_over_rev"):
+            lib.autograd.gradgradcheck(f(lib), (x, y), check_fwd_over_rev=True,
+                                       check_rev_over_rev=False, check_undefined_grad=True)
+        with pytest.raises(AssertionError, match="Expected at least one"):
+            lib.autograd.gradgradcheck(f(lib), (x, y), check_rev_over_rev=False,
+                                       check_undefined_grad=False)
+
+
+def test_gradgradcheck_fwd_over_rev_catches_a_wrong_jvp_in_a_backward():
+    x = ag.tensor([0.5, 1.2], dtype=ag.float64, requires_grad=True)
+    good, bad = _sin_with_cos_jvp(1), _sin_with_cos_jvp(-1)
+    assert ag.autograd.gradgradcheck(good, (x,), check_fwd_over_rev=True)
+    assert ag.autograd.gradgradcheck(bad, (x,))          # reverse-over-reverse cannot see it
+    with pytest.raises(ag.autograd.GradcheckError, match="forward AD"):
+        ag.autograd.gradgradcheck(bad, (x,), check_fwd_over_rev=True)
+    assert not ag.autograd.gradgradcheck(bad, (x,), check_fwd_over_rev=True,
+                                         raise_exception=False)
