@@ -527,3 +527,25 @@ def test_gradgradcheck_fwd_over_rev_catches_a_wrong_jvp_in_a_backward():
         ag.autograd.gradgradcheck(bad, (x,), check_fwd_over_rev=True)
     assert not ag.autograd.gradgradcheck(bad, (x,), check_fwd_over_rev=True,
                                          raise_exception=False)
+
+
+@pytest.mark.parametrize("register", [False, True], ids=["context", "register_hooks"])
+def test_hooked_saved_tensors_keep_their_history_for_double_backward(torch, register):
+    def run(lib):
+        pack, unpack = (lambda t: t.detach().numpy().copy()), lib.from_numpy
+        x = lib.tensor([0.5, 1.2], dtype=lib.float64, requires_grad=True)
+        if register:
+            y = x.sin()
+            y.grad_fn._raw_saved_self.register_hooks(pack, unpack)
+            z = x.exp()
+            z.grad_fn._raw_saved_result.register_hooks(pack, unpack)
+        else:
+            with lib.autograd.graph.saved_tensors_hooks(pack, unpack):
+                y = (x * x).sin()     # a saved non-leaf input, a saved leaf
+                z = x.exp()           # a saved output
+        g, = lib.autograd.grad(y.sum() + z.sum(), x, create_graph=True)
+        gg, = lib.autograd.grad(g.sum(), x)
+        return g, gg
+    a, t = _both(torch, run)
+    assert_close(a[0], t[0])
+    assert_close(a[1], t[1])

@@ -33,13 +33,14 @@ class SavedTensor:
     `pack` returned and `unpack` rebuilds the tensor; as in torch there is then no
     version check (the hooks own the value).
     """
-    __slots__ = ("value", "version", "ref", "out_nr", "hooks")
+    __slots__ = ("value", "version", "ref", "out_nr", "hooks", "edge")
 
     def __init__(self, value, owner_is_output=False, out_nr=0, hooks=None):
         self.out_nr = out_nr
         self.hooks = hooks
         if hooks is not None:
             self.ref = self.version = None
+            self.edge = _history(value, owner_is_output)
             self.value = _run_pack(hooks[0], value)
             return
         self.version = value._version[0]
@@ -61,6 +62,9 @@ class SavedTensor:
         if self.ref is not None:
             t = self.ref()
             t = _t.make(self.value) if t is None else t
+            self.edge = True
+        else:
+            self.edge = _history(t, False)
         self.value = _run_pack(pack_hook, t.detach())
         self.hooks = (pack_hook, unpack_hook)
         self.ref = self.version = None
@@ -72,7 +76,25 @@ class SavedTensor:
             if not isinstance(v, Tensor):
                 raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
                                 f"got result of type {type(v).__name__}")
+            return self._reattach(v, node)
+        return self._checked(v, node)
+
+    def _reattach(self, v, node):
+        """The unpacked value with the saved tensor's history (as torch: double backward
+        through a hooked saved tensor reaches what the original depended on)."""
+        edge = self.edge
+        if edge is None or v._lvl is not None:
             return v
+        t = _t.make(v._data, True)
+        if edge is True:                    # a saved output: its node is `node`
+            t.grad_fn, t._output_nr = node, self.out_nr
+        elif isinstance(edge, AccumulateGrad):
+            t._accum = weakref.ref(edge)
+        else:
+            t.grad_fn, t._output_nr = edge
+        return t
+
+    def _checked(self, v, node):
         if self.ref is not None:
             t = self.ref()
             if t is None:
@@ -91,6 +113,16 @@ class SavedTensor:
                 f"{v._version[0]}; expected version {self.version} instead. Hint: clone the "
                 "tensor before modifying it in place, or modify a copy.")
         return v
+
+
+def _history(t, is_output):
+    """What a hooked saved tensor must reattach on unpack: True for an output of the
+    saving node, (grad_fn, output_nr), a leaf's AccumulateGrad, or None (no history)."""
+    if is_output:
+        return True
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    return accumulator(t) if t._requires_grad else None
 
 
 # ----------------------------------------------------------------- saved-tensor hooks
