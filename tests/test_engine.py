@@ -5,9 +5,9 @@ import pytest
 import arraygrad as ag
 from arraygrad.autograd import engine
 from arraygrad.autograd.graph import Node, AccumulateGrad
-from conftest import assert_close, pair
+from conftest import assert_close, pair, reference_torch
 
-torch = pytest.importorskip("torch")
+torch = reference_torch()
 
 
 def _names(fn, depth=6):

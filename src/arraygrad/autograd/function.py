@@ -467,7 +467,7 @@ def _needs_input_grad(args, requires):
 def _alias(t):
     """A new tensor sharing `t`'s memory and version counter (torch's view_as(t))."""
     a = _t.make(t._data)
-    a._version = t._version
+    a._vc = t._vc
     a._base = t if t._base is None else t._base
     return a
 
@@ -517,7 +517,7 @@ def _eager_call(cls, flat, params):
             new_leaves.append(o)
             continue
         if id(o) in dirty:
-            o._version[0] += 1
+            o._vc[0] += 1
             r = o
         elif id(o) in in_ids:
             r = _alias(o)
@@ -718,7 +718,7 @@ def _lint_attrs(ctx, io_ids):
                 _lint(f"{name}: ctx.{attr} holds {what}; save it with ctx.save_for_backward(...) "
                       "instead, so that in-place changes are caught and the graph is not kept "
                       "alive")
-            versions[id(t)] = (attr, t, t._version[0])
+            versions[id(t)] = (attr, t, t._vc[0])
     if versions:
         ctx._f_attr_versions = versions
 
@@ -739,9 +739,9 @@ def _check_attr_versions(ctx):
     if not versions:
         return
     for attr, t, v in versions.values():
-        if t._version[0] != v:
+        if t._vc[0] != v:
             _lint(f"{ctx.name()}: the tensor in ctx.{attr} was modified in place after forward "
-                  f"(version {v} -> {t._version[0]}); backward would read the new values. Save "
+                  f"(version {v} -> {t._vc[0]}); backward would read the new values. Save "
                   "it with ctx.save_for_backward(...) to get an error, or clone it in forward")
 
 
@@ -749,14 +749,14 @@ def _saved_versions(ctx):
     saved = ctx._f_saved
     if not saved:
         return None
-    return [None if s is None else s.value._version[0] if s.ref is None else None for s in saved]
+    return [None if s is None else s.value._vc[0] if s.ref is None else None for s in saved]
 
 
 def _check_saved_unchanged(ctx, versions):
     if not versions or not ctx._f_saved:
         return
     for i, (s, v) in enumerate(zip(ctx._f_saved, versions)):
-        if v is not None and s.value._version[0] != v:
+        if v is not None and s.value._vc[0] != v:
             _lint(f"{ctx.name()}: backward modified saved tensor {i} in place; a later backward "
                   "through this graph (retain_graph=True) will fail or be wrong. Use out-of-place "
                   "ops on saved tensors")

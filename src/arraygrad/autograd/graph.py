@@ -43,7 +43,7 @@ class SavedTensor:
             self.edge = _history(value, owner_is_output)
             self.value = _run_pack(hooks[0], value)
             return
-        self.version = value._version[0]
+        self.version = value._vc[0]
         if owner_is_output:
             self.ref = weakref.ref(value)
             self.value = value._data
@@ -101,16 +101,16 @@ class SavedTensor:
                 t = _t.make(v, True)
                 t.grad_fn = node
                 t._output_nr = self.out_nr
-                t._version = [self.version]
+                t._vc = [self.version]
             v = t
-        if self.version is not None and v._version[0] != self.version:
+        if self.version is not None and v._vc[0] != self.version:
             shape = list(v.shape)
             whose = (f"output {self.out_nr} of {node.name()}" if self.ref is not None
                      else f"an input of {node.name()}")
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: [{v.dtype} {shape}], which is {whose}, is at version "
-                f"{v._version[0]}; expected version {self.version} instead. Hint: clone the "
+                f"{v._vc[0]}; expected version {self.version} instead. Hint: clone the "
                 "tensor before modifying it in place, or modify a copy.")
         return v
 
@@ -503,7 +503,7 @@ class AccumulateGrad(Node):
             else:
                 grad = v.grad
                 grad._data += g._data if g._lvl is None else g.detach()._data
-                grad._version[0] += 1    # an in-place add: whatever saved the old grad notices
+                grad._vc[0] += 1    # an in-place add: whatever saved the old grad notices
         for hook in v._post_accumulate_hooks or ():
             hook(v)
 
@@ -545,7 +545,7 @@ def accumulator(t):
 
 
 def gradient_edge(t):
-    if t._base is not None and t._version[0] != t._view_version:
+    if t._base is not None and t._vc[0] != t._view_version:
         from ..ops.inplace import refresh_view
         refresh_view(t)
     if t.grad_fn is not None:

@@ -105,6 +105,10 @@ class Interpreter:
     def shape_of(self, t):
         return t._inner.shape
 
+    def constant_like(self, t, inner):
+        """A tensor of this level around `inner` laid out as `t`, with no derivative here."""
+        return _t.wrap(inner, self)
+
     def inplace(self, t, result):
         raise NotImplementedError(f"in-place operations on tensors inside {self.kind} are not "
                                   "supported yet; use the out-of-place op")
