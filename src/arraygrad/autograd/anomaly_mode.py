@@ -93,7 +93,8 @@ def apply_checked(node, apply, buf):
         grads = apply(node, buf)
         if state.check_nan:
             for i, g in enumerate(grads):
-                if g is not None and bool(g.isnan().any()):
+                # plain gradients only: a transform's (batched) gradients have no one value
+                if g is not None and g._lvl is None and bool(g.isnan().any()):
                     raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
                                        f"{i}th output.")
     except Exception:
