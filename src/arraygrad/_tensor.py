@@ -281,8 +281,6 @@ class Tensor:
             extra.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self._requires_grad:
             extra.append("requires_grad=True")
-        if "_is_param" in self.__dict__:
-            return "Parameter containing:\n" + tensor_repr(self, data, extra)
         return tensor_repr(self, data, extra)
 
     __str__ = __repr__
@@ -293,21 +291,25 @@ class Tensor:
         return iter(self.unbind(0))
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (self.detach().numpy(), self._requires_grad, "_is_param" in self.__dict__))
+        return (_rebuild, (self.detach().numpy(), self._requires_grad))
 
     def __deepcopy__(self, memo):
-        out = self.detach().clone().requires_grad_(self._requires_grad) if self.is_leaf else self.clone()
-        if "_is_param" in self.__dict__:    # nn.Parameter stays a Parameter
-            out._is_param = True
+        """A new leaf with copies of the data and of `.grad`; only leaves can be copied (torch)."""
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                               "the deepcopy protocol at the moment.  If you were attempting to "
+                               "deepcopy a module, this may be because of a "
+                               "torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        out = self.detach().clone().requires_grad_(self._requires_grad)
         memo[id(self)] = out
+        if self._grad is not None:
+            out._grad = self._grad.__deepcopy__(memo)
         return out
 
 
-def _rebuild(array, requires_grad, is_param=False):
-    t = make(array.copy(), requires_grad)
-    if is_param:
-        t._is_param = True
-    return t
+def _rebuild(array, requires_grad):
+    return make(array.copy(), requires_grad)
 
 
 def _batched(t):
