@@ -387,8 +387,8 @@ def _check_gradcheck(p, mode):
         if diagnosis is None and ms:
             diagnosis = _jacobian_diagnosis(p, mode if mode == "gradcheck" else "gradgradcheck",
                                             ms)
-        return ModeResult(mode, FAILED, f"GradcheckError: {str(e).splitlines()[0]}", diagnosis,
-                          ms)
+        first = str(e).splitlines()[0].rstrip(",")
+        return ModeResult(mode, FAILED, f"GradcheckError: {first}", diagnosis, ms)
     return ModeResult(mode, PASSED)
 
 
