@@ -93,7 +93,10 @@ def test_seed_numpy_sort_vmap_backward_bug_is_an_error():
     assert report["vmap"].status == "passed"
     for mode in ("backward", "grad", "vmap_grad", "jvp_vs_backward"):
         assert report[mode].status == "error"
-        assert report[mode].message == "NameError: name 'ind_inv' is not defined"
+        assert report[mode].message == ("NameError: name 'ind_inv' is not defined (raised at "
+                                        "s004_numpy_sort_vmap.py:39 in backward)")
+    assert report["jacfwd"].status == "error"      # deriving a jvp from that backward fails
+    assert report["jacfwd"].message.endswith("(raised at s004_numpy_sort_vmap.py:39 in backward)")
 
 
 def test_scaled_activation_forward_ctx_style_is_not_supported_under_transforms():
@@ -337,7 +340,19 @@ def test_error_status_for_an_unexpected_exception():
         def backward(ctx, g):
             raise ValueError("boom")
     r = check_function(Raises, _x(2), modes=["backward"], raise_on_failure=False)
-    assert r["backward"].status == "error" and r["backward"].message == "ValueError: boom"
+    assert r["backward"].status == "error"
+    assert r["backward"].message.startswith("ValueError: boom (raised at test_check_function.py:")
+
+
+def test_no_jvp_and_no_derivation_is_not_supported():
+    class NoJvp(ExpSavesOutput):
+        jvp_from_backward = False
+    r = check_function(NoJvp, _x(2), modes=["forward_ad", "jvp", "jacfwd", "backward"])
+    assert r.passed and r["backward"].status == "passed"
+    for mode in ("forward_ad", "jvp", "jacfwd"):
+        assert r[mode].status == "not supported"
+        assert r[mode].message == ("NotImplementedError: You must implement the jvp function "
+                                   "for custom autograd.Function to use it with forward mode AD.")
 
 
 # ----------------------------------------------------------------- picture and HTML

@@ -21,7 +21,8 @@ their own diagnosis. A mode that raises the error for something the Function
 does not declare (setup_context for transforms, a jvp, a vmap rule) is "not
 supported", with that error as the user would get it.
 """
-import itertools
+import os
+import traceback
 import warnings
 
 import numpy as np
@@ -252,11 +253,29 @@ _UNSUPPORTED = {"setup_context": ("must override the setup_context staticmethod"
 
 def _from_exception(p, mode, e):
     msg = f"{type(e).__name__}: {e}"
-    claims = _claims(p.fn)
-    if any(c not in claims and any(s in msg for s in signs) for c, signs in _UNSUPPORTED.items()):
+    if _unsupported(p, e):
         return ModeResult(mode, NOT_SUPPORTED, msg)
     diagnosis = _error_diagnosis(p, str(e))
+    if diagnosis is None:
+        root = e
+        while root.__cause__ is not None:
+            root = root.__cause__
+        where = traceback.extract_tb(root.__traceback__)[-1]
+        msg += f" (raised at {os.path.basename(where.filename)}:{where.lineno} in {where.name})"
     return ModeResult(mode, FAILED if diagnosis else ERROR, msg, diagnosis)
+
+
+def _unsupported(p, e):
+    """Whether `e` is the error for something the Function does not declare; a jvp
+    derived from backward that failed for another reason is that other error."""
+    claims = _claims(p.fn)
+    msg = str(e)
+    for c, signs in _UNSUPPORTED.items():
+        if c not in claims and any(s in msg for s in signs):
+            if "has no jvp staticmethod" in msg and e.__cause__ is not None:
+                return _unsupported(p, e.__cause__)
+            return True
+    return False
 
 
 def _error_diagnosis(p, text):
