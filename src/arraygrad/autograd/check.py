@@ -328,6 +328,11 @@ def _second_order_names(p):
             [tuple(x.shape) for x in p.xs])
 
 
+def _second_order_reference(p):
+    return ("finite differences of the gradient" if p.reference is None else
+            "finite differences of the reference's gradient")
+
+
 def _rule(p, mode):
     if mode in _FORWARD or mode == "hessian":
         return "jvp" if "jvp" in _claims(p.fn) else "the jvp derived from backward"
@@ -338,7 +343,7 @@ def _jacobian_diagnosis(p, mode, ms):
     m = ms[0]
     e, g, bad = m.expected, m.got, m.bad
     rule = _rule(p, mode)
-    if mode in _SECOND_ORDER + ("grad_grad",) and not np.any(g) and np.any(e):
+    if mode in _SECOND_ORDER and not np.any(g) and np.any(e):
         return "not differentiable twice: " + _twice_reason(p)
     if e.shape[0] == e.shape[1] and e.shape[0] > 1 and \
             not np.allclose(e, e.T, rtol=p.rtol, atol=p.atol) and \
@@ -393,7 +398,8 @@ def _check_double_backward(p, mode):
     gs = engine.grad([p.scalar(*xs)], xs, create_graph=True, allow_unused=True,
                      materialize_grads=True)
     return _result(p, mode, p.hessian(), _rows(gs, xs, create_graph=False),
-                   _second_order_names(p))
+                   _second_order_names(p),
+                   exp_name=_second_order_reference(p))
 
 
 def _check_gradcheck(p, mode):
@@ -484,7 +490,8 @@ def _check_hessian(p, mode):
     res = _func.hessian(p.scalar, argnums=tuple(range(len(xs))))(*xs)
     got = [[_np(res[a][i]).reshape(xs[a].numel(), -1).T for i in range(len(xs))]
            for a in range(len(xs))]
-    return _result(p, mode, p.hessian(), got, _second_order_names(p))
+    return _result(p, mode, p.hessian(), got, _second_order_names(p),
+                   exp_name=_second_order_reference(p))
 
 
 def _check_grad_grad(p, mode):
@@ -497,7 +504,8 @@ def _check_grad_grad(p, mode):
         gg = _func.grad(lambda *z: (inner(*z)[a] * v).sum(), argnums=argnums)(*xs)
         for i, g in enumerate(gg):
             got[a][i][:, j] = _np(g).reshape(-1)
-    return _result(p, mode, p.hessian(), got, _second_order_names(p))
+    return _result(p, mode, p.hessian(), got, _second_order_names(p),
+                   exp_name=_second_order_reference(p))
 
 
 def _check_jvp_vs_backward(p, mode):
