@@ -290,7 +290,8 @@ BROKEN = {
                              "gradgradcheck": "backward is marked @once_differentiable",
                              "grad_grad": "backward is marked @once_differentiable"}),
     "state_on_ctx": (StateOnCtx, lambda: (_x(4),),
-                     {"grad": "state on ctx", "backward": "(StateOnCtx: ctx.x holds an input or output)"}),
+                     {"grad": "state on ctx",
+                      "backward": "(StateOnCtx: ctx.x holds an input or output)"}),
 }
 
 
