@@ -101,7 +101,8 @@ class ModeResult:
 
 
 class CheckReport:
-    """The rows of one check; `str()` is a table, `plot()` a picture, `passed` the verdict."""
+    """The rows of one check; `str()` is a table, `plot()` a picture, `passed` (also its
+    truth value) the verdict."""
 
     def __init__(self, title, results):
         self.title = title
@@ -130,7 +131,8 @@ class CheckReport:
         return len(self.results)
 
     def __bool__(self):
-        return True
+        """`assert check_function(...)` reads like `assert gradcheck(...)`."""
+        return self.passed
 
     def __str__(self):
         width = max([len(r.mode) for r in self.results] + [4])
