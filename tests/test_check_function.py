@@ -2,6 +2,7 @@
 broken Functions is each caught by the right mode with the right diagnosis; the report's
 table, picture and HTML; the command line; GradcheckError.report; graph drawing."""
 import contextlib
+import importlib.util
 import io
 import pathlib
 import runpy
@@ -389,7 +390,7 @@ def test_gradcheck_error_report_plot(tmp_path):
 
 # ----------------------------------------------------------------- command line
 def _cli(*args, cwd):
-    env = {"PYTHONPATH": f"{ROOT / 'src'}:{cwd}", "PATH": "/usr/bin:/bin"}
+    env = {"PYTHONPATH": f"{ROOT / 'src'}:{cwd}", "PATH": "/usr/bin:/bin", "MPLBACKEND": "Agg"}
     return subprocess.run([sys.executable, "-m", "arraygrad.check", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
 
@@ -410,15 +411,20 @@ def test_cli_exit_status_and_output(tmp_path):
         "class Bad(Good):\n"
         "    @staticmethod\n"
         "    def backward(ctx, g):\n"
-        "        x, = ctx.saved_tensors\n        return -g * x.cos() * ctx.k, None\n")
-    ok = _cli("myfns:Good", "--inputs", "randn(3, 4)", "2.0", cwd=tmp_path)
+        "        x, = ctx.saved_tensors\n        return -g * x.cos() * ctx.k, None\n"
+        "def reference(x, k):\n    return x.sin() * k\n")
+    ok = _cli("myfns.py:Good", "--inputs", "randn(3, 4)", "2.0", "--reference", "myfns:reference",
+              cwd=tmp_path)
     assert ok.returncode == 0, ok.stdout + ok.stderr
     assert "check_function(Good(float32[3, 4], 2.0))" in ok.stdout
+    assert "\nvalues  " in ok.stdout and "\njacfwd  " in ok.stdout
     assert "result: passed" in ok.stdout and ok.stderr == ""
     bad = _cli("myfns:Bad", "--inputs", "randn(3, 4)", "2.0", "--modes", "backward", "vmap",
-               cwd=tmp_path)
+               "--plot", "bad.png", cwd=tmp_path)
     assert bad.returncode == 1
     assert "sign error" in bad.stdout and "result: FAILED (1 of 2 modes)" in bad.stdout
+    if importlib.util.find_spec("matplotlib") is not None:
+        assert (tmp_path / "bad.png").stat().st_size > 1000
     missing = _cli("myfns:Nope", "--inputs", "randn(3)", cwd=tmp_path)
     assert missing.returncode == 2 and "module 'myfns' has no Function 'Nope'" in missing.stderr
     bad_input = _cli("myfns:Good", "--inputs", "randn(3", cwd=tmp_path)
