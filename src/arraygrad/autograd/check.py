@@ -111,15 +111,15 @@ class _Problem:
         self.in_names = [names[j] for j in self.diff_pos]
         self.signature = f"{fn.__name__}({', '.join(_describe(a) for a in inputs)})"
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            xs = self.leaves()
-            out_leaves = tree_flatten(self.apply(fn, xs))[0]
+            warnings.simplefilter("ignore")     # the modes report what this run would warn
+            out = self.apply(fn, self.leaves())
+        out_leaves = tree_flatten(out)[0]
         self.out_pos = [k for k, o in enumerate(out_leaves) if isinstance(o, Tensor) and
                         o.dtype.is_floating_point and o.requires_grad]
         if not self.out_pos:
             raise ValueError(f"check_function({fn.__name__}): no output is differentiable (a "
                              "floating-point tensor that requires grad) at these inputs")
-        out_names = _leaf_names(self.apply(fn, self.xs), "output")
+        out_names = _leaf_names(out, "output")
         self.out_names = [out_names[k] for k in self.out_pos]
         self.out_shapes = [tuple(out_leaves[k].shape) for k in self.out_pos]
         self.ws = [self.randn(s) for s in self.out_shapes]
@@ -152,7 +152,7 @@ class _Problem:
     def jacobian(self):
         if "J" not in self._ref:
             if self.reference is None:
-                xs = self.leaves()
+                xs = [x.detach() for x in self.xs]
                 self._ref["J"] = _numerical(self.call, xs, xs, list(self.call(*xs)), self.eps)
             else:
                 xs = self.leaves()
@@ -178,7 +178,7 @@ class _Problem:
 
 
 def _leaf_names(tree, what):
-    """'input 0', 'input 1[2]'...: a name per leaf, by positional argument."""
+    """'input 0', 'input 1.2' (leaf 2 of a container argument)...: a name per leaf."""
     if not isinstance(tree, tuple):
         tree = (tree,)
     names = []
