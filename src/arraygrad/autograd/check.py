@@ -300,8 +300,7 @@ def _twice_reason(p):
             ".detach(), no_grad or .data inside backward?)")
 
 
-def _result(p, mode, expected, got, names, what="", exp_name=None, got_name="got",
-            diagnose=None):
+def _result(p, mode, expected, got, names, exp_name=None, got_name="got", diagnose=None):
     """Compare Jacobian-like blocks [k][i] (numel in i, numel k): passed or failed."""
     rows_names, col_names, row_shapes, col_shapes = names
     ms = []
@@ -309,7 +308,7 @@ def _result(p, mode, expected, got, names, what="", exp_name=None, got_name="got
         for i in range(len(expected[k])):
             e, g = expected[k][i], got[k][i]
             if not np.allclose(g, e, rtol=p.rtol, atol=p.atol):
-                ms.append(Mismatch(f"{what}{col_names[k]} w.r.t. {rows_names[i]}", e, g,
+                ms.append(Mismatch(f"{col_names[k]} w.r.t. {rows_names[i]}", e, g,
                                    rows_names[i], row_shapes[i], col_names[k], col_shapes[k],
                                    p.atol, p.rtol, exp_name or p.expected_name(), got_name))
     if not ms:
