@@ -6,7 +6,7 @@ import pytest
 
 import arraygrad as ag
 from conftest import assert_close
-from op_db import OPS
+from op_db import OPS, CONV_POOL_NAMED_DIFFERENTLY
 
 torch = pytest.importorskip("torch")
 
@@ -148,7 +148,7 @@ NAMED_DIFFERENTLY = set("""
     contiguous getitem_mixed index_select masked_fill masked_select take scatter_add
     addcdiv addcmul hypot index_add index_fill lerp logaddexp logit meshgrid_ij scatter_src
     scatter_value sort std_mean sum_to_size topk tril triu var_mean xlogy tensordot kron cross
-    diff cumprod""".split())
+    diff cumprod""".split()) | CONV_POOL_NAMED_DIFFERENTLY
 
 
 @pytest.mark.parametrize("op,sample", _cases(OPS, lambda op: op.grad and
