@@ -138,13 +138,19 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
 
 def _like(fill, input, dtype, requires_grad):
     dtype = dtype or input.dtype
-    if input._lvl is not None:
-        # inside a transform: build from the value so the wrapper level is kept
-        from .elementwise import convert
-        z = input * 0 if fill == 0 else input * 0 + fill
-        return convert(z.detach(), dtype)
-    arr = backend_of(input._data).xp.full(input._data.shape, fill, dtype=dtype.np)
+    # inside a transform: a new array wrapped as `input` is (same levels and batch dims,
+    # no derivative), so it is batched where input is and can be written per example
+    chain = []
+    inner = _t.lower(input)
+    while inner._lvl is not None:
+        chain.append(inner)
+        inner = _t.lower(inner._inner)
+    arr = backend_of(inner._data).xp.full(inner._data.shape, fill, dtype=dtype.np)
     t = _t.make(arr)
+    for w in reversed(chain):
+        t = w._lvl.constant_like(w, t)
+    if chain:
+        return t
     if requires_grad:
         t.requires_grad_(True)
     return t

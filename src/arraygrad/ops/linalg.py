@@ -1,6 +1,7 @@
 """Matrix products. One primitive, `matmul` on >=2-d operands; vectors are reshaped."""
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
+from ..backends import silent
 from ._rules import to_front
 from .elementwise import promote
 
@@ -11,6 +12,7 @@ def _mT(x):
     return x.transpose(-1, -2)
 
 
+@silent
 def _matmul_impl(xp, x, y):
     return xp.matmul(x, y)
 

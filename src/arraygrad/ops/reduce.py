@@ -5,10 +5,24 @@ from collections import namedtuple
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
+from ..backends import silent
 from ._rules import to_front
 from .elementwise import convert, exp, where, log
 
 Tensor = _t.Tensor
+
+
+# NOTE [accumulation]
+# torch accumulates float16 reductions and softmax in float32 and cumulative sums in
+# double on CPU; NumPy would accumulate in the input's own type (1% off for a float32
+# cumsum of 10^6 terms, overflow in float16). Impls pass these wider dtypes.
+def _acc(x):
+    """Accumulation dtype of a sum over `x` (None: its own)."""
+    return "float32" if x.dtype.name == "float16" else None
+
+
+def _cum_acc(x):
+    return "float64" if x.dtype.kind == "f" else None
 
 
 def _dims(dim, ndim):
@@ -56,8 +70,12 @@ def _overload_name(base):
     return name
 
 
+def _sum_impl(xp, x, dims, keepdim):
+    return xp.sum(x, axis=dims, keepdims=keepdim, dtype=_acc(x)).astype(x.dtype, copy=False)
+
+
 _sum = Primitive(
-    "sum", lambda xp, x, dims, keepdim: xp.sum(x, axis=dims, keepdims=keepdim), save=(),
+    "sum", silent(_sum_impl), save=(),
     node_name=_overload_name("Sum"),
     vjp=(lambda ctx, g, dims, keepdim: _unreduce(g, ctx.shapes[0], dims, keepdim),),
     jvp=(lambda ctx, t, dims, keepdim: _sum(t, dims=dims, keepdim=keepdim),))
@@ -79,8 +97,14 @@ def _count(shape, dims):
     return n
 
 
+def _mean_impl(xp, x, dims, keepdim):
+    # sum / count: the mean of nothing is nan, as torch, without NumPy's "empty slice" warning
+    s = xp.sum(x, axis=dims, keepdims=keepdim, dtype=_acc(x))
+    return (s / s.dtype.type(_count(x.shape, dims))).astype(x.dtype, copy=False)
+
+
 _mean = Primitive(
-    "mean", lambda xp, x, dims, keepdim: xp.mean(x, axis=dims, keepdims=keepdim), save=(),
+    "mean", silent(_mean_impl), save=(),
     node_name=_overload_name("Mean"),
     vjp=(lambda ctx, g, dims, keepdim:
          _unreduce(g, ctx.shapes[0], dims, keepdim) / _count(ctx.shapes[0], dims),),
@@ -143,39 +167,44 @@ def _prod_jvp(ctx, t, dims, keepdim):
     return _sum(d * t, dims=dims, keepdim=keepdim)
 
 
-_prod = Primitive("prod", lambda xp, x, dims, keepdim: xp.prod(x, axis=dims, keepdims=keepdim),
+_prod = Primitive("prod", silent(lambda xp, x, dims, keepdim: xp.prod(x, axis=dims, keepdims=keepdim)),
                   save_output=True, vjp=(_prod_grad,), node_name=_overload_name("Prod"),
                   jvp=(_prod_jvp,))
 _prod.batch = _reduce_batch(_prod)
 
 
 # ----------------------------------------------------------------- amax / amin / max / min
-def _even_share(ctx, g, dims, keepdim):
-    """Cotangent of amax/amin: shared evenly among the tied extremal entries."""
-    x = ctx.x
-    out = _unreduce(ctx.out, ctx.shapes[0], dims, keepdim)
-    mask = convert(x == out, g.dtype)
-    return _unreduce(g, ctx.shapes[0], dims, keepdim) * mask / _sum(mask, dims=dims, keepdim=True)
+def _share(x, out, g, dims, keepdim):
+    """Cotangent of an extremum `out` of `x`: shared evenly among the tied extremal entries."""
+    shape = x.shape
+    mask = convert(x == _unreduce(out, shape, dims, keepdim), g.dtype)
+    return _unreduce(g, shape, dims, keepdim) * mask / _sum(mask, dims=dims, keepdim=True)
 
 
-def _even_share_jvp(ctx, t, dims, keepdim):
-    x = ctx.x
-    out = _unreduce(ctx.out, ctx.shapes[0], dims, keepdim)
-    mask = convert(x == out, t.dtype)
+def _share_jvp(x, out, t, dims, keepdim):
+    mask = convert(x == _unreduce(out, x.shape, dims, keepdim), t.dtype)
     return _sum(t * mask, dims=dims, keepdim=keepdim) / _sum(mask, dims=dims, keepdim=keepdim)
 
 
+def _even_share(ctx, g, dims, keepdim):
+    return _share(ctx.x, ctx.out, g, dims, keepdim)
+
+
+def _even_share_jvp(ctx, t, dims, keepdim):
+    return _share_jvp(ctx.x, ctx.out, t, dims, keepdim)
+
+
 def _reduction(name, fn, node_name):
-    prim = Primitive(name, fn, save_output=True, vjp=(_even_share,), jvp=(_even_share_jvp,),
+    prim = Primitive(name, silent(fn), save_output=True, vjp=(_even_share,), jvp=(_even_share_jvp,),
                      node_name=node_name)
     prim.batch = _reduce_batch(prim)
     return prim
 
 
-def _check_nonempty(name, x, dims):
+def _check_nonempty(name, x, dims, error=RuntimeError):
     if x.numel() == 0 and (not dims or builtins.any(x.shape[d] == 0 for d in dims)):
         if not dims:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+            raise error(f"{name}(): Expected reduction dim to be specified for "
                                "input.numel() == 0. Specify the reduction dim with the 'dim' "
                                "argument.")
         raise IndexError(f"{name}(): Expected reduction dim {dims[0]} to have non-zero size.")
@@ -201,6 +230,30 @@ def amin(input, dim=(), keepdim=False):
     dims = _dims(dim if dim != () else None, input.ndim)
     _check_nonempty("amin", input, dims)
     return _amin(input, dims=dims, keepdim=keepdim)
+
+
+# two floating outputs from one node (output_nr 0 and 1), as torch's AminmaxBackward0
+_aminmax = Primitive(
+    "aminmax", lambda xp, x, dims, keepdim: (xp.min(x, axis=dims, keepdims=keepdim),
+                                            xp.max(x, axis=dims, keepdims=keepdim)),
+    multiple_results=True, save_output=True, node_name="AminmaxBackward0",
+    vjp=(lambda ctx, gmin, gmax, dims, keepdim: _share(ctx.x, ctx.outs[0], gmin, dims, keepdim)
+         + _share(ctx.x, ctx.outs[1], gmax, dims, keepdim),),
+    jvp=(lambda ctx, t, dims, keepdim: (_share_jvp(ctx.x, ctx.outs[0], t, dims, keepdim),
+                                        _share_jvp(ctx.x, ctx.outs[1], t, dims, keepdim)),))
+_aminmax.batch = _reduce_batch(_aminmax)
+min_max = namedtuple("aminmax", ["min", "max"])
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """Minimum and maximum in one pass: `lo, hi = torch.aminmax(x, dim=1)`."""
+    dims = _dims(dim, input.ndim)
+    if input.numel() == 0 and (dim is None or input.ndim == 0):
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                           "operation has no identity.")
+    if builtins.any(input.shape[d] == 0 for d in dims):
+        raise IndexError(f"aminmax: Expected reduction dim {dims[0]} to have non-zero size.")
+    return min_max(*_aminmax(input, dims=dims, keepdim=keepdim))
 
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
@@ -282,24 +335,32 @@ max = _minmax("max", _max_all, _max_dim, _max_binary)
 min = _minmax("min", _min_all, _min_dim, _min_binary)
 
 
-def argmax(input, dim=None, keepdim=False):
-    if dim is None:
-        return _max_dim(input.reshape(-1), dims=(0,), keepdim=False)[1]
-    return _max_dim(input, dims=_dims(dim, input.ndim), keepdim=keepdim)[1]
+def _arg_select(name, prim):
+    def op(input, dim=None, keepdim=False):
+        if dim is None:
+            _check_nonempty(name, input, (), IndexError)     # torch's type for arg* here
+            return prim(input.reshape(-1), dims=(0,), keepdim=False)[1]
+        dims = _dims(dim, input.ndim)
+        _check_nonempty(name, input, dims)
+        if input.ndim == 0:
+            return prim(input.reshape(1), dims=(0,), keepdim=False)[1]
+        return prim(input, dims=dims, keepdim=keepdim)[1]
+    op.__name__ = name
+    return op
 
 
-def argmin(input, dim=None, keepdim=False):
-    if dim is None:
-        return _min_dim(input.reshape(-1), dims=(0,), keepdim=False)[1]
-    return _min_dim(input, dims=_dims(dim, input.ndim), keepdim=keepdim)[1]
+argmax = _arg_select("argmax", _max_dim)
+argmin = _arg_select("argmin", _min_dim)
 
 
 # ----------------------------------------------------------------- logsumexp / softmax
+@silent
 def _logsumexp_impl(xp, x, dims, keepdim):
+    dtype, x = x.dtype, x.astype(_acc(x) or x.dtype, copy=False)
     m = xp.max(x, axis=dims, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
     m = xp.where(xp.isfinite(m), m, xp.zeros((), x.dtype))
     out = xp.log(xp.sum(xp.exp(x - m), axis=dims, keepdims=True)) + m
-    return out if keepdim else xp.squeeze(out, axis=dims)
+    return (out if keepdim else xp.squeeze(out, axis=dims)).astype(dtype, copy=False)
 
 
 def _lse_weights(ctx, dims, keepdim):
@@ -321,16 +382,22 @@ def logsumexp(input, dim, keepdim=False):
     return _logsumexp(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
 
 
+@silent
 def _softmax_impl(xp, x, dim):
-    e = xp.exp(x - xp.max(x, axis=dim, keepdims=True)) if x.size else x.copy()
-    return e / xp.sum(e, axis=dim, keepdims=True)
+    if not x.size:
+        return x.copy()
+    y = x.astype(_acc(x) or x.dtype, copy=False)
+    e = xp.exp(y - xp.max(y, axis=dim, keepdims=True))
+    return (e / xp.sum(e, axis=dim, keepdims=True)).astype(x.dtype, copy=False)
 
 
+@silent
 def _log_softmax_impl(xp, x, dim):
     if not x.size:
         return x.copy()
-    s = x - xp.max(x, axis=dim, keepdims=True)
-    return s - xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True))
+    y = x.astype(_acc(x) or x.dtype, copy=False)
+    s = y - xp.max(y, axis=dim, keepdims=True)
+    return (s - xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True))).astype(x.dtype, copy=False)
 
 
 def _softmax_vjp(ctx, g, dim):
@@ -383,19 +450,67 @@ def log_softmax(input, dim=None, dtype=None):
 
 
 # ----------------------------------------------------------------- composites
-def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+# NOTE [std/var]
+# Primitives (not composites) so that their nodes are VarBackward0/StdBackward0 and std's
+# rules use torch's formula: the cotangent/tangent is 0 where the result is 0 (identical
+# values), not the 0/0 that differentiating sqrt(var) gives.
+def _var_impl(xp, x, dims, keepdim, correction):
+    n = _count(x.shape, dims)
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        d = x - xp.sum(x, axis=dims, keepdims=True) / n
+        return xp.sum(d * d, axis=dims, keepdims=keepdim) / builtins.max(n - correction, 0)
+
+
+def _var_scale(ctx, dims, correction):
+    """2 / (n - correction) as torch computes it (inf when no degree of freedom is left)."""
+    denom = builtins.max(_count(ctx.shapes[0], dims) - correction, 0)
+    return 2.0 / denom if denom else float("inf")
+
+
+def _var_vjp(ctx, g, dims, keepdim, correction):
+    x = ctx.x
+    return (_unreduce(g, ctx.shapes[0], dims, keepdim) * (x - _mean(x, dims=dims, keepdim=True))
+            * _var_scale(ctx, dims, correction))
+
+
+def _var_jvp(ctx, t, dims, keepdim, correction):
+    x = ctx.x
+    return (_sum(t * (x - _mean(x, dims=dims, keepdim=True)), dims=dims, keepdim=keepdim)
+            * _var_scale(ctx, dims, correction))
+
+
+def _nonzero_only(out, num):
+    """num / (2 * out), and 0 where out == 0 (no NaN in either branch, for double backward)."""
+    zero = out == 0
+    return where(zero, 0.0, num / where(zero, 1.0, out * 2))
+
+
+_var = Primitive(
+    "var", _var_impl, save=(0,), vjp=(_var_vjp,), jvp=(_var_jvp,),
+    batch=lambda args, bdims, **params: _reduce_batch(_var)(args, bdims, **params))
+_std = Primitive(
+    "std", lambda xp, x, **params: xp.sqrt(_var_impl(xp, x, **params)), save=(0,),
+    save_output=True,
+    vjp=(lambda ctx, g, **params: _var_vjp(ctx, _nonzero_only(ctx.out, g), **params),),
+    jvp=(lambda ctx, t, **params: _nonzero_only(ctx.out, _var_jvp(ctx, t, **params)),),
+    batch=lambda args, bdims, **params: _reduce_batch(_std)(args, bdims, **params))
+
+
+def _var_args(name, input, dim, correction, unbiased):
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{name}(): std and var only support floating point and complex "
+                           f"dtypes, got {input.dtype}")
     if unbiased is not None:
         correction = 1 if unbiased else 0
-    dims = _dims(dim, input.ndim)
-    n = _count(input.shape, dims)
-    mu = mean(input, dims, keepdim=True)
-    d = input - mu
-    return sum(d * d, dims, keepdim=keepdim) / builtins.max(n - correction, 0)
+    return dict(dims=_dims(dim, input.ndim), correction=correction)
+
+
+def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    return _var(input, keepdim=keepdim, **_var_args("var", input, dim, correction, unbiased))
 
 
 def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
-    from .elementwise import sqrt
-    return sqrt(var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
+    return _std(input, keepdim=keepdim, **_var_args("std", input, dim, correction, unbiased))
 
 
 def _norm2_scale(ctx, dims, keepdim):
@@ -405,7 +520,8 @@ def _norm2_scale(ctx, dims, keepdim):
 
 
 _norm2 = Primitive(
-    "norm2", lambda xp, x, dims, keepdim: xp.sqrt(xp.sum(x * x, axis=dims, keepdims=keepdim)),
+    "norm2", silent(lambda xp, x, dims, keepdim: xp.sqrt(
+        xp.sum(xp.square(x, dtype=_acc(x)), axis=dims, keepdims=keepdim)).astype(x.dtype, copy=False)),
     save_output=True, node_name="LinalgVectorNormBackward0",
     vjp=(lambda ctx, g, dims, keepdim:
          _unreduce(g, ctx.shapes[0], dims, keepdim) * _norm2_scale(ctx, dims, keepdim),),
@@ -463,7 +579,8 @@ def _cumsum_vjp(ctx, g, dim):
     return _cumsum(g.flip(dim), dim=dim).flip(dim)
 
 
-_cumsum = Primitive("cumsum", lambda xp, x, dim: xp.cumsum(x, axis=dim), save=(),
+_cumsum = Primitive("cumsum", silent(lambda xp, x, dim: xp.cumsum(x, axis=dim, dtype=_cum_acc(x))
+                                     .astype(x.dtype, copy=False)), save=(),
                     vjp=(_cumsum_vjp,), jvp=(lambda ctx, t, dim: _cumsum(t, dim=dim),))
 _cumsum.batch = _dim_batch(_cumsum)
 
@@ -568,7 +685,7 @@ def _cumprod_jvp(ctx, t, dim):
         where(from_z, t_z * head * after, 0.0)
 
 
-_cumprod = Primitive("cumprod", lambda xp, x, dim: xp.cumprod(x, axis=dim), save_output=True,
+_cumprod = Primitive("cumprod", silent(lambda xp, x, dim: xp.cumprod(x, axis=dim)), save_output=True,
                      vjp=(_cumprod_vjp,), jvp=(_cumprod_jvp,))
 _cumprod.batch = _dim_batch(_cumprod)
 
