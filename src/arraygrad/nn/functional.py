@@ -16,6 +16,14 @@ from ..core.grad_mode import no_grad
 from ..ops import creation, elementwise as ew, index as ix, linalg as la, reduce as rd, shape as sh
 from ..ops.inplace import apply as _inplace
 from .modules.module import _size
+from ..ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d,  # noqa: F401
+                        conv_transpose2d, conv_transpose3d, unfold, fold)
+from ..ops.pool import (max_pool1d, max_pool2d, max_pool3d, avg_pool1d,  # noqa: F401
+                        avg_pool2d, avg_pool3d, adaptive_avg_pool1d, adaptive_avg_pool2d,
+                        adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
+                        adaptive_max_pool3d)
+from ..ops.resample import (pad, interpolate, upsample, pixel_shuffle,  # noqa: F401
+                            pixel_unshuffle)
 
 
 # ----------------------------------------------------------------- activations
