@@ -621,6 +621,14 @@ def _probs(rng, shape):
 
 
 _REDUCTIONS = ("none", "mean", "sum")
+
+
+def _mha(F, lib, q, k, v, w, b, ow, ob, *padding_mask, **kw):
+    """2 heads of size 2 (need_weights=False runs torch's flash kernel: no gradgrad or jvp)."""
+    return F.multi_head_attention_forward(q, k, v, 4, 2, w, b, None, None, False, 0.0, ow, ob,
+                                          key_padding_mask=(padding_mask or [None])[0], **kw)
+
+
 _NO_BAG_JVP = {"jvp": "torch has no forward AD for _embedding_bag"}
 _NORM_FWD = {"forward_over": "torch's jvp of jvp through its fused norm kernels is wrong "
                              "(checked against finite differences in test_nn_functional.py)"}
@@ -738,7 +746,12 @@ NN_FUNCTIONAL = [
     _nnf("scaled_dot_product_attention_mask", lambda F, lib, q, k, v, m: (
         F.scaled_dot_product_attention(q, k, v, attn_mask=m)), one(
         S((2, 3, 4), (2, 5, 4), (2, 5, 2), lambda rng: np.array(
-            [[1, 0, 1, 1, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1]], dtype=bool))),
-        ),
+            [[1, 0, 1, 1, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1]], dtype=bool)))),
+    _nnf("multi_head_attention_forward", _mha, one(
+        S((3, 2, 4), (5, 2, 4), (5, 2, 4), (12, 4), (12,), (4, 4), (4,)),
+        S((3, 4), (3, 4), (3, 4), (12, 4), (12,), (4, 4), (4,)),
+        S((3, 2, 4), (5, 2, 4), (5, 2, 4), (12, 4), (12,), (4, 4), (4,), lambda rng: np.array(
+            [[False, True, False, False, False], [False, False, False, True, True]]),
+          average_attn_weights=False))),
 ]
 OPS += NN_FUNCTIONAL

@@ -1136,3 +1136,111 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0:
         weights = dropout(weights, dropout_p, True)
     return la.matmul(weights, value)
+
+
+def _float_mask(mask, dtype, name):
+    """A bool mask (True = masked out) as an additive float mask; a float mask stays."""
+    if mask is None:
+        return None
+    if mask.dtype is _dt.bool:
+        return ew.where(mask, -math.inf, 0.0).to(dtype)
+    if not mask.dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    return mask
+
+
+def _pad_last(mask):
+    """`mask` with one more (unmasked) column: the extra key of bias_k or add_zero_attn."""
+    return None if mask is None else sh.cat(
+        [mask, creation.zeros(*mask.shape[:-1], 1, dtype=mask.dtype)], -1)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """torch's multi-head attention: (L, N, E) or unbatched (L, E) inputs -> (output, weights
+    averaged over heads or per head, or None without need_weights)."""
+    batched = query.ndim == 3
+    if query.ndim not in (2, 3) or key.ndim != query.ndim or value.ndim != query.ndim:
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "
+                             f"{query.ndim}-D query tensor")
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {embed_dim}")
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    key_padding_mask = _float_mask(key_padding_mask, query.dtype, "key_padding_mask")
+    attn_mask = _float_mask(attn_mask, query.dtype, "attn_mask")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    b_q = b_k = b_v = None
+    if in_proj_bias is not None:
+        b_q, b_k, b_v = sh.chunk(in_proj_bias, 3)
+    if use_separate_proj_weight:
+        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+    else:
+        w_q, w_k, w_v = sh.chunk(in_proj_weight, 3)
+    q = linear(query, w_q, b_q)
+    k = linear(key, w_k, b_k)
+    v = linear(value, w_v, b_v)
+    if attn_mask is not None:
+        if attn_mask.ndim == 2:
+            if tuple(attn_mask.shape) != (tgt_len, key.shape[0]):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {_size(attn_mask.shape)}, "
+                                   f"but should be {(tgt_len, key.shape[0])}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, key.shape[0]):
+            raise RuntimeError(f"The shape of the 3D attn_mask is {_size(attn_mask.shape)}, but "
+                               f"should be {(bsz * num_heads, tgt_len, key.shape[0])}.")
+    if bias_k is not None and bias_v is not None:
+        k = sh.cat([k, bias_k.expand(1, bsz, embed_dim)])
+        v = sh.cat([v, bias_v.expand(1, bsz, embed_dim)])
+        attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
+    # heads folded into the batch: (N * heads, length, head_dim)
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = (k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+         if static_k is None else static_k)
+    v = (v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+         if static_v is None else static_v)
+    if add_zero_attn:
+        k = sh.cat([k, creation.zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype)], 1)
+        v = sh.cat([v, creation.zeros(bsz * num_heads, 1, head_dim, dtype=v.dtype)], 1)
+        attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (bsz, src_len):
+            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
+                                 f"{tuple(key_padding_mask.shape)}")
+        kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)
+        kpm = kpm.reshape(bsz * num_heads, 1, src_len)
+        attn_mask = kpm if attn_mask is None else attn_mask + kpm
+    if not training:
+        dropout_p = 0.0
+    scores = la.matmul(q * math.sqrt(1.0 / head_dim), k.transpose(-2, -1))
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    weights = rd.softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p)
+    out = la.matmul(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+    if not batched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
+    if average_attn_weights:
+        weights = weights.mean(1)
+    return out, (weights.squeeze(0) if not batched else weights)

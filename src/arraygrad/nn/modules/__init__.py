@@ -21,3 +21,4 @@ from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1
 from .dropout import (Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout,  # noqa: F401
                       FeatureAlphaDropout)
 from .sparse import Embedding, EmbeddingBag  # noqa: F401
+from .transformer import MultiheadAttention  # noqa: F401
