@@ -298,3 +298,22 @@ def test_kl_div_mean_warns_like_torch(torch):
 def test_top_level_names():
     for name in ("cdist", "pairwise_distance", "cosine_similarity"):
         assert getattr(ag, name) is getattr(F, name)
+
+
+def test_running_stats_update_inside_grad_transforms(torch):
+    """torch updates batch_norm's buffers with the unwrapped statistics inside func.grad and
+    jacfwd; under vmap an unbatched buffer cannot take batched statistics."""
+    x, w = R.standard_normal((8, 3, 4)), R.standard_normal(3)
+    res = []
+    for lib in (ag, torch):
+        rm, rv = lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64)
+
+        def f(w, x, lib=lib, rm=rm, rv=rv):
+            return lib.nn.functional.batch_norm(x, rm, rv, w, None, True, 0.3).pow(3).sum()
+        g = lib.func.grad(f)(lib.tensor(w), lib.tensor(x))
+        h = lib.func.jacfwd(lib.func.grad(f))(lib.tensor(w), lib.tensor(x))
+        res.append((g, h, rm, rv))
+    for a, t in zip(*res):
+        assert_close(a, t)
+    with pytest.raises(RuntimeError, match="vmap"):
+        vmap(lambda v: F.batch_norm(v, ag.zeros(3), ag.ones(3), training=True))(ag.ones(2, 4, 3))

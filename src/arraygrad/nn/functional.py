@@ -396,7 +396,12 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     d = input - target
     a = ew.abs(d)
     loss = ew.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
-    return _weighted(loss, weight, input, reduction)
+    if weight is not None:
+        # unlike mse/l1, torch's weighted huber mean is a plain mean of the weighted terms
+        if weight.shape != input.shape:
+            raise ValueError("Weights and input must have the same size.")
+        loss = loss * weight
+    return _reduce(loss, reduction)
 
 
 def _check_bce_sizes(input, target):
@@ -659,6 +664,11 @@ def _channel(param, ndim):
 
 
 def _update_running(running, value, momentum):
+    """running = (1 - momentum) running + momentum value, in place. Statistics carry no
+    derivative: like torch, the update sees `value` below any grad or jvp transform (under
+    vmap a batched value cannot go into an unbatched buffer, and the batch level says so)."""
+    while value._lvl is not None and value._lvl.kind != "batch":
+        value = value._inner
     with no_grad():
         running.mul_(1 - momentum).add_(value.detach() * momentum)
 
