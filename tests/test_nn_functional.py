@@ -302,7 +302,7 @@ def test_top_level_names():
 
 def test_running_stats_update_inside_grad_transforms(torch):
     """torch updates batch_norm's buffers with the unwrapped statistics inside func.grad and
-    jacfwd; under vmap an unbatched buffer cannot take batched statistics."""
+    jacrev; under vmap an unbatched buffer cannot take batched statistics."""
     x, w = R.standard_normal((8, 3, 4)), R.standard_normal(3)
     res = []
     for lib in (ag, torch):
@@ -311,7 +311,7 @@ def test_running_stats_update_inside_grad_transforms(torch):
         def f(w, x, lib=lib, rm=rm, rv=rv):
             return lib.nn.functional.batch_norm(x, rm, rv, w, None, True, 0.3).pow(3).sum()
         g = lib.func.grad(f)(lib.tensor(w), lib.tensor(x))
-        h = lib.func.jacfwd(lib.func.grad(f))(lib.tensor(w), lib.tensor(x))
+        h = lib.func.jacrev(lib.func.grad(f))(lib.tensor(w), lib.tensor(x))
         res.append((g, h, rm, rv))
     for a, t in zip(*res):
         assert_close(a, t)
