@@ -629,6 +629,7 @@ def _mha(F, lib, q, k, v, w, b, ow, ob, *padding_mask, **kw):
                                           key_padding_mask=(padding_mask or [None])[0], **kw)
 
 
+_CTC_TARGETS = np.array([[1, 2, 2], [2, 1, 0], [1, 1, 1]])
 _NO_BAG_JVP = {"jvp": "torch has no forward AD for _embedding_bag"}
 _NORM_FWD = {"forward_over": "torch's jvp of jvp through its fused norm kernels is wrong "
                              "(checked against finite differences in test_nn_functional.py)"}
@@ -753,5 +754,9 @@ NN_FUNCTIONAL = [
         S((3, 2, 4), (5, 2, 4), (5, 2, 4), (12, 4), (12,), (4, 4), (4,), lambda rng: np.array(
             [[False, True, False, False, False], [False, False, False, True, True]]),
           average_attn_weights=False))),
+    _nnf("ctc_loss", lambda F, lib, x, **kw: F.ctc_loss(
+        x.log_softmax(-1), lib.tensor(_CTC_TARGETS), lib.tensor([6, 5, 6]), lib.tensor([3, 2, 0]),
+        **kw), one(S((6, 3, 4)), S((6, 3, 4), reduction="none", blank=3)), gradgrad=False,
+        torch_not_oracle={"jvp": "torch has no forward AD for ctc_loss"}),
 ]
 OPS += NN_FUNCTIONAL

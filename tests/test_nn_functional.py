@@ -317,3 +317,42 @@ def test_running_stats_update_inside_grad_transforms(torch):
         assert_close(a, t)
     with pytest.raises(RuntimeError, match="vmap"):
         vmap(lambda v: F.batch_norm(v, ag.zeros(3), ag.ones(3), training=True))(ag.ones(2, 4, 3))
+
+
+# ----------------------------------------------------------------- ctc
+def _ctc(lib, lp, targets, il, tl, **kw):
+    x = lib.tensor(lp, requires_grad=True)
+    conv = (lambda v: lib.tensor(v) if isinstance(v, np.ndarray) else v)
+    loss = lib.nn.functional.ctc_loss(x.log_softmax(-1), conv(targets), conv(il), conv(tl), **kw)
+    cot = lib.tensor(np.linspace(0.5, 1.5, loss.numel()).reshape(tuple(loss.shape)))
+    return loss, lib.autograd.grad(loss, x, cot)[0]
+
+
+def test_ctc_loss_matches_torch(torch):
+    lp = R.standard_normal((7, 4, 5))
+    tg = np.array([[1, 2, 2], [3, 3, 1], [4, 1, 2], [1, 1, 1]])
+    il, tl = np.array([7, 6, 5, 7]), np.array([3, 2, 3, 0])
+    flat = np.concatenate([tg[i, :tl[i]] for i in range(4)])
+    cases = [(tg, il, tl, {}), (tg, il, tl, {"reduction": "sum"}),
+             (np.where(tg == 2, 0, tg), il, tl, {"blank": 2, "reduction": "none"}),
+             (flat, il, tl, {}), (tg, tuple(il), tuple(tl), {}),
+             (tg, np.array([2, 6, 5, 7]), tl, {"reduction": "none", "zero_infinity": True})]
+    for targets, i, t, kw in cases:
+        (la, ga), (lt, gt) = _ctc(ag, lp, targets, i, t, **kw), _ctc(torch, lp, targets, i, t, **kw)
+        assert_close(la, lt, what=f"{kw} loss: ")
+        assert_close(ga, gt, what=f"{kw} grad: ")
+    la, _ = _ctc(ag, lp, tg, np.array([2, 6, 5, 7]), tl, reduction="none")
+    assert np.isinf(la.detach().numpy()[0])             # no alignment fits: inf, as torch
+    (la, ga), (lt, gt) = (_ctc(lib, lp[:, 0], tg[0], np.array(7), np.array(3))
+                          for lib in (ag, torch))        # unbatched
+    assert_close(la, lt)
+    assert_close(ga, gt)
+
+
+def test_ctc_second_derivative_and_module():
+    lp = _t(4, 2, 3)
+    tg, il, tl = ag.tensor([[1, 2], [2, 0]]), ag.tensor([4, 3]), ag.tensor([2, 1])
+    assert gradgradcheck(lambda x: F.ctc_loss(x.log_softmax(-1), tg, il, tl), (lp,))
+    mod = ag.nn.CTCLoss(blank=0, reduction="sum")
+    assert np.isclose(mod(lp.log_softmax(-1), tg, il, tl).item(),
+                      F.ctc_loss(lp.log_softmax(-1), tg, il, tl, reduction="sum").item())

@@ -1254,3 +1254,94 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if average_attn_weights:
         weights = weights.mean(1)
     return out, (weights.squeeze(0) if not batched else weights)
+
+
+# NOTE [ctc in log space]: the forward (alpha) recursion runs over time (a loop over T, the
+# recursion's own order) and is vectorised over the batch and the extended label positions.
+# Impossible states hold a large finite negative number instead of -inf, so that logsumexp's
+# gradient stays finite (exp(-1e30 - x) is exactly 0); a loss that no alignment reaches is
+# then mapped back to inf, as torch's.
+_CTC_NEG = -1e30
+
+
+def _as_lengths(lengths, n, name):
+    if not isinstance(lengths, _t.Tensor):
+        lengths = creation.tensor(list(lengths), dtype=_dt.int64)
+    if lengths.ndim != 1 or lengths.shape[0] != n:
+        raise RuntimeError(f"ctc_loss: {name} must be of size batch_size ({n}), got "
+                           f"{_size(lengths.shape)}")
+    return lengths.to(_dt.int64)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """Connectionist temporal classification loss of log_probs (T, N, C) (or (T, C)) against
+    padded (N, S) or concatenated targets."""
+    reduction = _reduction(None, None, reduction)
+    unbatched = log_probs.ndim == 2
+    if unbatched:
+        log_probs = log_probs.unsqueeze(1)
+        targets = targets.unsqueeze(0) if targets.ndim == 1 else targets
+        input_lengths = [int(input_lengths)] if not isinstance(input_lengths, _t.Tensor) \
+            else input_lengths.reshape(1)
+        target_lengths = [int(target_lengths)] if not isinstance(target_lengths, _t.Tensor) \
+            else target_lengths.reshape(1)
+    if log_probs.ndim != 3:
+        raise RuntimeError(f"ctc_loss: log_probs must be 2-d or 3-d, got {log_probs.ndim}-d")
+    t_max, n, c = log_probs.shape
+    if not 0 <= blank < c:
+        raise RuntimeError("blank must be in label range")
+    in_len = _as_lengths(input_lengths, n, "input_lengths")
+    tg_len = _as_lengths(target_lengths, n, "target_lengths")
+    if in_len.numel() and int(in_len.max()) > t_max:
+        raise RuntimeError(f"Expected input_lengths to have value at most {t_max}, but got "
+                           f"value {int(in_len.max())} (while checking arguments for ctc_loss_cpu)")
+    s_max = int(tg_len.max()) if n else 0
+    if targets.ndim == 2:
+        if targets.shape[1] < s_max:
+            raise RuntimeError(f"Expected tensor to have size at least {s_max} at dimension 1, "
+                               f"but got size {targets.shape[1]} for argument #2 'targets' (while "
+                               "checking arguments for ctc_loss_cpu)")
+        labels = targets[:, :s_max].to(_dt.int64)
+    else:
+        ends = rd.cumsum(tg_len, 0)
+        pos = (ends - tg_len).unsqueeze(1) + creation.arange(s_max)
+        labels = targets.to(_dt.int64)[ew.where(creation.arange(s_max) < tg_len.unsqueeze(1),
+                                                pos, 0)] if targets.numel() else \
+            creation.zeros(n, s_max, dtype=_dt.int64)
+    width = 2 * s_max + 1
+    # extended labels: blank, l1, blank, l2, ..., blank
+    ext = creation.full((n, width), blank, dtype=_dt.int64)
+    if s_max:
+        ext[:, 1::2] = labels
+    s_idx = creation.arange(width)
+    live = s_idx < (2 * tg_len + 1).unsqueeze(1)                      # (N, W)
+    skip = creation.zeros(n, width, dtype=_dt.bool) if width < 3 else sh.cat(
+        [creation.zeros(n, 2, dtype=_dt.bool), (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])],
+        1)
+    lp = log_probs.gather(2, ext.unsqueeze(0).expand(t_max, n, width))  # (T, N, W)
+    neg = creation.full((n, 1), _CTC_NEG, dtype=log_probs.dtype)
+    alpha = ew.where((s_idx < 2).unsqueeze(0) & live, lp[0], _CTC_NEG) if t_max else None
+    for t in range(1, t_max):
+        prev1 = sh.cat([neg, alpha[:, :-1]], 1)
+        prev2 = ew.where(skip, sh.cat([neg, neg, alpha[:, :-2]], 1)[:, :width], _CTC_NEG)
+        new = rd.logsumexp(sh.stack([alpha, prev1, prev2]), 0) + lp[t]
+        new = ew.where(live, new, _CTC_NEG)
+        alpha = ew.where((in_len > t).unsqueeze(1), new, alpha)
+    last = 2 * tg_len
+    ends_at = (s_idx == last.unsqueeze(1)) | ((s_idx == (last - 1).unsqueeze(1)) &
+                                              (tg_len > 0).unsqueeze(1))
+    if alpha is None:
+        loss = creation.full((n,), math.inf, dtype=log_probs.dtype)
+    else:
+        loss = -rd.logsumexp(ew.where(ends_at, alpha, _CTC_NEG), 1)
+        loss = ew.where(loss > -_CTC_NEG / 2, math.inf, loss)
+        if t_max and bool((in_len == 0).any()):
+            loss = ew.where(in_len == 0, ew.where(tg_len == 0, 0.0, math.inf), loss)
+    if zero_infinity:
+        loss = ew.where(ew.isinf(loss), 0.0, loss)
+    if reduction == "mean":
+        return (loss / ew.clamp_min(tg_len, 1).to(loss.dtype)).mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss.squeeze(0) if unbatched else loss
