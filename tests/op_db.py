@@ -692,6 +692,10 @@ NN_FUNCTIONAL = [
         S((4, 3), lambda rng: _CLASSES, margin=3.0),
         S((4, 3), lambda rng: _CLASSES, p=2, margin=3.0, reduction="none")), gradgrad=False,
          torch_not_oracle={"jvp": "torch has no forward AD for multi_margin_loss"}),
+    _nnf("multilabel_margin_loss", lambda F, lib, x, t, **k: F.multilabel_margin_loss(x, t, **k),
+         one(S((3, 4), lambda rng: np.array([[2, 0, -1, 1], [1, -1, 3, 3], [3, 2, 1, 0]])),
+             S((4,), lambda rng: np.array([3, 1, -1, 0]), reduction="sum")), gradgrad=False,
+         torch_not_oracle={"jvp": "torch has no forward AD for multilabel_margin_loss"}),
     _nnf("multilabel_soft_margin_loss", lambda F, lib, x, y: F.multilabel_soft_margin_loss(x, y),
          one(lambda rng: Sample((uniform(rng, (4, 3)), _probs(rng, (4, 3)))))),
     _nnf("cross_entropy_smoothing", lambda F, lib, x, t: F.cross_entropy(
@@ -725,6 +729,11 @@ NN_FUNCTIONAL = [
     OpInfo("cdist", lambda lib, a, b, **k: lib.cdist(a, b, **k), one(
         S((4, 3), (5, 3)), S((2, 3, 2), (2, 4, 2), p=1.0)), gradgrad=False,
         torch_not_oracle={"jvp": "torch has no forward AD for _cdist_forward"}),
+    # zero distances: torch's gradient there is 0 (a kink)
+    OpInfo("cdist_self", lambda lib, x: lib.cdist(x, x, p=3.0), one(kink(S((4, 3)))),
+           gradgrad=False, torch_not_oracle={"jvp": "torch has no forward AD for _cdist_forward"}),
+    _nnf("pdist", lambda F, lib, x, *p: F.pdist(x, *p), one(S((5, 3)), S((4, 2), 3.0)),
+         gradgrad=False, torch_not_oracle={"jvp": "torch has no forward AD for _pdist_forward"}),
     # embeddings, bilinear, attention
     _nnf("embedding", lambda F, lib, w, i, **k: F.embedding(i, w, **k), one(
         S((6, 3), lambda rng: np.array([[0, 2, 5], [2, 2, 1]])),

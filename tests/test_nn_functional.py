@@ -192,6 +192,8 @@ def test_second_derivatives_torch_lacks_vs_finite_differences():
         (lambda w, p: F.embedding_bag(idx, w, off, mode="sum", per_sample_weights=p),
          (_t(6, 3), _t(8))),
         (lambda x: F.multi_margin_loss(x, ag.tensor([0, 2, 1]), p=2, margin=3.0), (_t(3, 4),)),
+        (lambda x: F.multilabel_margin_loss(x, ag.tensor([[2, 0, -1], [1, 2, 0]])), (_t(2, 3),)),
+        (lambda x: F.pdist(x, 3.0), (_t(4, 3),)),
     ]
     for fn, inputs in cases:
         assert gradgradcheck(fn, inputs)
@@ -296,7 +298,8 @@ def test_kl_div_mean_warns_like_torch(torch):
 
 
 def test_top_level_names():
-    for name in ("cdist", "pairwise_distance", "cosine_similarity"):
+    for name in ("cdist", "pdist", "pairwise_distance", "cosine_similarity", "bilinear", "selu",
+                 "celu", "rrelu", "prelu", "hardshrink"):
         assert getattr(ag, name) is getattr(F, name)
 
 

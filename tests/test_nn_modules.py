@@ -199,6 +199,7 @@ def test_loss_modules_match_torch(torch):
         ("CosineEmbeddingLoss", {"margin": 0.1}, [x, _u(4, 3), sign]),
         ("SoftMarginLoss", {}, [_u(4), sign]),
         ("MultiLabelSoftMarginLoss", {}, [x, (y > 0.5) * 1.0]),
+        ("MultiLabelMarginLoss", {}, [x, np.array([[2, 0, -1], [1, -1, 0], [0, 1, 2], [-1, 0, 0]])]),
         ("MultiMarginLoss", {"p": 2, "weight": np.array([1.0, 2.0, 0.5])},
          [x, np.array([0, 2, 1, 1])]),
         ("TripletMarginLoss", {"swap": True}, [x, _u(4, 3), _u(4, 3)]),

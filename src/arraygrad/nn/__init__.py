@@ -14,4 +14,5 @@ from .modules import (Bilinear, Softmin, Softmax2d, SiLU, Mish, SELU, Hardswish,
                       BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d,
                       InstanceNorm3d, LayerNorm, RMSNorm, GroupNorm, LocalResponseNorm, Dropout,
                       Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout,
-                      Embedding, EmbeddingBag, MultiheadAttention, CTCLoss)
+                      Embedding, EmbeddingBag, MultiheadAttention, CTCLoss,
+                      MultiLabelMarginLoss)

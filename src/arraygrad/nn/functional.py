@@ -604,6 +604,28 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss, reduction)
 
 
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """sum over target classes j and non-target classes i of max(0, 1 - x[j] + x[i]) / C;
+    each row of `target` lists its classes, ended by the first -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    unbatched = input.ndim <= 1
+    x = input.reshape(1, -1) if unbatched else input
+    t = target.reshape(1, -1) if unbatched else target
+    if t.shape != x.shape:
+        raise RuntimeError(f"multilabel_margin_loss: inconsistent target size: "
+                           f"{_size(target.shape)} for input of size: {_size(input.shape)}")
+    valid = rd.cumprod((t != -1).to(_dt.int64), 1) > 0              # (N, J) before the first -1
+    classes = creation.arange(x.shape[1])
+    member = (ew.eq(t.unsqueeze(2), classes) & valid.unsqueeze(2)).any(1)      # (N, C)
+    x_j = x.gather(1, ew.where(valid, t, 0)).unsqueeze(2)                      # (N, J, 1)
+    hinge = ew.clamp_min(1 - x_j + x.unsqueeze(1), 0)                          # (N, J, C)
+    keep = valid.unsqueeze(2) & ~member.unsqueeze(1)
+    loss = ew.where(keep, hinge, 0.0).sum((1, 2)) / x.shape[1]
+    if unbatched:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction="mean"):
     reduction = _reduction(size_average, reduce, reduction)
@@ -615,11 +637,30 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 
 # ----------------------------------------------------------------- distances
+def _pnorm(d, p, dim, keepdim=False):
+    """p-norm along `dim` whose gradient at a zero vector is 0, as torch's distances
+    (sum |d|^p is replaced by 1 there before the root, so no inf * 0)."""
+    if p in (1, 2, math.inf):
+        return rd.norm(d, p, dim, keepdim)
+    total = (ew.abs(d) ** p).sum(dim, keepdim)
+    zero = total == 0
+    return ew.where(zero, 0.0, ew.where(zero, 1.0, total) ** (1.0 / p))
+
+
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """p-norm of x1 - x2 + eps along the last dim."""
     d = x1 - x2 + eps
-    return rd.norm(d, p, -1 if d.ndim else None, keepdim)
+    return _pnorm(d, p, -1 if d.ndim else None, keepdim)
 
+
+
+def pdist(input, p=2):
+    """Distances between the rows of a 2-d input, the upper triangle of cdist, row-major."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    rows = creation.arange(input.shape[0])
+    i, j = (rows.unsqueeze(1) < rows).nonzero(as_tuple=True)
+    return _pnorm(input[i] - input[j], p, -1)
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1/|x1| * x2/|x2|) along `dim`; the norms are clamped at eps (gradient passes)."""
@@ -648,7 +689,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     d = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     if p == 0:
         return (d != 0).sum(-1).to(x1.dtype)
-    return rd.norm(d, p, -1)
+    return _pnorm(d, p, -1)
 
 
 # ----------------------------------------------------------------- normalisation

@@ -14,7 +14,7 @@ from .activation import (Softmin, Softmax2d, SiLU, Mish, SELU, Hardswish, Hardsi
 from .loss import (HuberLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss, PoissonNLLLoss,  # noqa: F401
                    GaussianNLLLoss, MarginRankingLoss, HingeEmbeddingLoss, CosineEmbeddingLoss,
                    SoftMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, TripletMarginLoss,
-                   TripletMarginWithDistanceLoss, CTCLoss)
+                   TripletMarginWithDistanceLoss, CTCLoss, MultiLabelMarginLoss)
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d,  # noqa: F401
                             InstanceNorm2d, InstanceNorm3d, LayerNorm, RMSNorm, GroupNorm,
                             LocalResponseNorm)

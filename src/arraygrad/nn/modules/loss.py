@@ -151,6 +151,11 @@ class SoftMarginLoss(_Loss):
         return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
+class MultiLabelMarginLoss(_Loss):
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
 class MultiLabelSoftMarginLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight,
