@@ -1,7 +1,9 @@
-"""torch.nn.functional: activations and losses built from arraygrad ops.
+"""torch.nn.functional: activations, losses, normalisation, dropout, embeddings,
+distances and attention built from arraygrad ops.
 
 Every function here is a composition of primitives, so gradients, double
-gradients and the func transforms work through it with no extra rules.
+gradients and the func transforms work through it with no extra rules; the one
+exception, the padded embedding lookup, is a custom Function (NOTE [padding rows]).
 
     import arraygrad.nn.functional as F
     loss = F.cross_entropy(logits, target)      # logits (N, C), target (N,) int64
