@@ -359,3 +359,21 @@ def test_ctc_second_derivative_and_module():
     mod = ag.nn.CTCLoss(blank=0, reduction="sum")
     assert np.isclose(mod(lp.log_softmax(-1), tg, il, tl).item(),
                       F.ctc_loss(lp.log_softmax(-1), tg, il, tl, reduction="sum").item())
+
+
+def test_padded_embedding_under_transforms(torch):
+    """The padded lookup is a custom Function: per-example gradients, second derivatives and
+    forward-over-reverse as torch's (the padding row gets no gradient)."""
+    w, idx = R.standard_normal((6, 3)), np.array([[0, 2, 5], [2, 2, 1], [1, 4, 4]])
+    res = []
+    for lib in (ag, torch):
+        def f(w, i, lib=lib):
+            return (lib.nn.functional.embedding(i, w, padding_idx=2) ** 2).sum()
+        g = lib.func.vmap(lib.func.grad(f), in_dims=(None, 0))(lib.tensor(w), lib.tensor(idx))
+        h = lib.func.jacrev(lib.func.grad(f))(lib.tensor(w), lib.tensor(idx[0]))
+        j = lib.func.jvp(lambda v, lib=lib, f=f: lib.func.grad(f)(v, lib.tensor(idx[1])),
+                         (lib.tensor(w),), (lib.tensor(np.ones_like(w)),))[1]
+        res.append((g, h, j))
+    for a, t in zip(*res):
+        assert_close(a, t)
+    assert not res[0][0].numpy()[:, 2].any()
