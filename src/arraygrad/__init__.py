@@ -50,7 +50,8 @@ from . import autograd  # noqa: F401
 from . import func  # noqa: F401
 from . import nn, optim  # noqa: F401
 from . import cuda, accelerator  # noqa: F401
-from .nn.functional import cdist, pairwise_distance, cosine_similarity  # noqa: F401
+from .nn.functional import (cdist, pdist, pairwise_distance, cosine_similarity, bilinear,  # noqa: F401
+                            selu, celu, rrelu, prelu, hardshrink)
 from .func import vmap  # noqa: F401
 # training stack (train15): Generator, torch.utils.data, save/load
 from ._generator import Generator  # noqa: F401
