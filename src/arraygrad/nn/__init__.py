@@ -15,3 +15,6 @@ from .modules import (Bilinear, Softmin, Softmax2d, SiLU, Mish, SELU, Hardswish,
                       InstanceNorm3d, LayerNorm, RMSNorm, GroupNorm, LocalResponseNorm, Dropout,
                       Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout,
                       Embedding, EmbeddingBag)
+# containers and nn.utils (train15)
+from .modules import ModuleDict, ParameterList, ParameterDict  # noqa: F401
+from . import utils  # noqa: F401

@@ -21,3 +21,5 @@ from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1
 from .dropout import (Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout,  # noqa: F401
                       FeatureAlphaDropout)
 from .sparse import Embedding, EmbeddingBag  # noqa: F401
+# containers (train15)
+from .container import ModuleDict, ParameterList, ParameterDict  # noqa: F401
