@@ -306,3 +306,23 @@ def test_init_random_fills():
                lambda w, g: init.xavier_uniform_(w, generator=g),
                lambda w, g: init.orthogonal_(w, generator=g)):
         assert fn(ag.empty(3, 4), g()).tolist() == fn(ag.empty(3, 4), g()).tolist()
+
+
+def test_torch_module_paths_exist():
+    import importlib
+    for path, names in (("arraygrad.nn.modules.module", ["Module"]),
+                        ("arraygrad.nn.modules.container", ["ModuleDict", "ParameterList"]),
+                        ("arraygrad.nn.parameter", ["Parameter"]),
+                        ("arraygrad.nn.utils.parametrize", ["register_parametrization"]),
+                        ("arraygrad.autograd.function", ["Function", "once_differentiable"]),
+                        ("arraygrad.autograd.graph", ["Node"]),
+                        ("arraygrad.utils.data.dataloader", ["DataLoader", "get_worker_info"]),
+                        ("arraygrad.utils.data.dataset", ["Dataset", "random_split"]),
+                        ("arraygrad.utils.data.sampler", ["BatchSampler"]),
+                        ("arraygrad.optim.optimizer", ["Optimizer"]),
+                        ("arraygrad.optim.lr_scheduler", ["LRScheduler", "_LRScheduler"])):
+        mod = importlib.import_module(path)
+        for n in names:
+            assert hasattr(mod, n), f"{path}.{n}"
+    assert ag.utils.data.DataLoader is importlib.import_module(
+        "arraygrad.utils.data.dataloader").DataLoader
