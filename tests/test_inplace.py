@@ -163,12 +163,12 @@ def test_version_counter_shared_with_views():
     x = ag.tensor([1.0, 2.0, 3.0])
     v = x[1:]
     d = x.detach()
-    assert x._version_value == 0
+    assert x._version == 0
     x.add_(1)
-    assert x._version_value == v._version_value == d._version_value == 1
+    assert x._version == v._version == d._version == 1
     v.mul_(2)
     d[0] = 3.0
-    assert x._version_value == 3
+    assert x._version == 3
     assert x.tolist() == [3.0, 6.0, 8.0]
 
 

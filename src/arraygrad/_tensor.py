@@ -28,7 +28,7 @@ class Size(tuple):
 
 class Tensor:
     # hot attributes live in slots; rarely set ones default here (NOTE [tensor cost])
-    __slots__ = ("_data", "_lvl", "_requires_grad", "grad_fn", "_output_nr", "_version",
+    __slots__ = ("_data", "_lvl", "_requires_grad", "grad_fn", "_output_nr", "_vc",
                  "__weakref__", "__dict__")
     _inner = None
     _aux = None
@@ -164,8 +164,10 @@ class Tensor:
         self._data = value._data
 
     @property
-    def _version_value(self):
-        return self._version[0]
+    def _version(self):
+        """torch's version counter: how many in-place writes this memory has seen. The counter
+        itself (`_vc`, a one-element list) is shared with views and transform wrappers."""
+        return self._vc[0]
 
     @property
     def retains_grad(self):
@@ -363,7 +365,7 @@ def make(array, requires_grad=False):
     t._requires_grad = requires_grad
     t.grad_fn = None
     t._output_nr = 0
-    t._version = [0]
+    t._vc = [0]
     return t
 
 
@@ -384,5 +386,6 @@ def wrap(inner, lvl, aux=None):
     t = make(None)
     t._lvl = lvl
     t._inner = inner
+    t._vc = inner._vc     # one memory, one version counter
     t._aux = aux
     return t

@@ -11,6 +11,7 @@ import warnings
 
 from .. import dtypes as _dt
 from .. import _tensor as _t
+from ..autograd.function import Function
 from ..core.grad_mode import no_grad
 from ..ops import creation, elementwise as ew, index as ix, linalg as la, reduce as rd, shape as sh
 from ..ops.inplace import apply as _inplace
@@ -103,17 +104,16 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 
 
 def prelu(input, weight):
-    """leaky_relu with a learned slope per channel (dim 1, or dim 0 of a 1-d input)."""
+    """leaky_relu with a learned slope: one, or one per channel (dim 1)."""
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: weight must be 0-d or 1-d, got {weight.ndim}-d")
     c = weight.numel()
     if c != 1:
-        cdim = 0 if input.ndim == 1 else 1
-        if input.ndim == 0 or input.shape[cdim] != c:
+        channels = input.shape[1] if input.ndim >= 2 else 1
+        if channels != c:
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
-                               f"parameter numbers = {c} and channel size = "
-                               f"{input.shape[cdim] if input.ndim else 1}.")
-        weight = weight.reshape([c] + [1] * (input.ndim - cdim - 1))
+                               f"parameter numbers = {c} and channel size = {channels}.")
+        weight = weight.reshape([c] + [1] * (input.ndim - 2))
     elif weight.ndim == 1 and input.ndim == 0:
         weight = weight.reshape(())
     return ew.where(input > 0, input, weight * input)
@@ -939,6 +939,37 @@ def _row_counts(input, num):
     return ew.eq(input.reshape(-1).unsqueeze(1), creation.arange(num)).sum(0)
 
 
+# NOTE [padding rows]: torch's embedding backward gives the padding row no gradient, while its
+# forward AD (and finite differences) see the true derivative, which includes that row. No
+# composition has a reverse rule that differs from its forward rule, so the padded lookup is a
+# custom Function: a primitive whose backward masks and whose jvp does not.
+class _PaddedLookup(Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(weight, input, padding_idx):
+        return weight[input]
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        weight, input, ctx.padding_idx = inputs
+        ctx.rows = weight.shape[0]
+        ctx.save_for_backward(input)
+        ctx.save_for_forward(input)
+
+    @staticmethod
+    def backward(ctx, g):
+        input, = ctx.saved_tensors
+        g = ew.where((input == ctx.padding_idx).unsqueeze(-1), 0.0, g)
+        grad = creation.zeros(ctx.rows, g.shape[-1], dtype=g.dtype)
+        return ix.index_put(grad, (input,), g, accumulate=True), None, None
+
+    @staticmethod
+    def jvp(ctx, weight_t, input_t, padding_t):
+        input, = ctx.saved_tensors
+        return weight_t[input]
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Rows of `weight` picked by the integer `input`: out[..., :] = weight[input[...]]."""
@@ -956,12 +987,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             raise IndexError("index out of range in self")
     if max_norm is not None:
         _renorm_rows(weight, input, max_norm, norm_type)
-    out = weight[input]
+    out = weight[input] if padding_idx is None else _PaddedLookup.apply(weight, input,
+                                                                        padding_idx)
     if scale_grad_by_freq:
         freq = _row_counts(input, num)[input].to(weight.dtype)
         out = _scale_grad(out, (1.0 / freq).unsqueeze(-1))
-    if padding_idx is not None:
-        out = ew.where((input == padding_idx).unsqueeze(-1), out.detach(), out)
     return out
 
 
@@ -1034,7 +1064,7 @@ def _bags_from_offsets(input, offsets, include_last_offset, per_sample_weights):
     L the longest bag: the padded layout lets every mode reduce along dim 1."""
     n = input.shape[0]
     if offsets.numel() and int(offsets[0]) != 0:
-        raise ValueError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
+        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
                          f"has to start from position 0. However, got {int(offsets[0])}")
     ends = creation.tensor([n], dtype=_dt.int64)
     if include_last_offset:

@@ -27,6 +27,8 @@ def promote(*operands, float_only=False):
             kinds = _WEAK_OK.get(type(b))
             if kinds is not None:
                 if a._data.dtype.kind in kinds:
+                    if type(b) is builtins.int and a._data.dtype.kind in "iu":
+                        return a, _wrapped_int(b, a.dtype)
                     return operands
             elif isinstance(b, Tensor) and b._lvl is None and a._data.dtype == b._data.dtype:
                 return operands
@@ -38,6 +40,8 @@ def promote(*operands, float_only=False):
         if isinstance(v, Tensor):
             if v.dtype is not res:
                 v = convert(v, res)
+        elif type(v) is builtins.int and res is not None and res._category == 1:
+            v = _wrapped_int(v, res)
         elif v is not None and type(v) not in (builtins.bool, builtins.int, builtins.float):
             # NumPy scalars too (np.float64 is a float): as weak scalars they take the result
             # dtype, where NumPy would compute in their own
@@ -46,6 +50,16 @@ def promote(*operands, float_only=False):
                 v = convert(v, res)
         out.append(v)
     return out
+
+
+def _wrapped_int(v, dtype):
+    """A Python int taken modulo 2**bits of an integer dtype: torch wraps (int32 + 2**40),
+    NumPy raises OverflowError."""
+    bits = 8 * dtype.itemsize
+    lo = -(1 << (bits - 1)) if dtype.is_signed else 0
+    if lo <= v < lo + (1 << bits):
+        return v
+    return (v - lo) % (1 << bits) + lo
 
 
 def _as_tensor(v):
@@ -154,7 +168,7 @@ def _pow_dy(ctx, g):
 
 
 _pow = binary("pow", _checked("pow", lambda xp, x, y: xp.power(x, y)), _pow_dx, _pow_dy,
-              save_output=True,
+              save_output=True, number_edges=False,
               node_name=lambda node: "PowBackward" + ("2" if node.shapes[0] is None else
                                                       "0" if node.shapes[1] is None else "1"))
 
@@ -242,7 +256,8 @@ _trunc_divide = nondiff("trunc_divide", _int_checked(
     "trunc_divide", lambda xp, x, y: xp.trunc(xp.true_divide(x, y)).astype(xp.result_type(x, y))))
 _remainder = binary("remainder", _int_checked("remainder", lambda xp, x, y: xp.mod(x, y)),
                     lambda ctx, g: g,
-                    lambda ctx, g: -g * floor_divide(ctx.x, ctx.y), save=(0, 1))
+                    lambda ctx, g: -g * floor_divide(ctx.x, ctx.y), save=(0, 1),
+                    number_edges=False)
 remainder = _binop(_remainder)
 
 
@@ -269,7 +284,9 @@ tanh = unary("tanh", lambda xp, x: xp.tanh(x), lambda ctx: 1 - ctx.out * ctx.out
 sigmoid = unary("sigmoid", lambda xp, x: _sigmoid_impl(xp, x),
                 lambda ctx: ctx.out * (1 - ctx.out), save_input=False, save_output=True)
 relu = unary("relu", lambda xp, x: xp.maximum(x, xp.zeros((), x.dtype)),
-             lambda ctx: convert(ctx.out > 0, ctx.out.dtype), save_input=False, save_output=True)
+             # not (out <= 0): a NaN input passes its gradient, as torch's threshold_backward
+             lambda ctx: convert(logical_not(ctx.out <= 0), ctx.out.dtype),
+             save_input=False, save_output=True)
 sin = unary("sin", lambda xp, x: xp.sin(x), lambda ctx: cos(ctx.x))
 cos = unary("cos", lambda xp, x: xp.cos(x), lambda ctx: -sin(ctx.x))
 tan = unary("tan", lambda xp, x: xp.tan(x), lambda ctx: 1 + ctx.out * ctx.out,
@@ -430,7 +447,7 @@ def _where_impl(xp, cond, x, y):
 
 
 _where = Primitive(
-    "where", _where_impl, save=(0,),
+    "where", _where_impl, save=(0,), nondiff_inputs=(0,),
     vjp=(lambda ctx, g: None,
          lambda ctx, g: _where(ctx.x, g, _zero_like(g)),
          lambda ctx, g: _where(ctx.x, _zero_like(g), g)),
@@ -570,7 +587,7 @@ atan2 = arctan2 = _binop(_atan2, float_only=True)
 
 
 _fmod = binary("fmod", _int_checked("fmod", lambda xp, x, y: xp.fmod(x, y)),
-               lambda ctx, g: g, lambda ctx, g: -g * trunc(ctx.x / ctx.y),
+               lambda ctx, g: g, lambda ctx, g: -g * trunc(ctx.x / ctx.y), number_edges=False,
                node_name=lambda node: "FmodBackward" + ("0" if node.shapes[1] is None else "1"))
 fmod = _binop(_fmod)
 

@@ -201,10 +201,10 @@ def _reduction(name, fn, node_name):
     return prim
 
 
-def _check_nonempty(name, x, dims):
+def _check_nonempty(name, x, dims, error=RuntimeError):
     if x.numel() == 0 and (not dims or builtins.any(x.shape[d] == 0 for d in dims)):
         if not dims:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+            raise error(f"{name}(): Expected reduction dim to be specified for "
                                "input.numel() == 0. Specify the reduction dim with the 'dim' "
                                "argument.")
         raise IndexError(f"{name}(): Expected reduction dim {dims[0]} to have non-zero size.")
@@ -335,16 +335,22 @@ max = _minmax("max", _max_all, _max_dim, _max_binary)
 min = _minmax("min", _min_all, _min_dim, _min_binary)
 
 
-def argmax(input, dim=None, keepdim=False):
-    if dim is None:
-        return _max_dim(input.reshape(-1), dims=(0,), keepdim=False)[1]
-    return _max_dim(input, dims=_dims(dim, input.ndim), keepdim=keepdim)[1]
+def _arg_select(name, prim):
+    def op(input, dim=None, keepdim=False):
+        if dim is None:
+            _check_nonempty(name, input, (), IndexError)     # torch's type for arg* here
+            return prim(input.reshape(-1), dims=(0,), keepdim=False)[1]
+        dims = _dims(dim, input.ndim)
+        _check_nonempty(name, input, dims)
+        if input.ndim == 0:
+            return prim(input.reshape(1), dims=(0,), keepdim=False)[1]
+        return prim(input, dims=dims, keepdim=keepdim)[1]
+    op.__name__ = name
+    return op
 
 
-def argmin(input, dim=None, keepdim=False):
-    if dim is None:
-        return _min_dim(input.reshape(-1), dims=(0,), keepdim=False)[1]
-    return _min_dim(input, dims=_dims(dim, input.ndim), keepdim=keepdim)[1]
+argmax = _arg_select("argmax", _max_dim)
+argmin = _arg_select("argmin", _min_dim)
 
 
 # ----------------------------------------------------------------- logsumexp / softmax

@@ -66,7 +66,7 @@ def reshape(input, *shape):
     if _copied(input, out):
         # the data could not be viewed in the new shape: a copy, as torch's reshape gives,
         # with its own version counter (writes to it do not reach `input`)
-        out._version = [0]
+        out._vc = [0]
         out._base = out._view_fn = None
     return out
 
@@ -291,7 +291,11 @@ def clone(input, *, memory_format=None):
 
 
 def contiguous(input, memory_format=None):
-    return input
+    """`input` itself when its memory is in row-major order, else a copy (as torch)."""
+    flags = getattr(input._base_array(), "flags", None)
+    if flags is None or flags.c_contiguous:
+        return input
+    return _clone(input)
 
 
 _detach = Primitive("detach", lambda xp, x: x.view(), differentiable=False, is_view=True,
@@ -303,20 +307,36 @@ def detach(input):
     return _detach(input)
 
 
-_flip = Primitive("flip", lambda xp, x, dims: xp.flip(x, axis=dims), save=(),
+_flip = Primitive("flip", lambda xp, x, dims: xp.flip(x, axis=dims).copy(), save=(),  # torch copies
                   vjp=(lambda ctx, g, dims: _flip(g, dims=dims),),
                   jvp=(lambda ctx, t, dims: _flip(t, dims=dims),))
 _flip.batch = shifted_dims_batch(_flip, "dims")
 
 
 def flip(input, *dims):
-    dims = _shape_args(dims)
-    return _flip(input, dims=tuple(_wrap_dim(d, input.ndim) for d in dims))
+    dims = tuple(_wrap_dim(d, input.ndim) for d in _shape_args(dims))
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"dims has duplicates, original flip dims size={len(dims)}, but unique "
+                           f"flip dims size={len(set(dims))}")
+    if input.ndim == 0:
+        return _clone(input)        # nothing to reverse; still a copy, as torch
+    return _flip(input, dims=dims)
 
 
 def roll(input, shifts, dims=None):
+    shifts = (shifts,) if isinstance(shifts, builtins.int) else tuple(shifts)
     if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"roll: shifts and dimensions must align. shifts: {len(shifts)}, "
+                               "dims:0")
         return roll(input.flatten(), shifts, 0).reshape(input.shape)
+    dims = (dims,) if isinstance(dims, builtins.int) else tuple(dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"roll: shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(dims)}")
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
+    dims = tuple(_wrap_dim(d, input.ndim) for d in dims)
     return _roll(input, shifts=shifts, dims=dims)
 
 
@@ -327,7 +347,7 @@ _roll.batch = shifted_dims_batch(_roll, "dims")
 
 
 def _neg_shift(s):
-    return -s if isinstance(s, builtins.int) else tuple(-v for v in s)
+    return tuple(-v for v in s)
 
 
 # ----------------------------------------------------------------- cat / stack / split
@@ -452,7 +472,8 @@ def repeat(input, *sizes):
     target = []
     for r, s in zip(sizes, shape):
         target += [r, s]
-    x = expand(x, target)
+    # a copy, as torch's (a reshape of the expanded view could alias the input)
+    x = _clone(expand(x, target))
     return x.reshape(tuple(r * s for r, s in zip(sizes, shape)))
 
 
@@ -482,10 +503,17 @@ def _diag_scatter_impl(xp, z, g, offset, dim1, dim2):
 _diag_scatter = Primitive("diagonal_scatter", _diag_scatter_impl, save=(),
                           vjp=(lambda ctx, g, **p: None,
                                lambda ctx, g, offset, dim1, dim2: _diagonal(g, offset=offset, dim1=dim1, dim2=dim2)))
-_diagonal = Primitive("diagonal", lambda xp, x, offset, dim1, dim2: xp.diagonal(x, offset, dim1, dim2),
-                      save=(), vjp=(lambda ctx, g, offset, dim1, dim2:
-                                    _diag_embed_like(g, ctx.shapes[0], offset, dim1, dim2),))
-_diagonal.jvp = (lambda ctx, t, **p: _diagonal(t, **p),)
+def _diagonal_impl(xp, x, offset, dim1, dim2):
+    d = xp.diagonal(x, offset, dim1, dim2)
+    flags = getattr(d, "flags", None)
+    if flags is not None and not flags.writeable and x.flags.writeable:
+        d.setflags(write=True)  # NumPy's diagonal view is read-only; torch's can be written
+    return d
+
+
+_diagonal = _view_prim("diagonal", _diagonal_impl,
+                       lambda ctx, g, offset, dim1, dim2:
+                       _diag_embed_like(g, ctx.shapes[0], offset, dim1, dim2))
 _diag_scatter.jvp = lambda ctx, tz, tg, **p: _diag_scatter(tz, tg, **p)
 _diagonal.batch = shifted_dims_batch(_diagonal, "dim1", "dim2")
 _diag_scatter.batch = lambda args, bdims, offset, dim1, dim2: (
@@ -501,7 +529,7 @@ def diag(input, diagonal_=0):
         from .creation import zeros
         n = input.shape[0] + builtins.abs(diagonal_)
         return _diag_scatter(zeros((n, n), dtype=input.dtype), input, offset=diagonal_, dim1=0, dim2=1)
-    return diagonal(input, diagonal_)
+    return _clone(diagonal(input, diagonal_))     # torch.diag copies
 
 
 # ----------------------------------------------------------------- triangles, grids
