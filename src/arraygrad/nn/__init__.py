@@ -25,3 +25,5 @@ from .modules import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, 
                       ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
                       ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
                       CircularPad1d, CircularPad2d, CircularPad3d)
+from .modules import ModuleDict, ParameterList, ParameterDict  # noqa: F401
+from . import utils  # noqa: F401

@@ -34,3 +34,4 @@ from .padding import (ZeroPad1d, ZeroPad2d, ZeroPad3d, ConstantPad1d,  # noqa: F
                       ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
                       CircularPad1d, CircularPad2d, CircularPad3d)
 from .transformer import MultiheadAttention  # noqa: F401
+from .container import ModuleDict, ParameterList, ParameterDict  # noqa: F401
