@@ -549,3 +549,17 @@ def test_hooked_saved_tensors_keep_their_history_for_double_backward(torch, regi
     a, t = _both(torch, run)
     assert_close(a[0], t[0])
     assert_close(a[1], t[1])
+
+
+def test_detect_anomaly_warns_when_made_and_set_anomaly_enabled(torch):
+    for lib in (ag, torch):
+        with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
+            mode = lib.autograd.detect_anomaly(check_nan=False)
+        assert not lib.is_anomaly_enabled()
+        with mode:
+            assert lib.is_anomaly_enabled() and not lib.is_anomaly_check_nan_enabled()
+        assert not lib.is_anomaly_enabled() and lib.is_anomaly_check_nan_enabled()
+        lib.set_anomaly_enabled(True, check_nan=False)
+        assert lib.is_anomaly_enabled() and not lib.is_anomaly_check_nan_enabled()
+        lib.set_anomaly_enabled(False)
+        assert not lib.is_anomaly_enabled() and lib.is_anomaly_check_nan_enabled()
