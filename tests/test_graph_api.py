@@ -299,6 +299,12 @@ SAVED_CASES = [
     (lambda lib, x, y, m: m.sum(0), ["_saved_dim", "_saved_keepdim", "_saved_self_sym_sizes"]),
     (lambda lib, x, y, m: lib.where(x > 1, x, y), ["_saved_condition"]),
     (lambda lib, x, y, m: m.softmax(0), ["_saved_result", "_saved_dim"]),
+    (lambda lib, x, y, m: m @ m.t(), ["_saved_self", "_saved_mat2", "_saved_self_sym_sizes"]),
+    (lambda lib, x, y, m: m.logsumexp(0), ["_saved_self", "_saved_result", "_saved_dim",
+                                           "_saved_keepdim"]),
+    (lambda lib, x, y, m: lib.maximum(x, y), ["_saved_self", "_saved_other"]),
+    (lambda lib, x, y, m: m.permute(1, 0), ["_saved_dims"]),
+    (lambda lib, x, y, m: x.unsqueeze(0), ["_saved_dim"]),
 ]
 
 
