@@ -494,16 +494,7 @@ class AccumulateGrad(Node):
 
     def accumulate(self, g, create_graph):
         v = self.variable
-        g = self.run_hooks(g)
-        with _accumulate_lock:
-            if v.grad is None:
-                v.grad = g if create_graph else _fresh(g)
-            elif create_graph:
-                v.grad = v.grad + g
-            else:
-                grad = v.grad
-                grad._data += g._data if g._lvl is None else g.detach()._data
-                grad._vc[0] += 1    # an in-place add: whatever saved the old grad notices
+        accumulate_grad(v, self.run_hooks(g), create_graph, in_place=True)
         for hook in v._post_accumulate_hooks or ():
             hook(v)
 
@@ -513,6 +504,23 @@ class AccumulateGrad(Node):
 # exact). `.grad += g` is a read-modify-write (NumPy releases the GIL inside it), so every
 # accumulation into a `.grad` holds this lock; hooks run outside it.
 _accumulate_lock = threading.Lock()
+
+
+def accumulate_grad(t, g, create_graph, in_place):
+    """`t.grad += g` under the lock. Without create_graph the first grad is a fresh copy and
+    a leaf's later ones are added in place (its version bumped: whatever saved the old
+    grad notices); with create_graph, or `in_place=False`, `.grad` becomes a new tensor."""
+    with _accumulate_lock:
+        grad = t.grad
+        if grad is None:
+            t.grad = g if create_graph else _fresh(g)
+        elif create_graph:
+            t.grad = grad + g
+        elif not in_place:
+            t.grad = grad + g.detach()
+        else:
+            grad._data += g._data if g._lvl is None else g.detach()._data
+            grad._vc[0] += 1
 
 
 def checked_hook_result(hook, g, r):
@@ -579,14 +587,8 @@ def retain_grad_hook(t):
         t = ref()
         if t is None or t.grad_fn is None:
             return
-        create_graph = grad_mode.state.grad_enabled   # the engine runs in create_graph mode
-        with _accumulate_lock:
-            if t.grad is None:
-                t.grad = g if create_graph else _fresh(g)
-            elif create_graph:
-                t.grad = t.grad + g
-            else:
-                t.grad = t.grad + g.detach()
+        # the engine runs in create_graph mode; a retained grad is replaced, as torch's
+        accumulate_grad(t, g, grad_mode.state.grad_enabled, in_place=False)
     hook._retains = True
     node = t.grad_fn
     if node._tensor_hooks is None:
