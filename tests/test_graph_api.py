@@ -569,3 +569,24 @@ def test_detect_anomaly_warns_when_made_and_set_anomaly_enabled(torch):
         assert lib.is_anomaly_enabled() and not lib.is_anomaly_check_nan_enabled()
         lib.set_anomaly_enabled(False)
         assert not lib.is_anomaly_enabled() and lib.is_anomaly_check_nan_enabled()
+
+
+def test_gradgradcheck_fwd_over_rev_says_why_it_cannot_run():
+    class OldStyle(ag.autograd.Function):      # forward(ctx, ...): refused by func transforms
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.sin()
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * x.cos()
+    from arraygrad.autograd.gradcheck import _fwd_over_rev_supported
+    x = ag.tensor([0.5, 1.2], dtype=ag.float64, requires_grad=True)
+    assert ag.autograd.gradgradcheck(OldStyle.apply, (x,))
+    if _fwd_over_rev_supported():
+        assert ag.autograd.gradgradcheck(OldStyle.apply, (x,), check_fwd_over_rev=True)
+    else:
+        with pytest.raises(RuntimeError, match="check_fwd_over_rev=True.*setup_context"):
+            ag.autograd.gradgradcheck(OldStyle.apply, (x,), check_fwd_over_rev=True)
