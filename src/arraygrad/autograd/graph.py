@@ -154,7 +154,8 @@ def current_saved_hooks():
 class saved_tensors_hooks:
     """Context manager: every tensor saved for backward inside it (by built-in ops and by
     custom Functions' save_for_backward) is stored as `pack_hook(tensor)` and rebuilt by
-    `unpack_hook(packed)` when backward needs it.
+    `unpack_hook(packed)` when backward needs it. Graphs recorded by func transforms
+    (grad, vjp, jacrev) do not use them (torch refuses the hooks there).
 
         >>> with autograd.graph.saved_tensors_hooks(lambda t: t.numpy(), torch.from_numpy):
         ...     y = x.sin()         # keeps a NumPy array; backward rebuilds the tensor
