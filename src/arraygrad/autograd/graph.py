@@ -72,11 +72,17 @@ class SavedTensor:
     def unpack(self, node):
         v = self.value
         if self.hooks is not None:
+            cache = getattr(node, "_unpacked", None)
+            if cache is not None and self in cache:
+                return cache[self]
             v = self.hooks[1](v)
             if not isinstance(v, Tensor):
                 raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
                                 f"got result of type {type(v).__name__}")
-            return self._reattach(v, node)
+            v = self._reattach(v, node)
+            if cache is not None:
+                cache[self] = v
+            return v
         return self._checked(v, node)
 
     def _reattach(self, v, node):
@@ -316,6 +322,8 @@ class PrimNode(Node, RuleCtx):
     """Node of a builtin primitive: its vjp rule applied to the saved values."""
 
     _edge_pos = None    # the args that are edges, where not all are (Primitive.nondiff_inputs)
+    hooked = False      # saved under saved-tensor hooks
+    _unpacked = None    # while a hooked node runs its vjp: SavedTensor -> unpacked value
 
     def __init__(self, prim, params, args, outs, next_functions, needs, level_owned):
         if prim.nondiff_inputs or not prim.number_edges:
@@ -331,6 +339,8 @@ class PrimNode(Node, RuleCtx):
         shapes, dtypes, saved = [], [], []
         save = prim.save
         hooks = current_saved_hooks() if level_owned else None
+        if hooks is not None:
+            self.hooked = True
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
                 if a._lvl is None:
@@ -410,6 +420,14 @@ class PrimNode(Node, RuleCtx):
         self._saved_outs = None
 
     def apply(self, grads):
+        if self._unpacked is None and self.hooked:
+            # NOTE [unpack once]: a rule may read a saved value several times; the user's
+            # unpack hook runs once per backward of the node, as torch's
+            self._unpacked = {}
+            try:
+                return self.apply(grads)
+            finally:
+                self._unpacked = None
         vjp = self.prim.vjp
         needs = self.needs_input_grad
         params = self.params
