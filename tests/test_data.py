@@ -209,6 +209,8 @@ def test_workers_seed_and_reraise():
     failing.fail = True
     with pytest.raises(KeyError, match="Caught KeyError in DataLoader worker process 1"):
         list(DataLoader(failing, num_workers=2))
+    with pytest.raises(ZeroDivisionError, match="in DataLoader worker process 0"):
+        list(DataLoader(_Seeds(), num_workers=1, worker_init_fn=lambda wid: 1 / wid))
     assert get_worker_info() is None
 
 
