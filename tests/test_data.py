@@ -253,3 +253,26 @@ def test_persistent_workers_serve_every_epoch():
     streams = DataLoader(_Range(7), batch_size=2, num_workers=2, persistent_workers=True)
     assert [[b.tolist() for b in streams] for _ in range(2)] == \
         [[[0, 2], [1, 3], [4, 6], [5]]] * 2       # iterable datasets restart each epoch
+
+
+class _Dies(data.Dataset):
+    def __init__(self, how):
+        self.how = how
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        import os
+        import time
+        if self.how == "exit":
+            os._exit(3)
+        time.sleep(3)
+        return i
+
+
+def test_dead_or_stuck_workers_raise_instead_of_hanging():
+    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+.*exited unexpectedly"):
+        list(DataLoader(_Dies("exit"), num_workers=1))
+    with pytest.raises(RuntimeError, match="DataLoader timed out after 1 seconds"):
+        list(DataLoader(_Dies("sleep"), num_workers=1, timeout=1))

@@ -339,11 +339,11 @@ class _MultiProcessIter:
                 waited += 1.0
                 dead = [w.pid for w in self._workers if not w.is_alive()]
                 if dead:
-                    self._shutdown_workers()
+                    self._shutdown_workers(force=True)
                     raise RuntimeError(f"DataLoader worker (pid(s) "
                                        f"{', '.join(map(str, dead))}) exited unexpectedly")
                 if self._timeout and waited >= self._timeout:
-                    self._shutdown_workers()
+                    self._shutdown_workers(force=True)
                     raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
 
     def _stop(self):
@@ -351,13 +351,17 @@ class _MultiProcessIter:
             self._shutdown_workers()
         raise StopIteration
 
-    def _shutdown_workers(self):
+    def _shutdown_workers(self, force=False):
+        """Stop the workers: ask them to exit (or, when `force`, because one is stuck or
+        dead, terminate them at once)."""
         if self._shutdown:
             return
         self._shutdown = True
         for q in self._index_queues:
             q.put(None)
         for w in self._workers:
+            if force:
+                w.terminate()
             w.join(timeout=5)
             if w.is_alive():
                 w.terminate()
