@@ -86,7 +86,9 @@ def make_dual(tensor, tangent, *, level=None):
         n = len(_levels.stack) - 1 if level is None else level
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
                            f"gradient at the same level {n} is not supported.")
-    return lvl.wrap(tensor, tangent)
+    # as torch, the dual is a view of `tensor`: eager autograd state set on it (requires_grad_)
+    # stays its own, and gradients reach `tensor` through the view
+    return lvl.wrap(tensor.view_as(tensor), tangent)
 
 
 class UnpackedDualTensor(NamedTuple):

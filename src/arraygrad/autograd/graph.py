@@ -319,6 +319,8 @@ class AccumulateGrad(Node):
 
     def accumulate(self, g, create_graph):
         v = self.variable
+        if g._lvl is not None and v._lvl is None:
+            g = _t.autograd_self(g)     # a plain .grad holds a dual gradient's primal
         g = self.run_hooks(g)
         with _accumulate_lock:
             if v.grad is None:
@@ -370,6 +372,8 @@ def accumulator(t):
 
 
 def gradient_edge(t):
+    if t._lvl is not None:
+        t = _t.autograd_self(t)
     if t._base is not None and t._vc[0] != t._view_version:
         from ..ops.inplace import refresh_view
         refresh_view(t)
