@@ -437,3 +437,65 @@ def test_generated_vmap_rule_under_forward_mode(torch, case, with_jvp):
         f = _cube(M, with_jvp) if M is ag else (lambda x, y: x ** 3 * y)
         return _NESTED_VMAP_CASES[case](M, f, X, Y)
     _same(torch, run)
+
+
+# ----------------------------------------------------------------- derivatives stay in the graph
+_DERIVATIVES = {
+    "hessian_const": lambda M, z: M.func.hessian(lambda a: (a * a).sum())(z),
+    "hessian_cubic": lambda M, z: M.func.hessian(lambda a: (a ** 3).sum())(z),
+    "jacfwd_linear": lambda M, z: M.func.jacfwd(lambda a: 2 * a)(z),
+    "jacfwd_sin": lambda M, z: M.func.jacfwd(M.sin)(z),
+    "jvp_linear": lambda M, z: M.func.jvp(lambda a: 2 * a, (z,), (M.ones_like(z),))[1],
+    "jvp_independent": lambda M, z: M.func.jvp(lambda a: M.ones_like(a) * 3, (z,),
+                                               (M.ones_like(z),))[1],
+    "jacrev_linear": lambda M, z: M.func.jacrev(lambda a: 2 * a)(z),
+    "dual_linear": lambda M, z: _dual_tangent(M, lambda d: 2 * d + 1, z),
+    "dual_given": lambda M, z: _dual_tangent(M, lambda d: d, z),
+}
+
+
+def _dual_tangent(M, f, z):
+    fwAD = M.autograd.forward_ad
+    with fwAD.dual_level():
+        return fwAD.unpack_dual(f(fwAD.make_dual(z, M.ones_like(z) * 2))).tangent
+
+
+@pytest.mark.parametrize("case", list(_DERIVATIVES))
+def test_derivatives_at_inputs_that_require_grad(torch, case):
+    """Item 10: jvp/jacfwd/hessian at an input that requires grad give derivatives that can be
+    differentiated again (zeros where they are constant), as torch; where torch's result does
+    not require grad, neither does ours (and autograd.grad refuses alike)."""
+    def run(M):
+        z = _f64(M, [0.5, -1.0]).requires_grad_()
+        d = _DERIVATIVES[case](M, z)
+        return [d, d.requires_grad, M.autograd.grad((d * d).sum(), z)[0]]
+    _same(torch, run)
+
+
+# ----------------------------------------------------------------- make_dual inside vmap
+@pytest.mark.parametrize("in_dims", [(0, 0), (1, 0), (None, 0), (0, None)])
+def test_make_dual_inside_vmap_inside_dual_level(torch, in_dims):
+    """make_dual on the examples of a vmap entered inside a dual level (torch has no batching
+    rule for it): the same as vmap of func.jvp, which torch computes."""
+    P = np.linspace(-1.0, 2.0, 6).reshape(2, 3)
+    Tn = np.linspace(0.5, -0.5, 6).reshape(2, 3)
+
+    def args(M):
+        p, t = M.tensor(P, dtype=M.float64), M.tensor(Tn, dtype=M.float64)
+        if in_dims[0] == 1:
+            p = p.t().contiguous()
+        return (p[0] if in_dims[0] is None else p), (t[0] if in_dims[1] is None else t)
+
+    def f(M, x):
+        return (x.sin() * x).cumsum(0) + x.exp().sum()
+
+    def ours():
+        fwAD = ag.autograd.forward_ad
+        with fwAD.dual_level():
+            out = ag.func.vmap(lambda p, t: fwAD.unpack_dual(f(ag, fwAD.make_dual(p, t))),
+                               in_dims=in_dims)(*args(ag))
+        return list(out)
+    expected = torch.func.vmap(lambda p, t: torch.func.jvp(lambda x: f(torch, x), (p,), (t,)),
+                               in_dims=in_dims)(*args(torch))
+    for a, e in zip(ours(), expected):
+        assert_close(a, e)

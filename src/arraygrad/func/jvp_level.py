@@ -22,6 +22,7 @@ tangent over the view's region (found by viewing an arange of the base).
 """
 from .. import _tensor as _t
 from ..autograd.graph import PrimNode, RuleCtx, SavedTensor
+from ..core import grad_mode
 from ..core.dispatch import Interpreter, bind
 
 Tensor = _t.Tensor
@@ -129,7 +130,13 @@ class JvpInterpreter(Interpreter):
                 for j, cj in enumerate(c if multi else (c,)):
                     if cj is not None:
                         res[j] = cj if res[j] is None else res[j] + cj
-        return [_fit(t, o, j in prim.nondiff_outputs) for j, (t, o) in enumerate(zip(res, outs))]
+        res = [_fit(t, o, j in prim.nondiff_outputs) for j, (t, o) in enumerate(zip(res, outs))]
+        if grad_mode.state.grad_enabled:
+            src = next((p for p in primals if isinstance(p, Tensor) and p.requires_grad), None)
+            if src is not None:
+                res = [_connect(t, src) if t is not None and not t.requires_grad else t
+                       for t in res]
+        return res
 
     def snapshot(self, t, inner):
         return self.wrap(inner, _tangent(t))
@@ -162,6 +169,14 @@ def save_duals(saved, dual_of):
             d = dual_of.get(id(s.value if s.ref is None else s.ref()))
             if d is not None:
                 s.value, s.ref = d, None
+
+
+def _connect(t, p):
+    """`t` made differentiable with respect to `p`, with zero gradient. In torch a tangent
+    computed by an op whose primal input requires grad requires grad too (its forward
+    formulas take the primals), so derivatives computed by jvp, jacfwd and hessian at an
+    input that requires grad can be differentiated again, to zeros where they are constant."""
+    return t + p.reshape(-1)[:0].sum().to(t.dtype)
 
 
 def _fit(t, out, nondiff):
