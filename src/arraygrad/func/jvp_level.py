@@ -146,6 +146,8 @@ class JvpInterpreter(Interpreter):
         p, tangent = self.unwrap(result)
         inplace.apply(t._inner, p, name)
         self.mirror(t)
+        if t._base is not None:
+            self.mirror(t._base)    # the write rewrote the base's history below too
         tangent = _fit(tangent, t._inner, False)
         base = t._base
         if base is None:
