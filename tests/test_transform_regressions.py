@@ -449,6 +449,8 @@ _DERIVATIVES = {
     "jvp_independent": lambda M, z: M.func.jvp(lambda a: M.ones_like(a) * 3, (z,),
                                                (M.ones_like(z),))[1],
     "jacrev_linear": lambda M, z: M.func.jacrev(lambda a: 2 * a)(z),
+    "vmap_hessian_const": lambda M, z: M.func.vmap(M.func.hessian(lambda a: (a * a).sum()))(
+        z.reshape(2, 1)),
     "dual_linear": lambda M, z: _dual_tangent(M, lambda d: 2 * d + 1, z),
     "dual_given": lambda M, z: _dual_tangent(M, lambda d: d, z),
 }

@@ -132,7 +132,7 @@ class JvpInterpreter(Interpreter):
                         res[j] = cj if res[j] is None else res[j] + cj
         res = [_fit(t, o, j in prim.nondiff_outputs) for j, (t, o) in enumerate(zip(res, outs))]
         if grad_mode.state.grad_enabled:
-            src = next((p for p in primals if isinstance(p, Tensor) and p.requires_grad), None)
+            src = next((p for p in primals if isinstance(p, Tensor) and _differentiated(p)), None)
             if src is not None:
                 res = [_connect(t, src) if t is not None and not t.requires_grad else t
                        for t in res]
@@ -171,6 +171,15 @@ def save_duals(saved, dual_of):
             d = dual_of.get(id(s.value if s.ref is None else s.ref()))
             if d is not None:
                 s.value, s.ref = d, None
+
+
+def _differentiated(p):
+    """Whether a level below (eager autograd, a grad level, through vmap levels) tracks `p`."""
+    while not p._requires_grad:
+        if p._lvl is None:
+            return False
+        p = p._inner
+    return True
 
 
 def _connect(t, p):
