@@ -8,7 +8,6 @@ from .. import _device
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..backends import default_backend, backend_of
-from ..core.dispatch import born_here
 
 Tensor = _t.Tensor
 
@@ -333,3 +332,6 @@ def normal(mean, std, size=None, *, generator=None):
         return randn(*size) * std + mean
     shape = (mean if isinstance(mean, Tensor) else std).shape
     return randn(*shape) * std + mean
+
+
+from ..core.dispatch import born_here  # noqa: E402  (dispatch reaches back to creation)
