@@ -8,15 +8,19 @@ lists of tensors, and anything else is passed as is. A new op joins the
 catalogue and is tested everywhere at once.
 """
 import itertools
+import zlib
 from dataclasses import dataclass, field
 
 import numpy as np
+import pytest
 
 
 @dataclass
 class Sample:
     args: tuple
     kwargs: dict = field(default_factory=dict)
+    smooth: bool = True     # False at a kink or tie: the derivative is torch's convention, which
+                            # finite differences cannot check (test_op_fd skips it)
 
     def __repr__(self):
         def show(a):
@@ -38,6 +42,9 @@ class OpInfo:
     gradgrad: bool = True
     rtol: float = 1e-10
     atol: float = 1e-12
+    # checks where torch is no oracle ("jvp", "forward_over": jvp of vjp/jvp) -> the reason;
+    # test_op_fd and the op's own tests check those against finite differences instead
+    torch_not_oracle: dict = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------- sample makers
@@ -97,6 +104,15 @@ def reduce_samples(dims=True, empty=True, gen_x=uniform):
     return gen
 
 
+def kink(build):
+    """A sample builder at a point where the op is not differentiable (ties, bounds, 0)."""
+    def at_kink(rng):
+        s = build(rng)
+        s.smooth = False
+        return s
+    return at_kink
+
+
 def one(*samples):
     """Fixed samples built from rng: each item is a function rng -> Sample."""
     def gen(rng):
@@ -130,6 +146,43 @@ def S(*shapes_or_values, gen_x=uniform, **kwargs):
 
 def _positive(rng, shape):
     return uniform(rng, shape, 0.5, 2.0)
+
+
+# ----------------------------------------------------------------- running samples
+def cases(ops, pred=lambda op: True):
+    """pytest params (op, sample) for the ops that satisfy `pred`, each op seeded by its name."""
+    out = []
+    for op in ops:
+        if not pred(op):
+            continue
+        rng = np.random.default_rng(zlib.crc32(op.name.encode()))
+        for i, s in enumerate(op.samples(rng)):
+            out.append(pytest.param(op, s, id=f"{op.name}-{i}"))
+    return out
+
+
+def convert(lib, v, float_dtype, leaves):
+    """Sample value -> lib's value; float arrays become leaves requiring grad."""
+    if isinstance(v, np.ndarray):
+        if v.dtype.kind == "f":
+            t = lib.tensor(v.astype(float_dtype), requires_grad=True)
+            leaves.append(t)
+            return t
+        return lib.tensor(v)
+    if isinstance(v, list) and v and isinstance(v[0], np.ndarray):
+        return [convert(lib, a, float_dtype, leaves) for a in v]
+    return v
+
+
+def run(lib, op, sample, float_dtype=np.float64):
+    """Run one sample in `lib`: (leaves that require grad, list of outputs)."""
+    leaves = []
+    args = [convert(lib, a, float_dtype, leaves) for a in sample.args]
+    kwargs = {k: convert(lib, v, float_dtype, leaves) for k, v in sample.kwargs.items()}
+    out = op.fn(lib, *args, **kwargs)
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    return leaves, outs
+
 
 
 # ----------------------------------------------------------------- the catalogue
@@ -215,11 +268,11 @@ REDUCE = [
     OpInfo("amax", lambda lib, x, **kw: lib.amax(x, **kw), reduce_samples(empty=False, gen_x=distinct)),
     OpInfo("amin", lambda lib, x, **kw: lib.amin(x, **kw), reduce_samples(empty=False, gen_x=distinct)),
     OpInfo("amax_ties", lambda lib, x: lib.amax(x, 1),
-           one(lambda rng: Sample((np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]),)))),
+           one(kink(lambda rng: Sample((np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]),))))),
     OpInfo("max_all", lambda lib, x: lib.max(x), one(S((2, 3), gen_x=distinct), S((), gen_x=distinct))),
     OpInfo("min_all", lambda lib, x: x.min(), one(S((2, 3), gen_x=distinct), S((1,), gen_x=distinct))),
     OpInfo("max_all_ties", lambda lib, x: lib.max(x),
-           one(lambda rng: Sample((np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]),)))),
+           one(kink(lambda rng: Sample((np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]),))))),
     OpInfo("max_dim", lambda lib, x, *a, **kw: lib.max(x, *a, **kw), one(
         S((2, 3, 4), 1, gen_x=distinct), S((2, 3, 4), -1, keepdim=True, gen_x=distinct),
         S((5,), 0, gen_x=distinct), S((), 0, gen_x=distinct), S((2, 3), dim=0, gen_x=distinct))),
@@ -425,8 +478,8 @@ MORE = [
         S((2, 3), (2, 3), (3,), gen_x=away_from_zero))),
     OpInfo("xlogy", lambda lib, x, y: lib.xlogy(x, y), one(
         S((2, 3), lambda rng: uniform(rng, (2, 3), 0.5, 2)),
-        S(lambda rng: np.array([0.0, 1.0, 2.0]), lambda rng: np.array([0.0, 0.5, 3.0])),
-        S((2, 3), 2.5), S(lambda rng: np.array([0.5, 1.0, 2.0]), lambda rng: np.array(0.0))),
+        kink(S(lambda rng: np.array([0.0, 1.0, 2.0]), lambda rng: np.array([0.0, 0.5, 3.0]))),
+        S((2, 3), 2.5), kink(S(lambda rng: np.array([0.5, 1.0, 2.0]), lambda rng: np.array(0.0)))),
         gradgrad=False),
     OpInfo("logit", lambda lib, x, *e: lib.logit(x, *e), one(
         S(lambda rng: uniform(rng, (2, 3), 0.1, 0.9)), S(lambda rng: uniform(rng, (4,), 0.01, 0.99), 0.05))),
@@ -478,4 +531,214 @@ MORE = [
         S((3, 4), lambda rng: np.array([0, 2])))),
 ]
 
-OPS = MORE + UNARY + BINARY + OTHER_ELEMENTWISE + REDUCE + LINALG + SHAPE + INDEX + COMPARE
+def _fixed(*arrays, **kwargs):
+    """A sample at fixed values (boundary points), marked as a kink."""
+    return kink(lambda rng: Sample(tuple(np.array(a, dtype=float) for a in arrays), kwargs))
+
+
+# boundary values: kinks, ties, zeros and infinities, each compared with torch's convention
+BOUNDARY = [
+    OpInfo("pow_special", lambda lib, x, y: x ** y, one(
+        _fixed([0.0, 0.0, 2.0], [0.0, 1.0, 0.0]), _fixed([0.0, 0.0], [-1.0, -2.0]),
+        _fixed([0.0, 1.0], [0.5, 3.0])), gradgrad=False),
+    OpInfo("pow_zero_exponent", lambda lib, x: x ** 0, one(_fixed([0.0, 1.0]))),
+    # torch's second derivative of 0 ** y is nan (0 * log 0); the first is 0 * log 0 := 0
+    OpInfo("pow_scalar_base_zero", lambda lib, y: lib.pow(0.0, y), one(_fixed([0.0, 1.0, 2.5])),
+           gradgrad=False),
+    OpInfo("clamp_at_bounds", lambda lib, x: lib.clamp(x, 0.0, 1.0),
+           one(_fixed([0.0, 1.0, 0.5, 2.0, -1.0]))),
+    OpInfo("clamp_min_at_bound", lambda lib, x: x.clamp_min(0.0), one(_fixed([0.0, -1.0, 2.0]))),
+    OpInfo("relu_at_zero", lambda lib, x: lib.relu(x), one(_fixed([0.0, -0.0, 1.0, -1.0]))),
+    OpInfo("abs_at_zero", lambda lib, x: x.abs(), one(_fixed([0.0, 2.0, -1.0]))),
+    OpInfo("max_dim_ties", lambda lib, x: lib.max(x, 1), one(_fixed([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0]]))),
+    OpInfo("min_dim_ties", lambda lib, x: lib.min(x, 0), one(_fixed([[1.0, 3.0, 3.0], [1.0, 2.0, 2.0]]))),
+    OpInfo("amin_ties", lambda lib, x: lib.amin(x), one(_fixed([[1.0, 3.0, 1.0], [2.0, 1.0, 2.0]]))),
+    OpInfo("min_all_ties", lambda lib, x: x.min(), one(_fixed([[1.0, 3.0, 1.0], [2.0, 1.0, 2.0]]))),
+    OpInfo("maximum_ties", lambda lib, x, y: lib.maximum(x, y),
+           one(_fixed([1.0, 2.0, 3.0], [1.0, 0.0, 3.0]))),
+    OpInfo("minimum_ties", lambda lib, x, y: lib.minimum(x, y),
+           one(_fixed([1.0, 2.0, 3.0], [1.0, 0.0, 3.0]))),
+    OpInfo("aminmax", lambda lib, x, **kw: lib.aminmax(x, **kw), one(
+        S((2, 3), gen_x=distinct), S((2, 3), dim=1, gen_x=distinct),
+        S((3, 4), dim=0, keepdim=True, gen_x=distinct), S((), dim=0), S((0, 3), dim=1))),
+    OpInfo("aminmax_ties", lambda lib, x, **kw: x.aminmax(**kw), one(
+        _fixed([[1.0, 3.0, 3.0], [2.0, 2.0, 1.0]]), kink(S(lambda rng: np.array(
+            [[1.0, 3.0, 3.0], [2.0, 2.0, 1.0]]), dim=1)), _fixed([[1.0, 3.0, 3.0]], keepdim=True))),
+    OpInfo("sqrt_at_zero", lambda lib, x: x.sqrt(), one(_fixed([0.0, 4.0])), gradgrad=False),
+    OpInfo("exp_at_infinities", lambda lib, x: x.exp(), one(_fixed([float("-inf"), 0.0]))),
+    OpInfo("tanh_at_infinities", lambda lib, x: x.tanh(),
+           one(_fixed([float("-inf"), float("inf"), 0.0]))),
+    OpInfo("sigmoid_at_infinities", lambda lib, x: x.sigmoid(),
+           one(_fixed([float("-inf"), float("inf")]))),
+    OpInfo("sign_at_zero", lambda lib, x: x.sign(), one(_fixed([0.0, -2.0]))),
+    OpInfo("where_at_zero", lambda lib, x: lib.where(x > 0, x, -x), one(_fixed([0.0, 1.0, -1.0]))),
+    OpInfo("sum_empty", lambda lib, x: x.sum(), one(_fixed(np.zeros((0, 3))))),
+    OpInfo("mean_0d", lambda lib, x: x.mean(), one(_fixed(np.array(2.0)))),
+    # torch's second derivative through the cotangent is nan at a zero std (0/0 inside its
+    # masked_fill); arraygrad's is 0, the derivative of its (identically 0) first derivative
+    # there: tested against finite differences in test_graph_api.py
+    OpInfo("std_constant", lambda lib, x: x.std(0), one(_fixed([[1.0, 2.0], [1.0, 3.0]])),
+           gradgrad=False),
+    OpInfo("var_constant", lambda lib, x: x.var(0), one(_fixed([[1.0, 2.0], [1.0, 3.0]]))),
+]
+
+
+OPS = BOUNDARY + MORE + UNARY + BINARY + OTHER_ELEMENTWISE + REDUCE + LINALG + SHAPE + INDEX + COMPARE
+
+
+# ---- nn.functional (nnfunc14)
+# gradgrad=False below marks the ops torch has no double backward for (their second derivatives
+# are checked against finite differences in test_nn_functional.py).
+# Activations, losses, normalisation, distances, embeddings and attention of nn.functional, all
+# compositions of primitives: the rows check that each composition is torch's function (values,
+# first and second derivatives, jvp) and that its primitives' rules compose under vmap.
+def _nnf(name, call, samples, **kw):
+    """An nn.functional op: `call(F, lib, *args, **kwargs)` with F the lib's nn.functional."""
+    return OpInfo(name, lambda lib, *a, **k: call(lib.nn.functional, lib, *a, **k), samples, **kw)
+
+
+def _act(name, *args, low=-3.0, high=3.0, **kw):
+    return _nnf(name, lambda F, lib, x: getattr(F, name)(x, *args),
+                one(S((2, 3), gen_x=lambda rng, s: uniform(rng, s, low, high)),
+                    S((5,), gen_x=lambda rng, s: uniform(rng, s, low, high)), S((0, 2))), **kw)
+
+
+def _const(lib, array, like):
+    """A constant (non-differentiable) tensor of `like`'s dtype: targets torch takes no grad of."""
+    return lib.tensor(np.asarray(array)).to(like.dtype)
+
+
+_SIGNS = np.array([1.0, -1.0, -1.0, 1.0])
+_CLASSES = np.array([0, 2, 1, 2])
+_BAG_INPUT = np.array([1, 2, 4, 5, 4, 3, 2, 0])
+_BAG_OFFSETS = np.array([0, 2, 2, 5])
+_RUN_MEAN = np.array([0.3, -0.2, 0.5])
+_RUN_VAR = np.array([0.8, 1.5, 0.6])
+
+
+def _probs(rng, shape):
+    return uniform(rng, shape, 0.05, 0.95)
+
+
+_REDUCTIONS = ("none", "mean", "sum")
+_NO_BAG_JVP = {"jvp": "torch has no forward AD for _embedding_bag"}
+_NORM_FWD = {"forward_over": "torch's jvp of jvp through its fused norm kernels is wrong "
+                             "(checked against finite differences in test_nn_functional.py)"}
+
+
+NN_FUNCTIONAL = [
+    _act("gelu"), _nnf("gelu_tanh", lambda F, lib, x: F.gelu(x, approximate="tanh"),
+                       one(S((2, 3)), S((4,)))),
+    _act("silu"), _act("mish"), _act("elu", 0.7), _act("selu"), _act("celu", 1.5),
+    _act("leaky_relu", 0.2), _act("hardtanh", -1.5, 2.0), _act("relu6", low=-2.0, high=8.0),
+    _act("hardswish", low=-4.0, high=4.0), _act("softsign"), _act("tanhshrink"),
+    _act("threshold", 0.3, -2.0), _act("logsigmoid", low=-30.0, high=30.0),
+    _act("softplus", 2.0, 3.0), _act("hardshrink", 0.4), _act("softshrink", 0.4),
+    # torch multiplies hardsigmoid's gradient by 1/6 rounded to float32; it has no gradgrad
+    _act("hardsigmoid", low=-4.0, high=4.0, rtol=1e-7, gradgrad=False),
+    _nnf("rrelu_eval", lambda F, lib, x: F.rrelu(x, 0.1, 0.3), one(S((2, 3)))),
+    _nnf("prelu", lambda F, lib, x, w: F.prelu(x, w), one(
+        S((2, 3, 4), (3,)), S((2, 3), (1,)), S((4,), (1,)))),
+    _nnf("glu", lambda F, lib, x, *d: F.glu(x, *d), one(S((2, 4)), S((4, 3, 2), 0)),
+         torch_not_oracle={"forward_over": "torch has no forward AD for glu_jvp"}),
+    _nnf("softmin", lambda F, lib, x, d: F.softmin(x, d), one(S((2, 3), 1), S((3, 4), 0))),
+    # losses
+    _nnf("huber_loss", lambda F, lib, x, y, r: F.huber_loss(x, y, r, delta=0.8), one(
+        *(S((3, 4), (3, 4), r) for r in _REDUCTIONS)),
+         torch_not_oracle={"forward_over": "torch has no forward AD for huber_loss_backward"}),
+    _nnf("smooth_l1_loss", lambda F, lib, x, y: F.smooth_l1_loss(x, y, beta=0.6), one(
+        S((3, 4), (3, 4)))),
+    _nnf("binary_cross_entropy", lambda F, lib, x, y, r: F.binary_cross_entropy(
+        x, y, _const(lib, [0.5, 2.0, 1.0], x), reduction=r), one(
+        *(lambda rng, r=r: Sample((_probs(rng, (4, 3)), _probs(rng, (4, 3)), r))
+          for r in _REDUCTIONS)), rtol=1e-9),
+    _nnf("binary_cross_entropy_with_logits", lambda F, lib, x, y, r: (
+        F.binary_cross_entropy_with_logits(x, y, reduction=r,
+                                           pos_weight=_const(lib, [1.0, 3.0, 0.5], x))),
+        one(*(lambda rng, r=r: Sample((uniform(rng, (4, 3), -6, 6), _probs(rng, (4, 3)), r))
+              for r in _REDUCTIONS))),
+    _nnf("kl_div", lambda F, lib, x, y: F.kl_div(x, y, reduction="batchmean"), one(
+        lambda rng: Sample((uniform(rng, (4, 3)), _probs(rng, (4, 3)))))),
+    _nnf("kl_div_log_target", lambda F, lib, x, y: F.kl_div(x, y, reduction="sum",
+                                                           log_target=True), one(S((4, 3), (4, 3)))),
+    _nnf("poisson_nll_loss", lambda F, lib, x, y, **k: F.poisson_nll_loss(x, y, **k), one(
+        S((4, 3), (4, 3), gen_x=_positive),
+        S((4, 3), (4, 3), gen_x=_positive, log_input=False, full=True))),
+    _nnf("gaussian_nll_loss", lambda F, lib, x, y, v, **k: F.gaussian_nll_loss(x, y, v, **k), one(
+        S((4, 3), (4, 3), lambda rng: _positive(rng, (4, 3)), full=True),
+        S((4, 3), (4, 3), lambda rng: _positive(rng, (4,)), reduction="sum"))),
+    _nnf("margin_ranking_loss", lambda F, lib, a, b: F.margin_ranking_loss(
+        a, b, _const(lib, _SIGNS, a), margin=0.1), one(S((4,), (4,)))),
+    _nnf("hinge_embedding_loss", lambda F, lib, x: F.hinge_embedding_loss(
+        x, _const(lib, _SIGNS, x), margin=0.9, reduction="none"), one(S((4,)))),
+    _nnf("soft_margin_loss", lambda F, lib, x: F.soft_margin_loss(x, _const(lib, _SIGNS, x)),
+         one(S((4,))), torch_not_oracle={
+             "forward_over": "torch has no forward AD for soft_margin_loss_backward"}),
+    _nnf("cosine_embedding_loss", lambda F, lib, a, b: F.cosine_embedding_loss(
+        a, b, _const(lib, _SIGNS, a), margin=-0.5, reduction="none"), one(S((4, 3), (4, 3)))),
+    _nnf("triplet_margin_loss", lambda F, lib, a, b, c, **k: F.triplet_margin_loss(a, b, c, **k),
+         one(S((4, 3), (4, 3), (4, 3), margin=2.0),
+             S((4, 3), (4, 3), (4, 3), p=1, swap=True, margin=2.0, reduction="sum"))),
+    _nnf("multi_margin_loss", lambda F, lib, x, t, **k: F.multi_margin_loss(x, t, **k), one(
+        S((4, 3), lambda rng: _CLASSES, margin=3.0),
+        S((4, 3), lambda rng: _CLASSES, p=2, margin=3.0, reduction="none")), gradgrad=False,
+         torch_not_oracle={"jvp": "torch has no forward AD for multi_margin_loss"}),
+    _nnf("multilabel_soft_margin_loss", lambda F, lib, x, y: F.multilabel_soft_margin_loss(x, y),
+         one(lambda rng: Sample((uniform(rng, (4, 3)), _probs(rng, (4, 3)))))),
+    _nnf("cross_entropy_smoothing", lambda F, lib, x, t: F.cross_entropy(
+        x, t, _const(lib, [0.5, 2.0, 1.0], x), ignore_index=1, label_smoothing=0.2),
+        one(S((4, 3), lambda rng: _CLASSES))),
+    _nnf("cross_entropy_probs", lambda F, lib, x, y: F.cross_entropy(x, y, label_smoothing=0.1),
+         one(lambda rng: Sample((uniform(rng, (4, 3)), _probs(rng, (4, 3)))))),
+    # normalisation
+    _nnf("batch_norm_train", lambda F, lib, x, w, b: F.batch_norm(x, None, None, w, b, True),
+         one(S((5, 3), (3,), (3,)), S((4, 3, 2), (3,), (3,))), torch_not_oracle=_NORM_FWD),
+    _nnf("batch_norm_eval", lambda F, lib, x, w, b: F.batch_norm(
+        x, _const(lib, _RUN_MEAN, x), _const(lib, _RUN_VAR, x), w, b, False), one(
+        S((4, 3, 2), (3,), (3,)))),
+    _nnf("instance_norm", lambda F, lib, x, w, b: F.instance_norm(x, weight=w, bias=b), one(
+        S((2, 3, 4), (3,), (3,))), torch_not_oracle=_NORM_FWD),
+    _nnf("layer_norm", lambda F, lib, x, w, b, s: F.layer_norm(x, s, w, b), one(
+        S((2, 3, 4), (3, 4), (3, 4), L(3, 4)), S((3, 5), (5,), (5,), L(5))),
+         torch_not_oracle=_NORM_FWD),
+    _nnf("group_norm", lambda F, lib, x, w, b: F.group_norm(x, 2, w, b), one(
+        S((2, 4, 3), (4,), (4,)), S((2, 6, 2, 2), (6,), (6,)))),
+    _nnf("local_response_norm", lambda F, lib, x: F.local_response_norm(x, 3, 0.5, 0.75, 1.5),
+         one(S((2, 5, 3)), S((1, 4, 2, 3)))),
+    _nnf("rms_norm", lambda F, lib, x, w: F.rms_norm(x, (4,), w, 1e-6), one(S((3, 4), (4,)))),
+    # distances
+    _nnf("pairwise_distance", lambda F, lib, a, b, **k: F.pairwise_distance(a, b, **k), one(
+        S((4, 3), (4, 3)), S((4, 3), (3,), p=3.0, keepdim=True))),
+    _nnf("cosine_similarity", lambda F, lib, a, b, **k: F.cosine_similarity(a, b, **k), one(
+        S((4, 3), (4, 3)), S((2, 4, 3), (4, 3), dim=-1))),
+    _nnf("normalize", lambda F, lib, x, **k: F.normalize(x, **k), one(
+        S((4, 3)), S((4, 3), p=1.0, dim=0))),
+    OpInfo("cdist", lambda lib, a, b, **k: lib.cdist(a, b, **k), one(
+        S((4, 3), (5, 3)), S((2, 3, 2), (2, 4, 2), p=1.0)), gradgrad=False,
+        torch_not_oracle={"jvp": "torch has no forward AD for _cdist_forward"}),
+    # embeddings, bilinear, attention
+    _nnf("embedding", lambda F, lib, w, i, **k: F.embedding(i, w, **k), one(
+        S((6, 3), lambda rng: np.array([[0, 2, 5], [2, 2, 1]])),
+        # torch's backward gives the padding row no gradient (finite differences see one)
+        kink(S((6, 3), lambda rng: np.array([0, 2, 5, 2]), padding_idx=2)))),
+    _nnf("embedding_bag", lambda F, lib, w, i, o, **k: F.embedding_bag(i, w, o, **k), one(
+        S((6, 3), lambda rng: _BAG_INPUT, lambda rng: _BAG_OFFSETS),
+        S((6, 3), lambda rng: _BAG_INPUT, lambda rng: _BAG_OFFSETS, mode="sum",
+          padding_idx=4)), gradgrad=False, torch_not_oracle=_NO_BAG_JVP),
+    _nnf("embedding_bag_psw", lambda F, lib, w, i, o, p: F.embedding_bag(
+        i, w, o, mode="sum", per_sample_weights=p), one(
+        S((6, 3), lambda rng: _BAG_INPUT, lambda rng: _BAG_OFFSETS, (8,))), gradgrad=False,
+         torch_not_oracle=_NO_BAG_JVP),
+    _nnf("bilinear", lambda F, lib, a, b, w, *c: F.bilinear(a, b, w, *c), one(
+        S((4, 3), (4, 2), (5, 3, 2), (5,)), S((2, 3), (2, 2), (4, 3, 2)))),
+    _nnf("scaled_dot_product_attention", lambda F, lib, q, k, v, **kw: (
+        F.scaled_dot_product_attention(q, k, v, **kw)), one(
+        S((2, 3, 4), (2, 5, 4), (2, 5, 2)), S((2, 3, 4), (2, 5, 4), (2, 5, 2), is_causal=True),
+        S((3, 4), (5, 4), (5, 2), scale=0.3))),
+    _nnf("scaled_dot_product_attention_mask", lambda F, lib, q, k, v, m: (
+        F.scaled_dot_product_attention(q, k, v, attn_mask=m)), one(
+        S((2, 3, 4), (2, 5, 4), (2, 5, 2), lambda rng: np.array(
+            [[1, 0, 1, 1, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1]], dtype=bool))),
+        ),
+]
+OPS += NN_FUNCTIONAL

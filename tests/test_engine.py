@@ -5,9 +5,9 @@ import pytest
 import arraygrad as ag
 from arraygrad.autograd import engine
 from arraygrad.autograd.graph import Node, AccumulateGrad
-from conftest import assert_close, pair
+from conftest import assert_close, pair, reference_torch
 
-torch = pytest.importorskip("torch")
+torch = reference_torch()
 
 
 def _names(fn, depth=6):
@@ -462,3 +462,19 @@ def test_grad_of_later_output_descending_from_earlier_output(torch):
             mine = g
         else:
             assert_close(mine, g)
+
+
+def test_two_floating_outputs_of_one_node_keep_their_output_nr(torch):
+    # aminmax: min is output 0, max is output 1 of one AminmaxBackward0 node
+    for T in (ag, torch):
+        x = T.tensor([[1.0, 3.0, 2.0], [0.5, -1.0, 4.0]], dtype=T.float64, requires_grad=True)
+        lo, hi = T.aminmax(x, dim=1)
+        assert lo.grad_fn is hi.grad_fn and lo.grad_fn.name() == "AminmaxBackward0"
+        assert (lo.output_nr, hi.output_nr) == (0, 1)
+        g_hi, = T.autograd.grad(hi.sum(), x, retain_graph=True)
+        g_lo, = T.autograd.grad(lo.sum(), x)
+        if T is ag:
+            mine = g_lo, g_hi
+        else:
+            assert_close(mine[0], g_lo)
+            assert_close(mine[1], g_hi)

@@ -7,7 +7,9 @@ import pytest
 
 import arraygrad as ag
 
-torch = pytest.importorskip("torch")
+from conftest import reference_torch
+
+torch = reference_torch()
 
 
 def _leaf(lib, *shape):

@@ -5,7 +5,9 @@ import pytest
 import arraygrad as ag
 from arraygrad import func
 
-torch = pytest.importorskip("torch")
+from conftest import reference_torch
+
+torch = reference_torch()
 
 pytestmark = [pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated"),
               pytest.mark.filterwarnings("ignore:Attempted to insert a get_attr Node")]
@@ -356,3 +358,35 @@ def test_forward_mode_example_runs(capsys):
     path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "forward_mode.py"
     runpy.run_path(str(path), run_name="__main__")
     assert "[108.0, 108.0, 72.0]" in capsys.readouterr().out
+
+
+def test_jvp_of_function_without_materialized_grads_gets_none_for_missing_tangent(torch):
+    # setup_context turns materialization off: the jvp rule sees None for an input with no
+    # tangent (y is captured, not a primal of func.jvp), as torch
+    seen = {}
+    for T in (ag, torch):
+        class Mul(T.autograd.Function):
+            @staticmethod
+            def forward(x, y):
+                return x * y
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.set_materialize_grads(False)
+                ctx.save_for_forward(*inputs)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, g
+
+            @staticmethod
+            def jvp(ctx, tx, ty):
+                seen[T.__name__] = (tx is None, ty is None)
+                x, y = ctx.saved_tensors
+                return tx * y if ty is None else tx * y + ty * x
+
+        x = T.tensor([1.0, 2.0], dtype=T.float64)
+        y = T.tensor([3.0, 4.0], dtype=T.float64)
+        out, tan = T.func.jvp(lambda a: Mul.apply(a, y), (x,), (T.ones(2, dtype=T.float64),))
+        assert tan.tolist() == [3.0, 4.0]
+    assert seen["arraygrad"] == seen["torch"] == (False, True)

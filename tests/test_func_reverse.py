@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 import arraygrad as ag
-from conftest import assert_close
+from conftest import assert_close, reference_torch
 
-torch = pytest.importorskip("torch")
+torch = reference_torch()
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(3,))

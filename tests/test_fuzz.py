@@ -11,9 +11,9 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
 import arraygrad as ag  # noqa: E402
-from conftest import assert_close  # noqa: E402
+from conftest import assert_close, reference_torch  # noqa: E402
 
-torch = pytest.importorskip("torch")
+torch = reference_torch()
 
 UNARY = {
     "neg": lambda lib, x: -x,

@@ -4,9 +4,9 @@ import pytest
 
 import arraygrad as ag
 from arraygrad import nn, optim
-from conftest import assert_close
+from conftest import assert_close, reference_torch
 
-torch = pytest.importorskip("torch")
+torch = reference_torch()
 
 
 def make_pair(seed=0):
@@ -25,7 +25,7 @@ def loss_fn(lib, params, x, y):
     return ((lib.tanh(x @ w1.T + b1) @ w2.T - y) ** 2).mean()
 
 
-def run_both(opt_ours, opt_theirs, ours, theirs, data, tdata, steps=6):
+def run_both(opt_ours, opt_theirs, ours, theirs, data, tdata, steps=20):
     for _ in range(steps):
         for lib, opt, params, (x, y) in ((ag, opt_ours, ours, data),
                                          (torch, opt_theirs, theirs, tdata)):
@@ -49,6 +49,22 @@ CONFIGS = [
     ("Adam", dict(lr=0.05, weight_decay=0.2, decoupled_weight_decay=True)),
     ("AdamW", dict(lr=0.05)),
     ("AdamW", dict(lr=0.05, weight_decay=0.3, amsgrad=True)),
+    ("RMSprop", dict()),
+    ("RMSprop", dict(lr=0.01, alpha=0.9, weight_decay=0.1, momentum=0.5)),
+    ("RMSprop", dict(lr=0.01, centered=True, momentum=0.9, maximize=True)),
+    ("Adagrad", dict()),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, initial_accumulator_value=0.5)),
+    ("Adagrad", dict(lr=0.05, maximize=True)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-4, weight_decay=0.1, maximize=True)),
+    ("Adamax", dict()),
+    ("Adamax", dict(lr=0.05, betas=(0.8, 0.9), weight_decay=0.1, maximize=True)),
+    ("NAdam", dict()),
+    ("NAdam", dict(lr=0.05, momentum_decay=0.01, weight_decay=0.1)),
+    ("NAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("RAdam", dict()),
+    ("RAdam", dict(lr=0.05, betas=(0.5, 0.6), weight_decay=0.1)),
+    ("RAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
 ]
 
 
@@ -57,6 +73,55 @@ def test_trajectories_match_torch(name, kw):
     ours, theirs, data, tdata = make_pair()
     run_both(getattr(optim, name)(ours, **kw), getattr(torch.optim, name)(theirs, **kw),
              ours, theirs, data, tdata)
+
+
+@pytest.mark.parametrize("kw", [dict(lr=1, max_iter=5),
+                                dict(lr=0.5, max_iter=8, history_size=3),
+                                dict(max_iter=10, line_search_fn="strong_wolfe")])
+def test_lbfgs_matches_torch(kw):
+    ours, theirs, data, tdata = make_pair(4)
+    opt, topt = optim.LBFGS(ours, **kw), torch.optim.LBFGS(theirs, **kw)
+    for _ in range(4):
+        for lib, o, params, (x, y) in ((ag, opt, ours, data), (torch, topt, theirs, tdata)):
+            def closure():
+                o.zero_grad()
+                loss = loss_fn(lib, params, x, y)
+                loss.backward()
+                return loss
+            o.step(closure)
+        for a, t in zip(ours, theirs):
+            assert_close(a, t, rtol=1e-8, atol=1e-10)
+    state, tstate = opt.state[ours[0]], topt.state[theirs[0]]
+    assert state["func_evals"] == tstate["func_evals"] and state["n_iter"] == tstate["n_iter"]
+
+
+def test_lbfgs_strong_wolfe_minimises_rosenbrock():
+    x = ag.tensor([-1.5, 2.0], dtype=ag.float64, requires_grad=True)
+    opt = optim.LBFGS([x], max_iter=100, line_search_fn="strong_wolfe")
+
+    def closure():
+        opt.zero_grad()
+        loss = (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
+        loss.backward()
+        return loss
+    opt.step(closure)
+    np.testing.assert_allclose(x.detach().numpy(), [1.0, 1.0], atol=1e-5)
+    with pytest.raises(ValueError, match="parameter groups"):
+        optim.LBFGS([{"params": [x]}, {"params": [ag.ones(1, requires_grad=True)]}])
+    with pytest.raises(RuntimeError, match="strong_wolfe"):
+        optim.LBFGS([x], line_search_fn="armijo")
+
+
+def test_add_param_group_takes_defaults():
+    ours, theirs, data, tdata = make_pair(5)
+    opt = optim.RMSprop(ours[:2], lr=0.02, momentum=0.3)
+    topt = torch.optim.RMSprop(theirs[:2], lr=0.02, momentum=0.3)
+    opt.add_param_group({"params": ours[2:], "lr": 0.005})
+    topt.add_param_group({"params": theirs[2:], "lr": 0.005})
+    assert opt.param_groups[1] == {**topt.param_groups[1], "params": ours[2:]}
+    run_both(opt, topt, ours, theirs, data, tdata, steps=5)
+    with pytest.raises(ValueError, match="more than one parameter group"):
+        opt.add_param_group({"params": ours[:1]})
 
 
 def test_param_groups_with_their_own_options():

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import arraygrad as ag
-from conftest import assert_close, dtype_name
+from conftest import assert_close, dtype_name, reference_torch
 
-torch = pytest.importorskip("torch")
+torch = reference_torch()
 
 DTYPES = ["bool", "uint8", "int32", "int64", "float16", "float32", "float64"]
 

@@ -13,8 +13,8 @@ from .core.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_m
                              is_grad_enabled, is_inference_mode_enabled)
 from .ops.creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empty, full,  # noqa: F401
                            zeros_like, ones_like, empty_like, full_like, arange, linspace,
-                           logspace, eye, manual_seed, seed, rand, randn, randint, randperm,
-                           rand_like, randn_like, normal)
+                           logspace, eye, manual_seed, seed, get_rng_state, set_rng_state,
+                           rand, randn, randint, randperm, rand_like, randn_like, normal)
 from .ops.elementwise import (add, sub, subtract, mul, multiply, div, divide, true_divide,  # noqa: F401
                               floor_divide, remainder, pow, neg, negative, rsub, exp, log, sqrt,
                               rsqrt, abs, sign, tanh, sigmoid, relu, sin, cos, tan, log1p, expm1,
@@ -25,7 +25,7 @@ from .ops.elementwise import (add, sub, subtract, mul, multiply, div, divide, tr
                               logical_or, logical_xor, logical_not, bitwise_and, bitwise_or,
                               bitwise_xor, bitwise_not, isnan, isinf, isfinite, equal, allclose,
                               isclose)
-from .ops.reduce import (sum, mean, prod, max, min, amax, amin, argmax, argmin, logsumexp,  # noqa: F401
+from .ops.reduce import (sum, mean, prod, max, min, amax, amin, aminmax, argmax, argmin, logsumexp,  # noqa: F401
                          softmax, log_softmax, var, std, norm, all, any, cumsum)
 from .ops.shape import (reshape, flatten, unflatten, transpose, swapaxes, swapdims, t,  # noqa: F401
                         permute, movedim, moveaxis, unsqueeze, squeeze, expand, broadcast_to,
@@ -47,7 +47,13 @@ from . import _tensor_methods  # noqa: F401
 from . import autograd  # noqa: F401
 from . import func  # noqa: F401
 from . import nn, optim  # noqa: F401
+from .nn.functional import cdist, pairwise_distance, cosine_similarity  # noqa: F401
 from .func import vmap  # noqa: F401
+# training stack (train15): Generator, torch.utils.data, save/load
+from ._generator import Generator  # noqa: F401
+from .utils import data as _utils_data  # noqa: F401  (makes torch.utils.data reachable)
+from .serialization import save, load  # noqa: F401
+from .utils import checkpoint as _utils_checkpoint, benchmark as _utils_benchmark  # noqa: F401
 
 __version__ = "0.1.0"
 

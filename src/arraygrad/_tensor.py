@@ -28,7 +28,7 @@ class Size(tuple):
 
 class Tensor:
     # hot attributes live in slots; rarely set ones default here (NOTE [tensor cost])
-    __slots__ = ("_data", "_lvl", "_requires_grad", "grad_fn", "_output_nr", "_version",
+    __slots__ = ("_data", "_lvl", "_requires_grad", "grad_fn", "_output_nr", "_vc",
                  "__weakref__", "__dict__")
     _inner = None
     _aux = None
@@ -151,6 +151,11 @@ class Tensor:
         return self.grad_fn is None
 
     @property
+    def output_nr(self):
+        """Which output of its `grad_fn` this tensor is (0 for a leaf)."""
+        return self._output_nr
+
+    @property
     def data(self):
         return self.detach()
 
@@ -159,8 +164,10 @@ class Tensor:
         self._data = value._data
 
     @property
-    def _version_value(self):
-        return self._version[0]
+    def _version(self):
+        """torch's version counter: how many in-place writes this memory has seen. The counter
+        itself (`_vc`, a one-element list) is shared with views and transform wrappers."""
+        return self._vc[0]
 
     @property
     def retains_grad(self):
@@ -360,7 +367,7 @@ def make(array, requires_grad=False):
     t._requires_grad = requires_grad
     t.grad_fn = None
     t._output_nr = 0
-    t._version = [0]
+    t._vc = [0]
     return t
 
 
@@ -381,5 +388,6 @@ def wrap(inner, lvl, aux=None):
     t = make(None)
     t._lvl = lvl
     t._inner = inner
+    t._vc = inner._vc     # one memory, one version counter
     t._aux = aux
     return t

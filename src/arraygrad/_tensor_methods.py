@@ -31,7 +31,7 @@ _METHODS = {
     "isfinite": ew.isfinite, "allclose": ew.allclose, "isclose": ew.isclose, "equal": ew.equal,
     "remainder": ew.remainder, "floor_divide": ew.floor_divide, "where": lambda self, c, o: ew.where(c, self, o),
     "sum": rd.sum, "mean": rd.mean, "prod": rd.prod, "max": rd.max, "min": rd.min,
-    "amax": rd.amax, "amin": rd.amin, "argmax": rd.argmax, "argmin": rd.argmin,
+    "amax": rd.amax, "amin": rd.amin, "aminmax": rd.aminmax, "argmax": rd.argmax, "argmin": rd.argmin,
     "logsumexp": rd.logsumexp, "softmax": rd.softmax, "log_softmax": rd.log_softmax,
     "var": rd.var, "std": rd.std, "norm": rd.norm, "all": rd.all, "any": rd.any,
     "cumsum": rd.cumsum,

@@ -225,9 +225,16 @@ class BackwardCFunction(Node, FunctionCtx):
                     grads[i] = zeros(shape, dtype=dtype)
         args = _grad_args(self._f_out_leaves, self._f_out_spec, grads)
         versions = _saved_versions(self)
-        result = self._user_backward()(self, *args)
+        result = _call_backward(self._forward_cls, self._user_backward(), self, args)
         _check_saved_unchanged(self, versions)
         return _validate_grads(self, result)
+
+
+def _call_backward(cls, backward, ctx, grads):
+    """The user's backward (or vjp) on the output grads, boxed as `cls.boxed_grads_call` asks."""
+    if getattr(cls, "boxed_grads_call", False):
+        return backward(ctx, list(grads))
+    return backward(ctx, *grads)
 
 
 class _DelayedError(Node):
@@ -346,6 +353,9 @@ class Function(_SingleLevelFunction):
     `backward` (or `forward` + `setup_context`), call with `.apply(...)`."""
 
     generate_vmap_rule = False
+    # True: backward(ctx, grads) gets the output gradients as one list (which it may empty
+    # as it goes, to free memory early) instead of backward(ctx, *grads)
+    boxed_grads_call = False
     # NOTE [jvp from backward] the opt-out: False gives torch's "implement jvp" error
     jvp_from_backward = True
 
@@ -457,7 +467,7 @@ def _needs_input_grad(args, requires):
 def _alias(t):
     """A new tensor sharing `t`'s memory and version counter (torch's view_as(t))."""
     a = _t.make(t._data)
-    a._version = t._version
+    a._vc = t._vc
     a._base = t if t._base is None else t._base
     return a
 
@@ -507,7 +517,7 @@ def _eager_call(cls, flat, params):
             new_leaves.append(o)
             continue
         if id(o) in dirty:
-            o._version[0] += 1
+            o._vc[0] += 1
             r = o
         elif id(o) in in_ids:
             r = _alias(o)
@@ -707,7 +717,7 @@ def _lint_attrs(ctx, io_ids):
                 _lint(f"{name}: ctx.{attr} holds {what}; save it with ctx.save_for_backward(...) "
                       "instead, so that in-place changes are caught and the graph is not kept "
                       "alive")
-            versions[id(t)] = (attr, t, t._version[0])
+            versions[id(t)] = (attr, t, t._vc[0])
     if versions:
         ctx._f_attr_versions = versions
 
@@ -728,9 +738,9 @@ def _check_attr_versions(ctx):
     if not versions:
         return
     for attr, t, v in versions.values():
-        if t._version[0] != v:
+        if t._vc[0] != v:
             _lint(f"{ctx.name()}: the tensor in ctx.{attr} was modified in place after forward "
-                  f"(version {v} -> {t._version[0]}); backward would read the new values. Save "
+                  f"(version {v} -> {t._vc[0]}); backward would read the new values. Save "
                   "it with ctx.save_for_backward(...) to get an error, or clone it in forward")
 
 
@@ -738,14 +748,14 @@ def _saved_versions(ctx):
     saved = ctx._f_saved
     if not saved:
         return None
-    return [None if s is None else s.value._version[0] if s.ref is None else None for s in saved]
+    return [None if s is None else s.value._vc[0] if s.ref is None else None for s in saved]
 
 
 def _check_saved_unchanged(ctx, versions):
     if not versions or not ctx._f_saved:
         return
     for i, (s, v) in enumerate(zip(ctx._f_saved, versions)):
-        if v is not None and s.value._version[0] != v:
+        if v is not None and s.value._vc[0] != v:
             _lint(f"{ctx.name()}: backward modified saved tensor {i} in place; a later backward "
                   "through this graph (retain_graph=True) will fail or be wrong. Use out-of-place "
                   "ops on saved tensors")
@@ -945,7 +955,7 @@ def _jvp_from_backward(cls, ctx, args, out_leaves, out_spec, t_args):
         full = list(g_all)
         for i, g in zip(diff, gs):
             full[i] = g
-        res = backward(ctx, *_grad_args(is_tensor, out_spec, full))
+        res = _call_backward(cls, backward, ctx, _grad_args(is_tensor, out_spec, full))
         if not isinstance(res, tuple):
             res = (res,)
         flat = []
@@ -1171,7 +1181,7 @@ def _generated_vmap(cls, interp, flat, values, bdims, params):
             it = iter(gs)
             args = _grad_args([o is None for o in state["non_tensor"]], state["out_spec"],
                               list(it))
-            res = cls.backward(_SavedCtx(ctx, sv), *args)
+            res = _call_backward(cls, cls.backward, _SavedCtx(ctx, sv), args)
             if not isinstance(res, tuple):
                 res = (res,)
             res = tree_flatten(list(res[:n_in]))[0]

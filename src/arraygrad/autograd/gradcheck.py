@@ -18,6 +18,7 @@ from .._tensor import Tensor
 from ..dtypes import float64
 from ..utils._pytree import tree_flatten
 from . import engine
+from .check_report import CheckReport, Mismatch, ModeResult, FAILED
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -26,7 +27,10 @@ _FULL_MAX = 36      # Jacobians up to this many entries are also printed in full
 
 
 class GradcheckError(RuntimeError):
-    """Raised by gradcheck/gradgradcheck when a check fails."""
+    """Raised by gradcheck/gradgradcheck when a check fails. For a Jacobian mismatch,
+    `.report` holds both Jacobians (`.report.plot()` draws them); otherwise None."""
+
+    report = None
 
 
 def _as_tuple(x):
@@ -223,7 +227,13 @@ def _compare(num, ana, atol, rtol, diff, outputs, what):
         for i, x in enumerate(diff):
             n, a = num[k][i], ana[k][i]
             if not np.allclose(a, n, rtol=rtol, atol=atol):
-                raise GradcheckError(what + _report(k, i, n, a, atol, rtol, x, o))
+                msg = what + _report(k, i, n, a, atol, rtol, x, o)
+                m = Mismatch(f"{what}output {k} w.r.t. input {i}", n, a, f"input {i}", x.shape,
+                             f"output {k}", o.shape, atol, rtol, "numerical", "analytical")
+                err = GradcheckError(msg)
+                err.report = CheckReport("gradcheck", [ModeResult("gradcheck", FAILED, msg,
+                                                                  mismatches=[m])])
+                raise err
 
 
 def _check_undefined_grad(func, inputs, diff):

@@ -8,6 +8,7 @@ saved output of an eager node is held weakly (data strongly) so that a tensor
 and its own grad_fn form no reference cycle; it is rebuilt when needed.
 """
 import itertools
+import threading
 import weakref
 
 from .. import _tensor as _t
@@ -28,7 +29,7 @@ class SavedTensor:
     __slots__ = ("value", "version", "ref", "out_nr")
 
     def __init__(self, value, owner_is_output=False, out_nr=0):
-        self.version = value._version[0]
+        self.version = value._vc[0]
         self.out_nr = out_nr
         if owner_is_output:
             self.ref = weakref.ref(value)
@@ -45,16 +46,16 @@ class SavedTensor:
                 t = _t.make(v, True)
                 t.grad_fn = node
                 t._output_nr = self.out_nr
-                t._version = [self.version]
+                t._vc = [self.version]
             v = t
-        if self.version is not None and v._version[0] != self.version:
+        if self.version is not None and v._vc[0] != self.version:
             shape = list(v.shape)
             whose = (f"output {self.out_nr} of {node.name()}" if self.ref is not None
                      else f"an input of {node.name()}")
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: [{v.dtype} {shape}], which is {whose}, is at version "
-                f"{v._version[0]}; expected version {self.version} instead. Hint: clone the "
+                f"{v._vc[0]}; expected version {self.version} instead. Hint: clone the "
                 "tensor before modifying it in place, or modify a copy.")
         return v
 
@@ -165,7 +166,15 @@ _NOT_SAVED = object()
 class PrimNode(Node, RuleCtx):
     """Node of a builtin primitive: its vjp rule applied to the saved values."""
 
+    _edge_pos = None    # the args that are edges, where not all are (Primitive.nondiff_inputs)
+
     def __init__(self, prim, params, args, outs, next_functions, needs, level_owned):
+        if prim.nondiff_inputs or not prim.number_edges:
+            keep = tuple(i for i, a in enumerate(args) if i not in prim.nondiff_inputs
+                         and (prim.number_edges or isinstance(a, Tensor)))
+            if len(keep) != len(args):
+                self._edge_pos = keep
+                next_functions = tuple(next_functions[i] for i in keep)
         Node.__init__(self, next_functions)
         self.prim = prim
         self.params = params
@@ -230,9 +239,24 @@ class PrimNode(Node, RuleCtx):
         params = self.params
         if callable(vjp):
             res = vjp(self, *grads, **params)
+        elif vjp is None:
+            raise _no_vjp(self.prim, None)
         else:
-            res = [f(self, *grads, **params) if need else None for f, need in zip(vjp, needs)]
-        return validate_grads(self, res)
+            res = []
+            for i, (f, need) in enumerate(zip(vjp, needs)):
+                if need and f is None:
+                    raise _no_vjp(self.prim, i)
+                res.append(f(self, *grads, **params) if need else None)
+        res = validate_grads(self, res)
+        pos = self._edge_pos
+        return res if pos is None else [res[i] for i in pos]
+
+
+def _no_vjp(prim, i):
+    which = "" if i is None else f" for input {i}"
+    return RuntimeError(f"the derivative for '{prim.name}' is not implemented: primitive "
+                        f"'{prim.name}' has no vjp rule{which} (declare vjp= in its Primitive)")
+
 
 
 def validate_grads(node, grads):
@@ -296,16 +320,24 @@ class AccumulateGrad(Node):
     def accumulate(self, g, create_graph):
         v = self.variable
         g = self.run_hooks(g)
-        if v.grad is None:
-            v.grad = g if create_graph else _fresh(g)
-        elif create_graph:
-            v.grad = v.grad + g
-        else:
-            grad = v.grad
-            grad._data += g._data if g._lvl is None else g.detach()._data
-            grad._version[0] += 1    # an in-place add: anything that saved the old grad notices
+        with _accumulate_lock:
+            if v.grad is None:
+                v.grad = g if create_graph else _fresh(g)
+            elif create_graph:
+                v.grad = v.grad + g
+            else:
+                grad = v.grad
+                grad._data += g._data if g._lvl is None else g.detach()._data
+                grad._vc[0] += 1    # an in-place add: anything that saved the old grad notices
         for hook in v._post_accumulate_hooks or ():
             hook(v)
+
+
+# NOTE [concurrent accumulation]
+# Backward passes may run in several threads into the same leaf (torch allows it and is
+# exact). `.grad += g` is a read-modify-write (NumPy releases the GIL inside it), so every
+# accumulation into a `.grad` holds this lock; hooks run outside it.
+_accumulate_lock = threading.Lock()
 
 
 def checked_hook_result(hook, g, r):
@@ -338,7 +370,7 @@ def accumulator(t):
 
 
 def gradient_edge(t):
-    if t._base is not None and t._version[0] != t._view_version:
+    if t._base is not None and t._vc[0] != t._view_version:
         from ..ops.inplace import refresh_view
         refresh_view(t)
     if t.grad_fn is not None:
@@ -373,12 +405,13 @@ def retain_grad_hook(t):
         if t is None or t.grad_fn is None:
             return
         create_graph = grad_mode.state.grad_enabled   # the engine runs in create_graph mode
-        if t.grad is None:
-            t.grad = g if create_graph else _fresh(g)
-        elif create_graph:
-            t.grad = t.grad + g
-        else:
-            t.grad = t.grad + g.detach()
+        with _accumulate_lock:
+            if t.grad is None:
+                t.grad = g if create_graph else _fresh(g)
+            elif create_graph:
+                t.grad = t.grad + g
+            else:
+                t.grad = t.grad + g.detach()
     hook._retains = True
     node = t.grad_fn
     if node._tensor_hooks is None:

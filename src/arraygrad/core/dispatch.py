@@ -34,11 +34,16 @@ class Primitive:
     reads the output(s). Unsaved tensors are not kept alive by the graph.
     node_name: the grad_fn's name, or a function of the node where torch's name
     depends on the overload (PowBackward0/1/2).
+    nondiff_inputs: inputs that are never edges of the node (where's condition);
+    number_edges: a Python number argument is an edge (None, 0) of the node, as torch's
+    wrapped-number tensors are (add, mul, where); False for ops whose torch overload takes
+    a Scalar (pow, fmod, remainder). Both only shape `next_functions` as torch's.
     """
 
     def __init__(self, name, impl, *, vjp=None, jvp=None, batch=None, save=None,
                  save_output=False, multiple_results=False, differentiable=True,
-                 node_name=None, nondiff_outputs=(), is_view=False):
+                 node_name=None, nondiff_outputs=(), is_view=False, nondiff_inputs=(),
+                 number_edges=True):
         self.name = name
         self.impl = impl
         self.vjp = vjp
@@ -51,6 +56,8 @@ class Primitive:
         self.node_name = node_name or "".join(p.capitalize() for p in name.split("_")) + "Backward0"
         self.nondiff_outputs = nondiff_outputs
         self.is_view = is_view
+        self.nondiff_inputs = nondiff_inputs
+        self.number_edges = number_edges
 
     custom = False  # True for autograd.Function calls: each level has one rule for them
 
@@ -94,6 +101,10 @@ class Interpreter:
 
     def shape_of(self, t):
         return t._inner.shape
+
+    def constant_like(self, t, inner):
+        """A tensor of this level around `inner` laid out as `t`, with no derivative here."""
+        return _t.wrap(inner, self)
 
     def inplace(self, t, result):
         raise NotImplementedError(f"in-place operations on tensors inside {self.kind} are not "

@@ -24,7 +24,7 @@ def process(prim, args, params):
             arrays.append(d)
             if a._requires_grad:
                 record = True
-            elif a._base is not None and a._version[0] != a._view_version:
+            elif a._base is not None and a._vc[0] != a._view_version:
                 # a view whose base was written in place (and may have gained history)
                 refresh_view(a)
                 record = record or a._requires_grad
@@ -63,10 +63,10 @@ def _record(prim, args, params, outs):
 
 def _mark_view(prim, src, params, out):
     """`out` shares memory (and the version counter) with `src`; record how to redo the view."""
-    out._version = src._version
+    out._vc = src._vc
     if not prim.differentiable:
         return
-    out._view_version = src._version[0]
+    out._view_version = src._vc[0]
     out._base = src if src._base is None else src._base
     parent = src._view_fn
     if parent is None:

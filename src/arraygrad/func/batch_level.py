@@ -41,6 +41,9 @@ class BatchInterpreter(Interpreter):
             return x._inner, x._aux
         return x, None
 
+    def constant_like(self, t, inner):
+        return _t.wrap(inner, self, t._aux)
+
     def shape_of(self, t):
         s = t._inner.shape
         d = t._aux

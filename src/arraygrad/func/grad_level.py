@@ -41,7 +41,9 @@ class GradInterpreter(Interpreter):
         if prim.custom:
             return prim.rule(self, args, params)
         inner = tuple(self.unwrap(a) for a in args)
-        with grad_mode.set_grad_enabled(self.prev_grad_mode):
+        # lower levels keep the mode of outside the transform, and no_grad() inside it
+        # holds at every level (a value computed under no_grad is constant to all of them)
+        with grad_mode.set_grad_enabled(self.prev_grad_mode and grad_mode.state.grad_enabled):
             out = bind(prim, inner, params)
         outs = list(out) if prim.multiple_results else [out]
         wrapped = [self.lift(o) for o in outs]

@@ -6,10 +6,14 @@ gradients and the func transforms work through it with no extra rules.
     import arraygrad.nn.functional as F
     loss = F.cross_entropy(logits, target)      # logits (N, C), target (N,) int64
 """
+import math
 import warnings
 
 from .. import dtypes as _dt
-from ..ops import creation, elementwise as ew, linalg as la, reduce as rd
+from .. import _tensor as _t
+from ..autograd.function import Function
+from ..core.grad_mode import no_grad
+from ..ops import creation, elementwise as ew, index as ix, linalg as la, reduce as rd, shape as sh
 from ..ops.inplace import apply as _inplace
 from .modules.module import _size
 
@@ -43,6 +47,163 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 def _implicit_dim(name, stacklevel):
     warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
                   "to include dim=X as an argument.", stacklevel=stacklevel)
+
+
+def _maybe_inplace(input, out, inplace):
+    return _inplace(input, out) if inplace else out
+
+
+# NOTE [kinks and overflow]: each activation below picks its branch with `where` on the
+# comparisons torch's backward uses, so the derivative at a kink is torch's; a branch that
+# is not selected still gets evaluated, so its input is clamped to the branch's own side
+# (no overflow, no nan from 0 * inf in the backward).
+def gelu(input, approximate="none"):
+    """x * Phi(x); approximate='tanh' uses torch's tanh formula."""
+    if approximate == "none":
+        return input * 0.5 * (1 + ew.erf(input * 0.7071067811865476))
+    if approximate == "tanh":
+        inner = 0.7978845608028654 * (input + 0.044715 * input * input * input)
+        return 0.5 * input * (1 + ew.tanh(inner))
+    raise RuntimeError(f"gelu: approximate argument must be either none or tanh, got "
+                       f"'{approximate}'")
+
+
+def silu(input, inplace=False):
+    return _maybe_inplace(input, input * ew.sigmoid(input), inplace)
+
+
+def mish(input, inplace=False):
+    return _maybe_inplace(input, input * ew.tanh(softplus(input)), inplace)
+
+
+def _elu(input, alpha, scale, input_scale):
+    neg = alpha * ew.expm1(ew.clamp_max(input, 0) * input_scale)
+    return ew.where(input > 0, input * scale if scale != 1 else input, neg * scale)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return _maybe_inplace(input, _elu(input, alpha, 1.0, 1.0), inplace)
+
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(input, inplace=False):
+    return _maybe_inplace(input, _elu(input, _SELU_ALPHA, _SELU_SCALE, 1.0), inplace)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    if alpha == 0:
+        raise RuntimeError("celu: ZeroDivisionError, alpha must not be 0")
+    return _maybe_inplace(input, _elu(input, alpha, 1.0, 1.0 / alpha), inplace)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    return _maybe_inplace(input, ew.where(input > 0, input, input * negative_slope), inplace)
+
+
+def prelu(input, weight):
+    """leaky_relu with a learned slope: one, or one per channel (dim 1)."""
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: weight must be 0-d or 1-d, got {weight.ndim}-d")
+    c = weight.numel()
+    if c != 1:
+        channels = input.shape[1] if input.ndim >= 2 else 1
+        if channels != c:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {c} and channel size = {channels}.")
+        weight = weight.reshape([c] + [1] * (input.ndim - 2))
+    elif weight.ndim == 1 and input.ndim == 0:
+        weight = weight.reshape(())
+    return ew.where(input > 0, input, weight * input)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    """leaky_relu with slope (lower+upper)/2 in eval, a uniform random slope per element in
+    training (drawn per example under vmap(randomness='different'))."""
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    slope = creation.rand_like(input) * (upper - lower) + lower
+    return _maybe_inplace(input, ew.where(input >= 0, input, input * slope), inplace)
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    """clamp to [min_val, max_val]; the gradient is 0 at the bounds (torch's hardtanh)."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    out = ew.where(input <= min_val, min_val, ew.where(input >= max_val, max_val, input))
+    return _maybe_inplace(input, out, inplace)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def hardswish(input, inplace=False):
+    mid = input * (input + 3) / 6
+    out = ew.where(input <= -3, 0.0 * input, ew.where(input < 3, mid, input))
+    return _maybe_inplace(input, out, inplace)
+
+
+def hardsigmoid(input, inplace=False):
+    out = ew.where(input <= -3, 0.0, ew.where(input >= 3, 1.0, input / 6 + 0.5))
+    return _maybe_inplace(input, out, inplace)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta, linear where beta x > threshold."""
+    bx = input * beta
+    soft = ew.log1p(ew.exp(ew.clamp_max(bx, threshold)))
+    return ew.where(bx > threshold, input, soft / beta if beta != 1 else soft)
+
+
+def softsign(input):
+    return input / (1 + ew.abs(input))
+
+
+def tanhshrink(input):
+    return input - ew.tanh(input)
+
+
+def hardshrink(input, lambd=0.5):
+    return ew.where((input > lambd) | (input < -lambd), input, 0.0)
+
+
+def softshrink(input, lambd=0.5):
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return ew.where(input > lambd, input - lambd, ew.where(input < -lambd, input + lambd, 0.0))
+
+
+def threshold(input, threshold, value, inplace=False):
+    return _maybe_inplace(input, ew.where(input > threshold, input, value), inplace)
+
+
+def glu(input, dim=-1):
+    """a * sigmoid(b) for the two halves a, b of `input` along `dim`."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    n = input.shape[dim]
+    if n % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension "
+                           f"{dim % input.ndim} is size {n}")
+    a, b = sh.chunk(input, 2, dim)
+    return a * ew.sigmoid(b)
+
+
+def logsigmoid(input):
+    """log(sigmoid(x)), each branch evaluated on its own side of 0 (stable, exact slope 1/2
+    at 0)."""
+    neg = ew.clamp_max(input, 0)
+    pos = ew.clamp_min(input, 0)
+    return ew.where(input < 0, neg - ew.log1p(ew.exp(neg)), -ew.log1p(ew.exp(-pos)))
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        _implicit_dim("softmin", _stacklevel)
+    return rd.softmax(-input, dim, dtype=dtype)
 
 
 def linear(input, weight, bias=None):
@@ -224,3 +385,754 @@ def _long_name(dtype):
     return {"float32": "Float", "float64": "Double", "float16": "Half", "int32": "Int",
             "bool": "Bool", "int16": "Short", "int8": "Char", "uint8": "Byte"}.get(dtype.name,
                                                                                   dtype.name)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
+    reduction = _reduction(None, None, reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _check_sizes(input, target)
+    d = input - target
+    a = ew.abs(d)
+    loss = ew.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
+    return _weighted(loss, weight, input, reduction)
+
+
+def _check_bce_sizes(input, target):
+    if target.shape != input.shape:
+        raise ValueError(f"Using a target size ({_size(target.shape)}) that is different to the "
+                         f"input size ({_size(input.shape)}) is deprecated. Please ensure they "
+                         "have the same size.")
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as torch."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_bce_sizes(input, target)
+    if input._lvl is None and input.numel() and bool(((input < 0) | (input > 1)).any()):
+        raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 "
+                           "and 1")
+    tiny = math.exp(-100)
+    log_x = ew.log(ew.clamp_min(input, tiny))
+    log_1mx = ew.log(ew.clamp_min(1 - input, tiny))
+    loss = -(target * log_x + (1 - target) * log_1mx)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """BCE of sigmoid(input), computed from the logits (stable for large |input|)."""
+    reduction = _reduction(size_average, reduce, reduction)
+    _check_bce_sizes(input, target)
+    neg_log_sig = -logsigmoid(input)
+    if pos_weight is not None:
+        neg_log_sig = neg_log_sig * ((pos_weight - 1) * target + 1)
+    loss = (1 - target) * input + neg_log_sig
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """KL(target || exp(input)) pointwise: target (log target) * (log target - input)."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(size_average, reduce, "mean")
+    elif reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the "
+                      "support size.'batchmean' divides only by the batch size, and aligns with "
+                      "the KL div math definition.'mean' will be changed to behave the same as "
+                      "'batchmean' in the next major release.", stacklevel=2)
+    elif reduction not in ("batchmean", "none", "sum"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if log_target:
+        loss = ew.exp(target) * (target - input)
+    else:
+        loss = ew.xlogy(target, target) - target * input
+    if reduction == "batchmean":
+        total = loss.sum()
+        return total / input.shape[0] if input.ndim else total
+    return _reduce(loss, reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    reduction = _reduction(size_average, reduce, reduction)
+    if log_input:
+        loss = ew.exp(input) - target * input
+    else:
+        loss = input - target * ew.log(input + eps)
+    if full:
+        # Stirling's term target*log(target) - target + 0.5*log(2*pi*target), for target > 1
+        big = target > 1
+        t = ew.where(big, target, 2.0)
+        stirling = t * ew.log(t) - t + 0.5 * ew.log(2 * math.pi * t)
+        loss = loss + ew.where(big, stirling, 0.0)
+    return _reduce(loss, reduction)
+
+
+def _clamped_keep_grad(x, lo):
+    """clamp_min(x, lo) in value with the identity's gradient (torch clamps under no_grad)."""
+    return ew.clamp_min(x, lo).detach() + (x - x.detach())
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    """0.5 (log var + (input - target)^2 / var), var clamped at eps (gradient passes)."""
+    if not isinstance(var, _t.Tensor):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = creation.full_like(input, float(var))
+    elif var._lvl is None and bool((var < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if var.shape != input.shape:
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif not (input.ndim == var.ndim and
+                  sum(v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    var = _clamped_keep_grad(var, eps)
+    d = input - target
+    loss = 0.5 * (ew.log(var) + d * d / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                        reduction="mean"):
+    reduction = _reduction(size_average, reduce, reduction)
+    if not input1.ndim == input2.ndim == target.ndim:
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension "
+                           f"but got sizes: input1: {_size(input1.shape)}, input2: "
+                           f"{_size(input2.shape)}, target: {_size(target.shape)} ")
+    return _reduce(ew.clamp_min(-target * (input1 - input2) + margin, 0), reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    """input where target is 1, max(0, margin - input) where target is -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    margin_part = ew.where(target != 1, ew.clamp_min(margin - input, 0), 0.0)
+    self_part = ew.where(target != -1, input, 0.0)
+    return _reduce(margin_part + self_part, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _reduction(size_average, reduce, reduction)
+    return _reduce(-logsigmoid(target * input), reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
+                          reduction="mean"):
+    """1 - cos(x1, x2) where target is 1, max(0, cos - margin) where target is -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if input1.ndim != input2.ndim or input1.ndim not in (1, 2):
+        raise RuntimeError(f"cosine_embedding_loss: 1D or 2D inputs of equal dims expected, got "
+                           f"{input1.ndim}D and {input2.ndim}D")
+    if target.ndim != input1.ndim - 1:
+        raise RuntimeError(f"cosine_embedding_loss: expected {input1.ndim - 1}D target tensor "
+                           f"for {input1.ndim}D inputs, got {target.ndim}D target")
+    dim = input1.ndim - 1
+    eps = 1e-12
+    prod = (input1 * input2).sum(dim)
+    mag1 = (input1 * input1).sum(dim) + eps
+    mag2 = (input2 * input2).sum(dim) + eps
+    cos = prod / ew.sqrt(mag1 * mag2)
+    pos = ew.where(target == 1, 1 - cos, 0.0)
+    neg = ew.where(target == -1, ew.clamp_min(cos - margin, 0), 0.0)
+    return _reduce(pos + neg, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    reduction = _reduction(size_average, reduce, reduction)
+    dims = (anchor.ndim, positive.ndim, negative.ndim)
+    if len(set(dims)) != 1 or dims[0] not in (1, 2):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the "
+                           f"same number of dimensions (1 or 2), but got: anchor {dims[0]}D, "
+                           f"positive {dims[1]}D, and negative {dims[2]}D inputs")
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = ew.minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return _reduce(ew.clamp_min(margin + d_pos - d_neg, 0), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    reduction = _reduction(None, None, reduction)
+    if margin <= 0:
+        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, "
+                         f"got {margin} instead")
+    dist = distance_function if distance_function is not None else pairwise_distance
+    d_pos = dist(anchor, positive)
+    d_neg = dist(anchor, negative)
+    if swap:
+        d_neg = ew.minimum(d_neg, dist(positive, negative))
+    return _reduce(ew.clamp_min(margin + d_pos - d_neg, 0), reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    """sum over i != y of max(0, margin - x[y] + x[i])^p / C (weighted by weight[y])."""
+    reduction = _reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    unbatched = input.ndim <= 1
+    x = input.reshape(1, -1) if unbatched else input
+    t = target.reshape(1) if unbatched else target
+    hit, _ = _target_hits(x, t, -100, 1)
+    x_y = ew.where(hit, x, 0).sum(1, keepdim=True)
+    z = ew.where(hit, 0.0, ew.clamp_min(margin - x_y + x, 0))
+    if p == 2:
+        z = z * z
+    if weight is not None:
+        z = z * ew.where(hit, weight, 0).sum(1, keepdim=True)
+    loss = z.sum(1) / x.shape[1]
+    if unbatched:
+        loss = loss.reshape(target.shape)
+    return _reduce(loss, reduction)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    reduction = _reduction(size_average, reduce, reduction)
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    loss = loss.sum(-1) / input.shape[-1] if input.ndim else loss
+    return _reduce(loss, reduction)
+
+
+# ----------------------------------------------------------------- distances
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """p-norm of x1 - x2 + eps along the last dim."""
+    d = x1 - x2 + eps
+    return rd.norm(d, p, -1 if d.ndim else None, keepdim)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum(x1/|x1| * x2/|x2|) along `dim`; the norms are clamped at eps (gradient passes)."""
+    x1, x2 = sh.broadcast_tensors(x1, x2)
+    n1 = _clamped_keep_grad(rd.norm(x1, 2, dim, True), eps)
+    n2 = _clamped_keep_grad(rd.norm(x2, 2, dim, True), eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """input / max(|input|_p, eps) along `dim`."""
+    if out is not None:
+        raise TypeError("normalize: the out= argument is not supported")
+    return input / ew.clamp_min(rd.norm(input, p, dim, True), eps)
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """p-norm distances between the rows of x1 (.., P, M) and x2 (.., R, M): (.., P, R)."""
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    d = x1.unsqueeze(-2) - x2.unsqueeze(-3)
+    if p == 0:
+        return (d != 0).sum(-1).to(x1.dtype)
+    return rd.norm(d, p, -1)
+
+
+# ----------------------------------------------------------------- normalisation
+def _check_affine(name, param, c, what):
+    if param is not None and param.numel() != c:
+        raise RuntimeError(f"{name}: expected {what} of {c} elements, got "
+                           f"{_size(param.shape)}")
+
+
+def _channel(param, ndim):
+    """A per-channel (C,) parameter shaped to broadcast over (N, C, *)."""
+    return param.reshape([-1] + [1] * (ndim - 2))
+
+
+def _update_running(running, value, momentum):
+    with no_grad():
+        running.mul_(1 - momentum).add_(value.detach() * momentum)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-5):
+    """Normalise over every dim but the channels (dim 1). In training the batch statistics
+    are used and the running ones updated in place (unbiased variance); in eval the running
+    ones are used."""
+    if input.ndim < 2:
+        raise ValueError(f"batch_norm: expected 2D or higher input (got {input.ndim}D input)")
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        _check_affine("batch_norm", t, c, name)
+    dims = (0,) + tuple(range(2, input.ndim))
+    if training:
+        n = input.numel() // c if c else 0
+        if n <= 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                             f"size {_size(input.shape)}")
+        mean = rd.mean(input, dims, keepdim=True)
+        var = rd.var(input, dims, correction=0, keepdim=True)
+        if running_mean is not None:
+            _update_running(running_mean, mean.reshape(c), momentum)
+        if running_var is not None:
+            _update_running(running_var, var.reshape(c) * (n / (n - 1)), momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("batch_norm: running_mean and running_var must be defined in "
+                               "evaluation mode")
+        mean, var = _channel(running_mean, input.ndim), _channel(running_var, input.ndim)
+    out = (input - mean) * ew.rsqrt(var + eps)
+    if weight is not None:
+        out = out * _channel(weight, input.ndim)
+    if bias is not None:
+        out = out + _channel(bias, input.ndim)
+    return out
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Normalise each (example, channel) over its spatial dims."""
+    if input.ndim < 3:
+        raise ValueError(f"instance_norm: expected 3D or higher input (got {input.ndim}D input)")
+    c = input.shape[1]
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    dims = tuple(range(2, input.ndim))
+    n = 1
+    for d in dims:
+        n *= input.shape[d]
+    if n <= 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size "
+                         f"{_size(input.shape)}")
+    mean = rd.mean(input, dims, keepdim=True)
+    var = rd.var(input, dims, correction=0, keepdim=True)
+    if running_mean is not None:
+        _update_running(running_mean, mean.reshape(-1, c).mean(0), momentum)
+    if running_var is not None:
+        _update_running(running_var, var.reshape(-1, c).mean(0) * (n / (n - 1)), momentum)
+    out = (input - mean) * ew.rsqrt(var + eps)
+    if weight is not None:
+        out = out * _channel(weight, input.ndim)
+    if bias is not None:
+        out = out + _channel(bias, input.ndim)
+    return out
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalise over the trailing `normalized_shape` dims."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if k == 0 or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape "
+                           f"[*, {', '.join(map(str, shape))}], but got input of size"
+                           f"{_size(input.shape)}")
+    dims = tuple(range(input.ndim - k, input.ndim))
+    mean = rd.mean(input, dims, keepdim=True)
+    var = rd.var(input, dims, correction=0, keepdim=True)
+    out = (input - mean) * ew.rsqrt(var + eps)
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+_EPS = {"float16": 0.0009765625, "float32": 1.1920928955078125e-07,
+        "float64": 2.220446049250313e-16}     # torch.finfo(dtype).eps
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    dims = tuple(range(input.ndim - len(shape), input.ndim))
+    if eps is None:
+        eps = _EPS[input.dtype.name]
+    out = input * ew.rsqrt(rd.mean(input * input, dims, keepdim=True) + eps)
+    return out if weight is None else out * weight
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalise each example over groups of channels (and the spatial dims)."""
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.ndim}")
+    n, c = input.shape[0], input.shape[1]
+    if c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {_size(input.shape)} and "
+                           f"num_groups={num_groups}")
+    g = input.reshape(n, num_groups, -1)
+    mean = rd.mean(g, 2, keepdim=True)
+    var = rd.var(g, 2, correction=0, keepdim=True)
+    out = ((g - mean) * ew.rsqrt(var + eps)).reshape(input.shape)
+    if weight is not None:
+        out = out * _channel(weight, input.ndim)
+    if bias is not None:
+        out = out + _channel(bias, input.ndim)
+    return out
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """input / (k + alpha * mean of input^2 over `size` neighbouring channels)^beta."""
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} "
+                         "dimensions)")
+    if input.numel() == 0:
+        return input
+    sq = input * input
+    c = input.shape[1]
+    before, after = size // 2, (size - 1) // 2
+    pad_shape = list(sq.shape)
+    parts = []
+    if before:
+        pad_shape[1] = before
+        parts.append(creation.zeros(*pad_shape, dtype=sq.dtype))
+    parts.append(sq)
+    if after:
+        pad_shape[1] = after
+        parts.append(creation.zeros(*pad_shape, dtype=sq.dtype))
+    padded = sh.cat(parts, 1) if len(parts) > 1 else sq
+    # a window of `size` channels: a sum of `size` shifted slices (a loop over the window)
+    window = padded.narrow(1, 0, c)
+    for i in range(1, size):
+        window = window + padded.narrow(1, i, c)
+    div = (window / size * alpha + k) ** beta
+    return input / div
+
+
+# ----------------------------------------------------------------- dropout
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _keep_mask(input, p, feature_dims):
+    """Bernoulli(1 - p) keep mask like `input`, shared over `feature_dims` trailing dims
+    (one draw per example under vmap(randomness='different'))."""
+    shape = list(input.shape)
+    for i in range(1, feature_dims + 1):
+        shape[-i] = 1
+    return creation.rand(*shape, dtype=input.dtype) < (1 - p)
+
+
+def _dropout(input, p, training, inplace, feature_dims):
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    if p == 1:
+        out = input * 0
+    else:
+        out = input * ew.where(_keep_mask(input, p, feature_dims), 1 / (1 - p), 0.0)
+    return _maybe_inplace(input, out, inplace)
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability p and scale the rest by 1 / (1 - p)."""
+    return _dropout(input, p, training, inplace, 0)
+
+
+def _feature_dropout(name, input, p, training, inplace, spatial):
+    """dropout1d/2d/3d: whole channels dropped; input (N, C, *spatial) or unbatched."""
+    if input.ndim not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{name}: Expected {spatial + 1}D or {spatial + 2}D input, but "
+                           f"received a {input.ndim}D input. Note that {name} exists to provide "
+                           f"channel-wise dropout on inputs with {spatial} spatial dimension(s), "
+                           "a channel dimension, and an optional batch dimension (i.e. "
+                           f"{spatial + 1}D or {spatial + 2}D inputs).")
+    return _dropout(input, p, training, inplace, spatial)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout("dropout1d", input, p, training, inplace, 1)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is "
+                      "deprecated and will result in an error in a future release. To retain "
+                      "the behavior and silence this warning, please use dropout instead. Note "
+                      "that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension "
+                      "(i.e. 3D or 4D inputs).", stacklevel=2)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise "
+                      "1D dropout behavior is desired - input is interpreted as shape (N, C, L), "
+                      "where C is the channel dim. This behavior will change in a future release "
+                      "to interpret the input as one without a batch dimension, i.e. shape "
+                      "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch "
+                      "to using dropout1d instead.", stacklevel=2)
+        return _dropout(input, p, training, inplace, 1)
+    return _dropout(input, p, training, inplace, max(input.ndim - 2, 0))
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    return _feature_dropout("dropout3d", input, p, training, inplace, 3)
+
+
+_ALPHA_DROP = 1.7580993408473766     # -SELU scale * SELU alpha: SELU's negative saturation
+
+
+def _alpha_dropout(input, p, training, inplace, feature_dims):
+    _check_p(p)
+    if not training or p == 0:
+        return input
+    if p == 1:
+        return _maybe_inplace(input, input * 0, inplace)
+    keep = _keep_mask(input, p, feature_dims).to(input.dtype)
+    a = 1.0 / math.sqrt((_ALPHA_DROP ** 2 * p + 1) * (1 - p))
+    b = (keep - 1) * (_ALPHA_DROP * a) + _ALPHA_DROP * a * p
+    return _maybe_inplace(input, input * (keep * a) + b, inplace)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps SELU's self-normalising mean and variance."""
+    return _alpha_dropout(input, p, training, inplace, 0)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_dropout(input, p, training, inplace, max(input.ndim - 2, 0))
+
+
+# ----------------------------------------------------------------- embeddings
+def _scale_grad(x, scale):
+    """x in value (exactly); its gradient multiplied by `scale`."""
+    return x.detach() + (x - x.detach()) * scale
+
+
+def _check_index(name, input):
+    if input.dtype not in (_dt.int64, _dt.int32):
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got {input.dtype} instead "
+                           f"(while checking arguments for {name})")
+
+
+def _padding_idx(padding_idx, num):
+    if padding_idx is None:
+        return None
+    if not -num <= padding_idx < num:
+        raise AssertionError("Padding_idx must be within num_embeddings")
+    return padding_idx + num if padding_idx < 0 else padding_idx
+
+
+def _renorm_rows(weight, input, max_norm, norm_type):
+    """torch.embedding_renorm_: rows of `weight` used by `input` with a norm above max_norm
+    are scaled down to it, in place and outside autograd."""
+    with no_grad():
+        idx = input.reshape(-1)
+        rows = weight[idx]
+        norms = rd.norm(rows, norm_type, 1, True)
+        scale = ew.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+        weight[idx] = rows * scale
+
+
+def _row_counts(input, num):
+    """How often each of the `num` rows is indexed by `input` (for scale_grad_by_freq)."""
+    return ew.eq(input.reshape(-1).unsqueeze(1), creation.arange(num)).sum(0)
+
+
+# NOTE [padding rows]: torch's embedding backward gives the padding row no gradient, while its
+# forward AD (and finite differences) see the true derivative, which includes that row. No
+# composition has a reverse rule that differs from its forward rule, so the padded lookup is a
+# custom Function: a primitive whose backward masks and whose jvp does not.
+class _PaddedLookup(Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(weight, input, padding_idx):
+        return weight[input]
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        weight, input, ctx.padding_idx = inputs
+        ctx.rows = weight.shape[0]
+        ctx.save_for_backward(input)
+        ctx.save_for_forward(input)
+
+    @staticmethod
+    def backward(ctx, g):
+        input, = ctx.saved_tensors
+        g = ew.where((input == ctx.padding_idx).unsqueeze(-1), 0.0, g)
+        grad = creation.zeros(ctx.rows, g.shape[-1], dtype=g.dtype)
+        return ix.index_put(grad, (input,), g, accumulate=True), None, None
+
+    @staticmethod
+    def jvp(ctx, weight_t, input_t, padding_t):
+        input, = ctx.saved_tensors
+        return weight_t[input]
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Rows of `weight` picked by the integer `input`: out[..., :] = weight[input[...]]."""
+    _check_index("embedding", input)
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if sparse:
+        raise RuntimeError("embedding: sparse=True gradients are not supported by arraygrad; "
+                           "use sparse=False (a dense gradient)")
+    num = weight.shape[0]
+    padding_idx = _padding_idx(padding_idx, num)
+    if input._lvl is None and input.numel():
+        lo, hi = int(input.min()), int(input.max())
+        if lo < 0 or hi >= num:
+            raise IndexError("index out of range in self")
+    if max_norm is not None:
+        _renorm_rows(weight, input, max_norm, norm_type)
+    out = weight[input] if padding_idx is None else _PaddedLookup.apply(weight, input,
+                                                                        padding_idx)
+    if scale_grad_by_freq:
+        freq = _row_counts(input, num)[input].to(weight.dtype)
+        out = _scale_grad(out, (1.0 / freq).unsqueeze(-1))
+    return out
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
+                  scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """Sums, means or maxima of bags of embeddings: bags are the rows of a 2-d `input`, or
+    the runs of a 1-d `input` starting at `offsets`. Empty bags give zeros."""
+    _check_index("embedding_bag", input)
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, got {mode}")
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
+                                      f"per_sample_weights is only supported for mode='sum' "
+                                      f"(got mode='{mode}'). Please open a feature request on "
+                                      f"GitHub.")
+        if per_sample_weights.shape != input.shape:
+            raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape})"
+                             f" is not None, then it must have the same shape as the input "
+                             f"({input.shape})")
+    if scale_grad_by_freq and mode == "max":
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if sparse:
+        raise RuntimeError("embedding_bag: sparse=True gradients are not supported by "
+                           "arraygrad; use sparse=False (a dense gradient)")
+    num = weight.shape[0]
+    padding_idx = _padding_idx(padding_idx, num)
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
+                             "is a mini-batch of fixed length sequences. However, found offsets "
+                             f"of type {type(offsets)}")
+        idx = input
+        valid = creation.ones(*input.shape, dtype=_dt.bool)
+        psw = per_sample_weights
+    elif input.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.ndim != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        idx, valid, psw = _bags_from_offsets(input, offsets.to(_dt.int64), include_last_offset,
+                                             per_sample_weights)
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.ndim}")
+    if max_norm is not None:
+        _renorm_rows(weight, input, max_norm, norm_type)
+    if padding_idx is not None:
+        valid = valid & (idx != padding_idx)
+    rows = weight[idx]
+    if scale_grad_by_freq:
+        freq = _row_counts(input, num)[idx].to(weight.dtype)
+        rows = _scale_grad(rows, (1.0 / freq).unsqueeze(-1))
+    mask = valid.unsqueeze(-1)
+    if mode == "max":
+        best = ew.where(mask, rows, -math.inf).amax(1)
+        return ew.where(valid.any(1, keepdim=True), best, 0.0)
+    if psw is not None:
+        rows = rows * psw.unsqueeze(-1)
+    total = ew.where(mask, rows, 0.0).sum(1)
+    if mode == "sum":
+        return total
+    count = valid.sum(1, keepdim=True).clamp_min(1).to(weight.dtype)
+    return total / count
+
+
+def _bags_from_offsets(input, offsets, include_last_offset, per_sample_weights):
+    """A 1-d input cut at `offsets` -> (index (B, L), valid mask (B, L), weights (B, L)),
+    L the longest bag: the padded layout lets every mode reduce along dim 1."""
+    n = input.shape[0]
+    if offsets.numel() and int(offsets[0]) != 0:
+        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
+                         f"has to start from position 0. However, got {int(offsets[0])}")
+    ends = creation.tensor([n], dtype=_dt.int64)
+    if include_last_offset:
+        starts, ends = offsets[:-1], offsets[1:]
+    else:
+        starts = offsets
+        ends = sh.cat([offsets[1:], ends]) if offsets.numel() else ends[:0]
+    if starts.numel() and int(offsets[-1]) > n:
+        raise ValueError(f"offsets[-1] can not be greater than input's length ({n}), but got "
+                         f"offsets[-1] of {int(offsets[-1])}")
+    lengths = ew.clamp_min(ends - starts, 0)
+    width = int(lengths.max()) if lengths.numel() else 0
+    pos = starts.unsqueeze(1) + creation.arange(width)
+    valid = creation.arange(width) < lengths.unsqueeze(1)
+    # a position past a bag's end reads entry 0: masked out by `valid` in every mode
+    safe = ew.where(valid, pos, 0)
+    idx = input[safe]
+    psw = None if per_sample_weights is None else per_sample_weights[safe]
+    return idx, valid, psw
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """out[..., o] = input1 @ weight[o] @ input2 + bias[o]."""
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
+                           f"{_size(input1.shape[:-1])} and {_size(input2.shape[:-1])}")
+    if weight.ndim != 3 or weight.shape[1] != input1.shape[-1] or \
+            weight.shape[2] != input2.shape[-1]:
+        raise RuntimeError(f"bilinear(): weight of shape {_size(weight.shape)} does not match "
+                           f"inputs of sizes {input1.shape[-1]} and {input2.shape[-1]}")
+    out = la.einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else out + bias
+
+
+# ----------------------------------------------------------------- attention
+def _safe_softmax(scores):
+    """softmax over the last dim; a row masked entirely (all -inf) gives zeros, as torch."""
+    dead = (scores == -math.inf).all(-1, keepdim=True)
+    return ew.where(dead, 0.0, rd.softmax(ew.where(dead, 0.0, scores), -1))
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False):
+    """softmax(q k^T * scale + mask) v over the last two dims; a bool mask marks the
+    positions that take part, a float mask is added; is_causal masks the future."""
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    if query.ndim < 2 or key.ndim < 2 or value.ndim < 2:
+        raise RuntimeError("scaled_dot_product_attention: query, key and value must have at "
+                           "least 2 dims")
+    l, s = query.shape[-2], key.shape[-2]
+    scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        rep = query.shape[-3] // key.shape[-3]
+        key = key.unsqueeze(-3).expand(*key.shape[:-2], rep, *key.shape[-2:]) \
+            .reshape(*key.shape[:-3], -1, *key.shape[-2:])
+        value = value.unsqueeze(-3).expand(*value.shape[:-2], rep, *value.shape[-2:]) \
+            .reshape(*value.shape[:-3], -1, *value.shape[-2:])
+    scores = la.matmul(query, key.transpose(-2, -1)) * scale
+    if is_causal:
+        attn_mask = creation.arange(l).unsqueeze(1) >= creation.arange(s)
+    if attn_mask is not None:
+        if attn_mask.dtype is _dt.bool:
+            scores = ix.masked_fill(scores, attn_mask.logical_not(), -math.inf)
+        else:
+            scores = scores + attn_mask
+    weights = _safe_softmax(scores)
+    if dropout_p > 0:
+        weights = dropout(weights, dropout_p, True)
+    return la.matmul(weights, value)

@@ -1,5 +1,6 @@
 """Tensor creation: from data, filled, ranges, random. Nothing here records history."""
 import builtins
+import json
 
 import numpy as np
 
@@ -138,13 +139,19 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
 
 def _like(fill, input, dtype, requires_grad):
     dtype = dtype or input.dtype
-    if input._lvl is not None:
-        # inside a transform: build from the value so the wrapper level is kept
-        from .elementwise import convert
-        z = input * 0 if fill == 0 else input * 0 + fill
-        return convert(z.detach(), dtype)
-    arr = backend_of(input._data).xp.full(input._data.shape, fill, dtype=dtype.np)
+    # inside a transform: a new array wrapped as `input` is (same levels and batch dims,
+    # no derivative), so it is batched where input is and can be written per example
+    chain = []
+    inner = _t.lower(input)
+    while inner._lvl is not None:
+        chain.append(inner)
+        inner = _t.lower(inner._inner)
+    arr = backend_of(inner._data).xp.full(inner._data.shape, fill, dtype=dtype.np)
     t = _t.make(arr)
+    for w in reversed(chain):
+        t = w._lvl.constant_like(w, t)
+    if chain:
+        return t
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -208,6 +215,24 @@ class _Generator:
 
     def initial_seed(self):
         return self._seed
+
+
+def get_rng_state():
+    """The global random stream's state as a uint8 tensor (for `set_rng_state`)."""
+    blob = json.dumps(default_backend().rng_state()).encode()
+    return _t.make(np.frombuffer(blob, dtype=np.uint8).copy())
+
+
+def set_rng_state(new_state):
+    if not isinstance(new_state, Tensor) or new_state.dtype is not _dt.uint8:
+        raise TypeError("set_rng_state: expected a torch.ByteTensor from get_rng_state(), got "
+                        f"{type(new_state).__name__}")
+    try:
+        state = json.loads(new_state.numpy().tobytes().decode())
+        default_backend().set_rng_state(state)
+    except (ValueError, KeyError, TypeError) as e:
+        raise RuntimeError(f"set_rng_state: the state is not one from get_rng_state() ({e})") \
+            from None
 
 
 def seed():

@@ -172,7 +172,7 @@ def _pow_dy(ctx, g):
 
 
 _pow = binary("pow", _checked("pow", lambda xp, x, y: xp.power(x, y)), _pow_dx, _pow_dy,
-              save_output=True,
+              save_output=True, number_edges=False,
               node_name=lambda node: "PowBackward" + ("2" if node.shapes[0] is None else
                                                       "0" if node.shapes[1] is None else "1"))
 
@@ -261,7 +261,8 @@ _trunc_divide = nondiff("trunc_divide", _int_checked(
     "trunc_divide", lambda xp, x, y: xp.trunc(xp.true_divide(x, y)).astype(xp.result_type(x, y))))
 _remainder = binary("remainder", _int_checked("remainder", lambda xp, x, y: xp.mod(x, y)),
                     lambda ctx, g: g,
-                    lambda ctx, g: -g * floor_divide(ctx.x, ctx.y), save=(0, 1))
+                    lambda ctx, g: -g * floor_divide(ctx.x, ctx.y), save=(0, 1),
+                    number_edges=False)
 remainder = _binop(_remainder)
 
 
@@ -467,7 +468,7 @@ def _where_impl(xp, cond, x, y):
 
 
 _where = Primitive(
-    "where", _where_impl, save=(0,),
+    "where", _where_impl, save=(0,), nondiff_inputs=(0,),
     vjp=(lambda ctx, g: None,
          lambda ctx, g: _where(ctx.x, g, _zero_like(g)),
          lambda ctx, g: _where(ctx.x, _zero_like(g), g)),
@@ -612,7 +613,7 @@ atan2 = arctan2 = _binop(_atan2, float_only=True)
 
 
 _fmod = binary("fmod", _int_checked("fmod", lambda xp, x, y: xp.fmod(x, y)),
-               lambda ctx, g: g, lambda ctx, g: -g * trunc(ctx.x / ctx.y),
+               lambda ctx, g: g, lambda ctx, g: -g * trunc(ctx.x / ctx.y), number_edges=False,
                node_name=lambda node: "FmodBackward" + ("0" if node.shapes[1] is None else "1"))
 fmod = _binop(_fmod)
 

@@ -64,7 +64,7 @@ def apply(self, result, name="inplace"):
                            "refers to a single memory location. Please clone() the tensor before "
                            "performing the operation.")
     data[...] = result._data
-    self._version[0] += 1
+    self._vc[0] += 1
     track = grad_mode.state.grad_enabled and (result._requires_grad or self._requires_grad or
                                               (self._base is not None and self._base._requires_grad))
     if not track:
@@ -107,7 +107,7 @@ def source(self, args):
     if not (self._requires_grad or any(getattr(a, "_requires_grad", False) for a in args)):
         return self
     _check(self, "inplace")
-    if self._base is not None and self._version[0] != self._view_version:
+    if self._base is not None and self._vc[0] != self._view_version:
         refresh_view(self)
     snap = _t.make(self._data.copy(), self._requires_grad)
     snap.grad_fn = self.grad_fn
@@ -149,19 +149,19 @@ def _region_mask(node):
 def _rebase(view, result):
     base = view._base
     old = _t.make(base._data)
-    old._version = base._version
+    old._vc = base._vc
     old.grad_fn, old._output_nr, old._requires_grad = base.grad_fn, base._output_nr, base._requires_grad
     node = CopySlices(old, result, view._view_fn, base.shape, base.dtype)
     base.grad_fn, base._output_nr, base._requires_grad = node, 0, True
     fresh = view._view_fn(base)
     view.grad_fn, view._output_nr, view._requires_grad = fresh.grad_fn, fresh._output_nr, True
-    view._view_version = view._version[0]
+    view._view_version = view._vc[0]
 
 
 def refresh_view(view):
     """After an in-place write to its base (or a sibling view), a view's history is the view
     of the base's new history (torch regenerates it the same way)."""
-    view._view_version = view._version[0]
+    view._view_version = view._vc[0]
     base = view._base
     if view._view_fn is None or not base._requires_grad:
         return

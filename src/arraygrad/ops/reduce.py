@@ -178,19 +178,24 @@ _prod.batch = _reduce_batch(_prod)
 
 
 # ----------------------------------------------------------------- amax / amin / max / min
+def _share(x, out, g, dims, keepdim):
+    """Cotangent of an extremum `out` of `x`: shared evenly among the tied extremal entries."""
+    shape = x.shape
+    mask = convert(x == _unreduce(out, shape, dims, keepdim), g.dtype)
+    return _unreduce(g, shape, dims, keepdim) * mask / _sum(mask, dims=dims, keepdim=True)
+
+
+def _share_jvp(x, out, t, dims, keepdim):
+    mask = convert(x == _unreduce(out, x.shape, dims, keepdim), t.dtype)
+    return _sum(t * mask, dims=dims, keepdim=keepdim) / _sum(mask, dims=dims, keepdim=keepdim)
+
+
 def _even_share(ctx, g, dims, keepdim):
-    """Cotangent of amax/amin: shared evenly among the tied extremal entries."""
-    x = ctx.x
-    out = _unreduce(ctx.out, ctx.shapes[0], dims, keepdim)
-    mask = convert(x == out, g.dtype)
-    return _unreduce(g, ctx.shapes[0], dims, keepdim) * mask / _sum(mask, dims=dims, keepdim=True)
+    return _share(ctx.x, ctx.out, g, dims, keepdim)
 
 
 def _even_share_jvp(ctx, t, dims, keepdim):
-    x = ctx.x
-    out = _unreduce(ctx.out, ctx.shapes[0], dims, keepdim)
-    mask = convert(x == out, t.dtype)
-    return _sum(t * mask, dims=dims, keepdim=keepdim) / _sum(mask, dims=dims, keepdim=keepdim)
+    return _share_jvp(ctx.x, ctx.out, t, dims, keepdim)
 
 
 def _reduction(name, fn, node_name):
@@ -231,6 +236,30 @@ def amin(input, dim=(), keepdim=False):
     dims = _dims(dim if dim != () else None, input.ndim)
     _check_nonempty("amin", input, dims)
     return _amin(input, dims=dims, keepdim=keepdim)
+
+
+# two floating outputs from one node (output_nr 0 and 1), as torch's AminmaxBackward0
+_aminmax = Primitive(
+    "aminmax", lambda xp, x, dims, keepdim: (xp.min(x, axis=dims, keepdims=keepdim),
+                                            xp.max(x, axis=dims, keepdims=keepdim)),
+    multiple_results=True, save_output=True, node_name="AminmaxBackward0",
+    vjp=(lambda ctx, gmin, gmax, dims, keepdim: _share(ctx.x, ctx.outs[0], gmin, dims, keepdim)
+         + _share(ctx.x, ctx.outs[1], gmax, dims, keepdim),),
+    jvp=(lambda ctx, t, dims, keepdim: (_share_jvp(ctx.x, ctx.outs[0], t, dims, keepdim),
+                                        _share_jvp(ctx.x, ctx.outs[1], t, dims, keepdim)),))
+_aminmax.batch = _reduce_batch(_aminmax)
+min_max = namedtuple("aminmax", ["min", "max"])
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """Minimum and maximum in one pass: `lo, hi = torch.aminmax(x, dim=1)`."""
+    dims = _dims(dim, input.ndim)
+    if input.numel() == 0 and (dim is None or input.ndim == 0):
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                           "operation has no identity.")
+    if builtins.any(input.shape[d] == 0 for d in dims):
+        raise IndexError(f"aminmax: Expected reduction dim {dims[0]} to have non-zero size.")
+    return min_max(*_aminmax(input, dims=dims, keepdim=keepdim))
 
 
 values_indices = namedtuple("values_indices", ["values", "indices"])
@@ -430,21 +459,69 @@ def log_softmax(input, dim=None, dtype=None):
 
 
 # ----------------------------------------------------------------- composites
-@tensor_op
-def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+# NOTE [std/var]
+# Primitives (not composites) so that their nodes are VarBackward0/StdBackward0 and std's
+# rules use torch's formula: the cotangent/tangent is 0 where the result is 0 (identical
+# values), not the 0/0 that differentiating sqrt(var) gives.
+def _var_impl(xp, x, dims, keepdim, correction):
+    n = _count(x.shape, dims)
+    with xp.errstate(divide="ignore", invalid="ignore"):
+        d = x - xp.sum(x, axis=dims, keepdims=True) / n
+        return xp.sum(d * d, axis=dims, keepdims=keepdim) / builtins.max(n - correction, 0)
+
+
+def _var_scale(ctx, dims, correction):
+    """2 / (n - correction) as torch computes it (inf when no degree of freedom is left)."""
+    denom = builtins.max(_count(ctx.shapes[0], dims) - correction, 0)
+    return 2.0 / denom if denom else float("inf")
+
+
+def _var_vjp(ctx, g, dims, keepdim, correction):
+    x = ctx.x
+    return (_unreduce(g, ctx.shapes[0], dims, keepdim) * (x - _mean(x, dims=dims, keepdim=True))
+            * _var_scale(ctx, dims, correction))
+
+
+def _var_jvp(ctx, t, dims, keepdim, correction):
+    x = ctx.x
+    return (_sum(t * (x - _mean(x, dims=dims, keepdim=True)), dims=dims, keepdim=keepdim)
+            * _var_scale(ctx, dims, correction))
+
+
+def _nonzero_only(out, num):
+    """num / (2 * out), and 0 where out == 0 (no NaN in either branch, for double backward)."""
+    zero = out == 0
+    return where(zero, 0.0, num / where(zero, 1.0, out * 2))
+
+
+_var = Primitive(
+    "var", _var_impl, save=(0,), vjp=(_var_vjp,), jvp=(_var_jvp,),
+    batch=lambda args, bdims, **params: _reduce_batch(_var)(args, bdims, **params))
+_std = Primitive(
+    "std", lambda xp, x, **params: xp.sqrt(_var_impl(xp, x, **params)), save=(0,),
+    save_output=True,
+    vjp=(lambda ctx, g, **params: _var_vjp(ctx, _nonzero_only(ctx.out, g), **params),),
+    jvp=(lambda ctx, t, **params: _nonzero_only(ctx.out, _var_jvp(ctx, t, **params)),),
+    batch=lambda args, bdims, **params: _reduce_batch(_std)(args, bdims, **params))
+
+
+def _var_args(name, input, dim, correction, unbiased):
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{name}(): std and var only support floating point and complex "
+                           f"dtypes, got {input.dtype}")
     if unbiased is not None:
         correction = 1 if unbiased else 0
-    dims = _dims(dim, input.ndim)
-    n = _count(input.shape, dims)
-    mu = mean(input, dims, keepdim=True)
-    d = input - mu
-    return sum(d * d, dims, keepdim=keepdim) / builtins.max(n - correction, 0)
+    return dict(dims=_dims(dim, input.ndim), correction=correction)
+
+
+@tensor_op
+def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    return _var(input, keepdim=keepdim, **_var_args("var", input, dim, correction, unbiased))
 
 
 @tensor_op
 def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
-    from .elementwise import sqrt
-    return sqrt(var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased))
+    return _std(input, keepdim=keepdim, **_var_args("std", input, dim, correction, unbiased))
 
 
 def _norm2_scale(ctx, dims, keepdim):

@@ -1,7 +1,6 @@
 """Adam and AdamW (torch.optim's single-tensor algorithm, amsgrad included)."""
 import math
 
-from ..core.grad_mode import no_grad
 from ..ops import creation, elementwise as ew
 from .optimizer import Optimizer, check_options
 
@@ -30,15 +29,6 @@ class Adam(Optimizer):
                                       amsgrad=amsgrad, maximize=maximize, foreach=foreach,
                                       capturable=capturable, differentiable=differentiable,
                                       fused=fused, decoupled_weight_decay=decoupled_weight_decay))
-
-    def step(self, closure=None):
-        loss = self._closure_loss(closure)
-        with no_grad():
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        self._update(p, group)
-        return loss
 
     def _update(self, p, group):
         lr, (beta1, beta2) = group["lr"], group["betas"]

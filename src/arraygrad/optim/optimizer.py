@@ -4,6 +4,7 @@ from collections import defaultdict
 
 from .. import _tensor as _t
 from ..core.grad_mode import enable_grad, no_grad
+from ..ops import creation
 from ..nn.modules.module import _typename, _zero_grad
 
 Tensor = _t.Tensor
@@ -72,6 +73,16 @@ class Optimizer:
             return closure()
 
     def step(self, closure=None):
+        """Evaluate `closure` (with grad) if given, then `_update` each parameter with a grad."""
+        loss = self._closure_loss(closure)
+        with no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        self._update(p, group)
+        return loss
+
+    def _update(self, p, group):
         raise NotImplementedError(f"{type(self).__name__} does not implement step()")
 
     # ----------------------------------------------------------- state_dict
@@ -116,6 +127,17 @@ class Optimizer:
                     lines.append(f"    {k}: {g[k]}")
         lines.append(")")
         return "\n".join(lines)
+
+
+def check_range(what, value, low=0.0, high=None):
+    """torch's constructor check: `Invalid {what}: {value}` unless low <= value (< high)."""
+    if not (low <= value and (high is None or value < high)):
+        raise ValueError(f"Invalid {what}: {value}")
+
+
+def scalar_tensor(value):
+    """A 0-d state tensor ('step', 'mu_product') in torch's scalar dtype (the default float)."""
+    return creation.tensor(float(value))
 
 
 def check_options(opt, differentiable):

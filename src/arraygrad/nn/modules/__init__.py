@@ -5,3 +5,19 @@ from .activation import ReLU, Tanh, Sigmoid, Softmax, LogSoftmax  # noqa: F401
 from .flatten import Flatten  # noqa: F401
 from .container import Sequential, ModuleList  # noqa: F401
 from .loss import MSELoss, L1Loss, SmoothL1Loss, NLLLoss, CrossEntropyLoss  # noqa: F401
+# normalisation, dropout, embeddings, activations, losses (nnfunc14)
+from .linear import Bilinear  # noqa: F401
+from .activation import (Softmin, Softmax2d, SiLU, Mish, SELU, Hardswish, Hardsigmoid,  # noqa: F401
+                         GELU, ELU, CELU, LeakyReLU, PReLU, RReLU, Hardtanh, ReLU6, Softplus,
+                         Softsign, Tanhshrink, LogSigmoid, Hardshrink, Softshrink, Threshold,
+                         GLU)
+from .loss import (HuberLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss, PoissonNLLLoss,  # noqa: F401
+                   GaussianNLLLoss, MarginRankingLoss, HingeEmbeddingLoss, CosineEmbeddingLoss,
+                   SoftMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, TripletMarginLoss,
+                   TripletMarginWithDistanceLoss)
+from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d,  # noqa: F401
+                            InstanceNorm2d, InstanceNorm3d, LayerNorm, RMSNorm, GroupNorm,
+                            LocalResponseNorm)
+from .dropout import (Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout,  # noqa: F401
+                      FeatureAlphaDropout)
+from .sparse import Embedding, EmbeddingBag  # noqa: F401

@@ -1,0 +1,40 @@
+"""Adagrad (torch.optim.Adagrad's single-tensor algorithm)."""
+from ..ops import creation
+from .optimizer import Optimizer, check_options, check_range, scalar_tensor
+
+
+class Adagrad(Optimizer):
+    """Per-coordinate steps lr / sqrt(sum of squared gradients).
+
+        opt = optim.Adagrad(model.parameters(), lr=0.01)
+    """
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
+                 eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
+        check_range("learning rate", lr)
+        check_range("lr_decay value", lr_decay)
+        check_range("weight_decay value", weight_decay)
+        check_range("initial_accumulator_value value", initial_accumulator_value)
+        check_range("epsilon value", eps)
+        check_options(self, differentiable)
+        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps,
+                                      weight_decay=weight_decay,
+                                      initial_accumulator_value=initial_accumulator_value,
+                                      foreach=foreach, maximize=maximize,
+                                      differentiable=differentiable, fused=fused))
+        # torch creates the state at construction (so state_dict has it before any step)
+        for group in self.param_groups:
+            for p in group["params"]:
+                self.state[p]["step"] = scalar_tensor(0)
+                self.state[p]["sum"] = creation.full_like(p, initial_accumulator_value)
+
+    def _update(self, p, group):
+        g = -p.grad if group["maximize"] else p.grad
+        state = self.state[p]
+        step = state["step"].add_(1).item()
+        if group["weight_decay"] != 0:
+            g = g + p * group["weight_decay"]
+        clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
+        state["sum"].addcmul_(g, g, value=1)
+        std = state["sum"].sqrt().add_(group["eps"])
+        p.addcdiv_(g, std, value=-clr)
