@@ -5,6 +5,7 @@ from . import dtypes as _dt
 from ._tensor import Tensor
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
 from .ops import inplace
+from .ops._checks import device_arg, short_dtype_name
 
 
 def _m(fn):
@@ -60,19 +61,36 @@ for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _m(_fn))
 
 
-def _to(self, *args, dtype=None, **kwargs):
+def _to(self, *args, dtype=None, device=None, **kwargs):
+    device_arg("to", device)
     for a in args:
         if isinstance(a, _dt.dtype):
             dtype = a
         elif isinstance(a, Tensor):
             dtype = a.dtype
+        elif isinstance(a, str):
+            device_arg("to", a)
     if dtype is None or dtype is self.dtype:
         return self
     return ew.convert(self, dtype)
 
 
+def _type(self, dtype=None, non_blocking=False):
+    """`x.type()` is torch's type string ('torch.FloatTensor'); `x.type(t)` converts to a dtype
+    or a type string."""
+    if dtype is None:
+        return f"torch.{short_dtype_name(self.dtype)}Tensor"
+    if isinstance(dtype, str):
+        name = dtype.rpartition(".")[2]
+        target = next((d for d in _dt._ALL if f"{short_dtype_name(d)}Tensor" == name), None)
+        if target is None or dtype.partition(".")[0] not in ("torch", "arraygrad"):
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = target
+    return _to(self, dtype)
+
+
 Tensor.to = _to
-Tensor.type = lambda self, dtype=None: self.dtype if dtype is None else _to(self, dtype)
+Tensor.type = _type
 Tensor.cpu = lambda self: self
 Tensor.cuda = lambda self, *a, **k: self
 Tensor.float = lambda self: _to(self, _dt.float32)
