@@ -2,9 +2,8 @@
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
 from ..backends import silent
-from ._checks import tensor_op
+from ._checks import tensor_op, short_dtype_name, type_name
 from ._rules import to_front
-from .elementwise import promote
 
 Tensor = _t.Tensor
 
@@ -47,9 +46,22 @@ def _shape_error(x, y):
                         f"{b[-1] if len(b) > 1 else 1})")
 
 
+# torch's C type names in its dtype-mismatch messages
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool"}
+
+
+def _same_dtype(x, y):
+    if x.dtype is not y.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_C_NAMES[x.dtype.name]} != {_C_NAMES[y.dtype.name]}")
+
+
 @tensor_op(others=('other',))
 def matmul(input, other):
-    x, y = promote(input, other, op="matmul")
+    x, y = input, other
+    _same_dtype(x, y)
     if x.ndim == 0 or y.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{x.ndim}D and {y.ndim}D")
@@ -95,6 +107,9 @@ def mv(input, vec):
 def dot(input, other):
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    if input.dtype is not other.dtype:
+        raise RuntimeError("dot : expected both vectors to have same dtype, but found "
+                           f"{short_dtype_name(input.dtype)} and {short_dtype_name(other.dtype)}")
     if input.shape[0] != other.shape[0]:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
                            f"[{other.shape[0]}] to have the same number of elements, but got "
@@ -108,6 +123,9 @@ vdot = dot
 
 @tensor_op(others=('vec2',))
 def outer(input, vec2):
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
     return input.unsqueeze(-1) * vec2
 
 
@@ -139,6 +157,14 @@ def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     eq = equation.replace(" ", "")
+    for i, c in enumerate(equation):
+        if not (c.isascii() and c.isalpha()) and c not in " ,.->":
+            raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the equation "
+                               "string, subscripts must be in [a-zA-Z]")
+    for i, x in enumerate(operands):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"einsum(): argument 'operands' must be tuple of Tensors, but found "
+                            f"element of type {type_name(x)} at pos {i}")
     lhs, _, rhs = eq.partition("->")
     terms = lhs.split(",")
     if len(terms) != len(operands):
