@@ -52,6 +52,21 @@ def _check_data(data):
         raise RuntimeError(f"Could not infer dtype of {type_name(v)}")
 
 
+def _ragged(data):
+    """torch's error for nested sequences of unequal lengths."""
+    level, dim = [data], 0
+    while True:
+        seqs = [v for v in level if isinstance(v, (list, tuple))]
+        if not seqs:
+            return ValueError(f"could not build a tensor from {type_name(data)} {data!r}"[:200])
+        n = len(seqs[0])
+        for v in level:
+            if not isinstance(v, (list, tuple)) or len(v) != n:
+                got = len(v) if isinstance(v, (list, tuple)) else type_name(v)
+                return ValueError(f"expected sequence of length {n} at dim {dim} (got {got})")
+        level, dim = [x for v in seqs for x in v], dim + 1
+
+
 def _from_data(data, dtype, copy):
     if isinstance(data, Tensor):
         arr = data.detach()._base_array()
@@ -71,12 +86,11 @@ def _from_data(data, dtype, copy):
     _check_data(data)
     if isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in _flatten(data)):
         data = _nested_tolist(data)
-    target = dtype if dtype is not None else _infer_dtype(data)
     try:
+        target = dtype if dtype is not None else _infer_dtype(data)
         return np.array(data, dtype=target.np)
     except ValueError:      # ragged nesting
-        raise ValueError(f"expected a sequence of equal lengths at every level, got {data!r}"
-                         [:200]) from None
+        raise _ragged(data) from None
 
 
 def _flatten(data):
@@ -260,7 +274,8 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
         if v is None:
             continue
         if isinstance(v, builtins.bool) or not hasattr(v, "__index__"):
-            raise TypeError(f"eye(): argument '{name}' must be int, not {type_name(v)}")
+            raise TypeError(f"eye(): argument '{name}' (position {1 if name == 'n' else 2}) "
+                            f"must be int, not {type_name(v)}")
         if v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     dtype = dtype_arg("eye", dtype) or _dt.get_default_dtype()
@@ -328,7 +343,7 @@ def _stream(op, generator):
     if generator is None:
         return default_backend().random()
     if not isinstance(generator, Generator):
-        raise TypeError(f"{op}(): argument 'generator' must be torch.Generator, not "
+        raise TypeError(f"{op}(): argument 'generator' must be arraygrad.Generator, not "
                         f"{type_name(generator)}")
     return generator._rng
 

@@ -407,7 +407,7 @@ _clamp.batch = elementwise_batch(_clamp)
 @tensor_op
 def clamp(input, min=None, max=None):
     if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        raise RuntimeError("arraygrad.clamp: At least one of 'min' or 'max' must not be None")
     for v in (min, max):
         if v is not None and not isinstance(v, Tensor):
             number_arg("clamp", v, "min" if v is min else "max", 2)
@@ -554,8 +554,8 @@ def logical_xor(a, b):
 
 
 @tensor_op
-def logical_not(a):
-    return _logical_not(a)
+def logical_not(input):
+    return _logical_not(input)
 
 
 def _integral(op, x):
@@ -582,23 +582,23 @@ def bitwise_xor(a, b):
 
 
 @tensor_op
-def bitwise_not(a):
-    return _bitwise_not(a)
+def bitwise_not(input):
+    return _bitwise_not(input)
 
 
 @tensor_op
-def isnan(a):
-    return _isnan(a)
+def isnan(input):
+    return _isnan(input)
 
 
 @tensor_op
-def isinf(a):
-    return _isinf(a)
+def isinf(input):
+    return _isinf(input)
 
 
 @tensor_op
-def isfinite(a):
-    return _isfinite(a)
+def isfinite(input):
+    return _isfinite(input)
 
 
 def equal(a, b):

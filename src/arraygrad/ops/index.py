@@ -10,7 +10,7 @@ import builtins
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
-from ._checks import tensor_op, short_dtype_name
+from ._checks import tensor_op, short_dtype_name, c_dtype_name
 from ._rules import batch_size, to_front
 
 Tensor = _t.Tensor
@@ -352,7 +352,7 @@ def _integer_index(op, index):
 def gather(input, dim, index):
     if index.dtype is not _dt.int64:
         if index.dtype is not _dt.int32:
-            raise RuntimeError("gather(): Expected dtype int64 for index")
+            raise RuntimeError("gather(): Expected dtype int32/int64 for index")
         index = index.to(_dt.int64)
     d = _t._wrap_dim(dim, input.ndim)
     index = _index_value(index)
@@ -421,6 +421,10 @@ def index_select(input, dim, index):
     index = _integer_index("index_select", index)
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    try:
+        _check_range(_index_value(index), input.shape[d] if input.ndim else 1, d)
+    except RuntimeError:
+        raise IndexError("index out of range in self") from None
     return input[(slice(None),) * d + (index,)]
 
 
@@ -429,7 +433,7 @@ def masked_fill(input, mask, value):
     from .elementwise import where
     if mask.dtype is not _dt.bool:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                           f"{mask.dtype.name}")
+                           f"{c_dtype_name(mask.dtype)}")
     if isinstance(value, Tensor):
         value = value.to(input.dtype)
     return where(mask, value, input)
@@ -466,6 +470,13 @@ def take(input, index):
     if index.dtype is not _dt.int64:
         raise RuntimeError("take(): Expected a long tensor for index, but got "
                            f"{short_dtype_name(index.dtype)}")
+    n, raw = input.numel(), _index_value(index)
+    if raw._lvl is None and raw.numel():
+        a = raw._data
+        bad = (a < -n) | (a >= n)
+        if builtins.bool(bad.any()):
+            raise IndexError(f"out of range: tried to access index {a[bad].reshape(-1)[0]} on a "
+                             f"tensor of {n} elements.")
     return input.reshape(-1)[index]
 
 

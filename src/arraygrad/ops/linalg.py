@@ -2,7 +2,7 @@
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
 from ..backends import silent
-from ._checks import tensor_op, short_dtype_name, type_name
+from ._checks import tensor_op, short_dtype_name, type_name, c_dtype_name
 from ._rules import to_front
 
 Tensor = _t.Tensor
@@ -46,16 +46,10 @@ def _shape_error(x, y):
                         f"{b[-1] if len(b) > 1 else 1})")
 
 
-# torch's C type names in its dtype-mismatch messages
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
-            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool"}
-
-
 def _same_dtype(x, y):
     if x.dtype is not y.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
-                           f"{_C_NAMES[x.dtype.name]} != {_C_NAMES[y.dtype.name]}")
+                           f"{c_dtype_name(x.dtype)} != {c_dtype_name(y.dtype)}")
 
 
 @tensor_op(others=('other',))
@@ -84,27 +78,36 @@ def matmul(input, other):
 
 @tensor_op(others=('mat2',))
 def mm(input, mat2):
-    if input.ndim != 2 or mat2.ndim != 2:
-        raise RuntimeError(f"mm: expected 2D tensors, got {input.ndim}D and {mat2.ndim}D")
+    for name, m in (("self", input), ("mat2", mat2)):
+        if m.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix")
     return matmul(input, mat2)
 
 
 @tensor_op(others=('mat2',))
 def bmm(input, mat2):
-    if input.ndim != 3 or mat2.ndim != 3:
-        raise RuntimeError(f"bmm: expected 3D tensors, got {input.ndim}D and {mat2.ndim}D")
-    if input.shape[0] != mat2.shape[0]:
-        raise RuntimeError(f"bmm: batch sizes differ: {input.shape[0]} and {mat2.shape[0]}")
+    for name, m in (("batch1", input), ("batch2", mat2)):
+        if m.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    b, _, k = input.shape
+    if tuple(mat2.shape[:2]) != (b, k):
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{b}, {k}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
     return matmul(input, mat2)
 
 
 @tensor_op(others=('vec',))
 def mv(input, vec):
+    if input.ndim != 2 or vec.ndim != 1 or input.shape[1] != vec.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.ndim else 1}), "
+                           f"mat ({'x'.join(map(str, input.shape))}), vec "
+                           f"({'x'.join(map(str, vec.shape))})")
     return matmul(input, vec)
 
 
-@tensor_op(others=('other',))
-def dot(input, other):
+@tensor_op(others=('tensor',))
+def dot(input, tensor):
+    other = tensor
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
     if input.dtype is not other.dtype:

@@ -29,7 +29,8 @@ def _infer_shape(shape, numel):
     for s in shape:
         if s != -1:
             if s < 0:
-                raise RuntimeError(f"invalid shape dimension {s}")
+                raise RuntimeError(f"invalid shape dimension {s} at index {shape.index(s)} of "
+                                   f"shape {shape}")
             known *= s
     if neg:
         if known == 0 or numel % known:
@@ -125,7 +126,11 @@ def flatten(input, start_dim=0, end_dim=-1):
 def unflatten(input, dim, sizes):
     d = _wrap_dim(dim, input.ndim)
     shape = input.shape
-    sizes = _infer_shape(sizes, shape[d])
+    try:
+        sizes = _infer_shape(sizes, shape[d])
+    except RuntimeError:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size "
+                           f"of dim {dim} ({shape[d]}) in the input tensor") from None
     return reshape(input, tuple(shape[:d]) + tuple(sizes) + tuple(shape[d + 1:]))
 
 
@@ -361,8 +366,8 @@ _flip.batch = shifted_dims_batch(_flip, "dims")
 def flip(input, *dims):
     dims = tuple(_wrap_dim(d, input.ndim) for d in _shape_args(dims, "flip", "dims"))
     if len(set(dims)) != len(dims):
-        raise RuntimeError(f"dims has duplicates, original flip dims size={len(dims)}, but unique "
-                           f"flip dims size={len(set(dims))}")
+        d = next(d for d in dims if dims.count(d) > 1)
+        raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     if input.ndim == 0:
         return _clone(input)        # nothing to reverse; still a copy, as torch
     return _flip(input, dims=dims)
@@ -373,12 +378,11 @@ def roll(input, shifts, dims=None):
     shifts = (shifts,) if isinstance(shifts, builtins.int) else tuple(shifts)
     if dims is None:
         if len(shifts) != 1:
-            raise RuntimeError(f"roll: shifts and dimensions must align. shifts: {len(shifts)}, "
-                               "dims:0")
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
         return roll(input.flatten(), shifts, 0).reshape(input.shape)
     dims = (dims,) if isinstance(dims, builtins.int) else tuple(dims)
     if len(shifts) != len(dims):
-        raise RuntimeError(f"roll: shifts and dimensions must align. shifts: {len(shifts)}, "
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
     if input.ndim == 0:
         raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
@@ -418,7 +422,7 @@ _cat.batch = lambda args, bdims, dim: (_cat(*all_front(args, bdims), dim=dim + 1
 def cat(tensors, dim=0):
     tensors = tensor_list("cat", tensors)
     if not tensors:
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("arraygrad.cat(): expected a non-empty list of Tensors")
     for i, x in enumerate(tensors):
         if x.ndim == 0:
             raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
@@ -524,6 +528,9 @@ def unbind(input, dim=0):
 @tensor_op
 def select(input, dim, index):
     d = _wrap_dim(dim, input.ndim)
+    if isinstance(index, builtins.int) and not -input.shape[d] <= index < input.shape[d]:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {d}")
     return input[(slice(None),) * d + (index,)]
 
 
@@ -641,7 +648,7 @@ def meshgrid(*tensors, indexing="ij"):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing not in ("ij", "xy"):
-        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+        raise RuntimeError(f"arraygrad.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
                            f"received: {indexing}")
     swap = indexing == "xy" and len(tensors) >= 2
     ts = list(tensors)
@@ -666,8 +673,7 @@ def sum_to_size(input, *size):
     shape = input.shape
     lead = len(shape) - len(size)
     if lead < 0 or any(s not in (1, d) for s, d in zip(size, shape[lead:])):
-        raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
-                           f"{{{', '.join(map(str, shape))}}}.")
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
     return _sum_to(input, size)
 
 
