@@ -106,22 +106,6 @@ def _is_number(v):
     return kind in ("b", "i", "u", "f") and getattr(v, "ndim", 1) == 0
 
 
-_DEVICE_TYPES = ("cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, fpga, maia, xla, "
-                 "lazy, vulkan, mps, meta, hpu, mtia, privateuseone")
-
-
-def device_arg(op, device):
-    """A device given as a string must name one of torch's device types (torch raises
-    RuntimeError for `x.to("banana")`)."""
-    if device is None or not isinstance(device, str):
-        return device
-    kind, _, index = device.partition(":")
-    if kind not in _DEVICE_TYPES.split(", ") or (index and not index.isdigit()):
-        raise RuntimeError(f"Expected one of {_DEVICE_TYPES} device type at start of device "
-                           f"string: {device}")
-    return device
-
-
 _SHORT = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
           "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
 

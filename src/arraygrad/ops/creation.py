@@ -4,12 +4,13 @@ import json
 
 import numpy as np
 
+from .. import _device
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..backends import default_backend, backend_of
 from .._generator import Generator
-from ._checks import (tensor_op, size_arg, dtype_arg, number_arg, device_arg, type_name,
-                      short_dtype_name)
+from ..core.dispatch import born_here
+from ._checks import tensor_op, size_arg, dtype_arg, number_arg, type_name, short_dtype_name
 
 Tensor = _t.Tensor
 
@@ -114,10 +115,10 @@ def _nested_tolist(data):
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor copying `data` (nested lists, numbers, arrays, tensors)."""
     dtype_arg("tensor", dtype)
-    device_arg("tensor", device)
+    _device.check(device)
     if isinstance(data, Tensor) and data._lvl is not None and _t._batched(data):
         return _per_example_copy(data, dtype)
-    t = _t.make(_from_data(data, dtype, copy=True))
+    t = born_here(_t.make(_from_data(data, dtype, copy=True)))
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -125,7 +126,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 def as_tensor(data, dtype=None, device=None):
     dtype_arg("as_tensor", dtype)
-    device_arg("as_tensor", device)
+    _device.check(device)
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
         return data
     if isinstance(data, Tensor) and data._lvl is not None and _t._batched(data):
@@ -153,8 +154,8 @@ def from_numpy(array):
 
 def _filled(op, fill, size, dtype, device, requires_grad):
     dtype = dtype_arg(op, dtype) or _dt.get_default_dtype()
-    device_arg(op, device)
-    t = _t.make(default_backend().xp.full(size_arg(op, size), fill, dtype=dtype.np))
+    _device.check(device)
+    t = born_here(_t.make(default_backend().xp.full(size_arg(op, size), fill, dtype=dtype.np)))
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -195,7 +196,7 @@ def _like(fill, input, dtype, requires_grad):
         chain.append(inner)
         inner = _t.lower(inner._inner)
     arr = backend_of(inner._data).xp.full(inner._data.shape, fill, dtype=dtype.np)
-    t = _t.make(arr)
+    t = born_here(_t.make(arr))
     for w in reversed(chain):
         t = w._lvl.constant_like(w, t)
     if chain:
@@ -207,25 +208,30 @@ def _like(fill, input, dtype, requires_grad):
 
 @tensor_op
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    _device.check(device)
     return _like(0, input, dtype, requires_grad)
 
 
 @tensor_op
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    _device.check(device)
     return _like(1, input, dtype, requires_grad)
 
 
 @tensor_op
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    _device.check(device)
     return _like(0, input, dtype, requires_grad)
 
 
 @tensor_op
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     return _like(_fill_number("full_like", fill_value), input, dtype, requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -256,6 +262,7 @@ def _steps(op, steps):
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     steps = _steps("linspace", steps)
     dtype = dtype_arg("linspace", dtype) or _dt.get_default_dtype()
     t = _t.make(np.linspace(start, end, steps).astype(dtype.np))
@@ -263,6 +270,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     steps = _steps("logspace", steps)
     dtype = dtype_arg("logspace", dtype) or _dt.get_default_dtype()
     t = _t.make(np.logspace(start, end, steps, base=base).astype(dtype.np))
@@ -270,6 +278,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     for name, v in (("n", n), ("m", m)):
         if v is None:
             continue
@@ -352,7 +361,7 @@ def _random(op, sample, size, dtype, device, requires_grad, generator, floating=
     """`sample(rng, shape)` as a tensor; inside vmap with randomness='different', one draw
     per example."""
     dtype = dtype_arg(op, dtype) or (_dt.get_default_dtype() if floating else _dt.int64)
-    device_arg(op, device)
+    _device.check(device)
     if floating and not dtype.is_floating_point:
         raise NotImplementedError(f"{op}(): not implemented for '{short_dtype_name(dtype)}' "
                                   "(a floating-point dtype is required)")
@@ -381,6 +390,7 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
 
 def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
             generator=None):
+    _device.check(device)
     if size is None and isinstance(high, (tuple, list)):
         low, high, size = 0, low, high          # randint(high, size)
     elif high is None:
@@ -404,10 +414,12 @@ def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 

@@ -172,7 +172,7 @@ def _pow_dy(ctx, g):
 
 
 _pow = binary("pow", _checked("pow", lambda xp, x, y: xp.power(x, y)), _pow_dx, _pow_dy,
-              save_output=True, number_edges=False,
+              save_output=True, number_edges=False, arg_names=("self", "exponent"),
               node_name=lambda node: "PowBackward" + ("2" if node.shapes[0] is None else
                                                       "0" if node.shapes[1] is None else "1"))
 
@@ -477,7 +477,7 @@ def _where_impl(xp, cond, x, y):
 
 
 _where = Primitive(
-    "where", _where_impl, save=(0,), nondiff_inputs=(0,),
+    "where", _where_impl, save=(0,), nondiff_inputs=(0,), arg_names=("condition", "self", "other"),
     vjp=(lambda ctx, g: None,
          lambda ctx, g: _where(ctx.x, g, _zero_like(g)),
          lambda ctx, g: _where(ctx.x, _zero_like(g), g)),
