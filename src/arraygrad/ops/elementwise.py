@@ -89,9 +89,9 @@ def unary(name, impl, deriv, **kw):
     return _unary(name, silent(impl), deriv, **kw)
 
 
-def _checked(name, fn):
-    """Binary impl: torch's broadcast error, no floating-point warnings."""
-    @silent
+def _checked(name, fn, quiet=True):
+    """Binary impl: torch's broadcast error; without floating-point warnings when `quiet`
+    (comparisons and logical ops cannot produce them, so they skip the cost)."""
     def impl(xp, x, y):
         try:
             return fn(xp, x, y)
@@ -102,7 +102,7 @@ def _checked(name, fn):
             except ValueError:
                 raise _broadcast_error(name, (sx, sy)) from None
             raise RuntimeError(f"{name}: {e}") from None    # e.g. ints to negative int powers
-    return impl
+    return silent(impl) if quiet else impl
 
 
 # ----------------------------------------------------------------- casts
@@ -511,7 +511,7 @@ def where(condition, input=None, other=None):
 
 # ----------------------------------------------------------------- comparisons
 def _cmp(name, fn):
-    prim = nondiff(name, _checked(name, fn))
+    prim = nondiff(name, _checked(name, fn, quiet=False))
 
     def op(input, other):
         x, y = promote(input, other, op=name)
@@ -528,13 +528,13 @@ gt = _cmp("gt", lambda xp, x, y: xp.greater(x, y))
 ge = _cmp("ge", lambda xp, x, y: xp.greater_equal(x, y))
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
-_logical_and = nondiff("logical_and", _checked("logical_and", lambda xp, x, y: xp.logical_and(x, y)))
-_logical_or = nondiff("logical_or", _checked("logical_or", lambda xp, x, y: xp.logical_or(x, y)))
-_logical_xor = nondiff("logical_xor", _checked("logical_xor", lambda xp, x, y: xp.logical_xor(x, y)))
+_logical_and = nondiff("logical_and", _checked("logical_and", lambda xp, x, y: xp.logical_and(x, y), quiet=False))
+_logical_or = nondiff("logical_or", _checked("logical_or", lambda xp, x, y: xp.logical_or(x, y), quiet=False))
+_logical_xor = nondiff("logical_xor", _checked("logical_xor", lambda xp, x, y: xp.logical_xor(x, y), quiet=False))
 _logical_not = nondiff("logical_not", lambda xp, x: xp.logical_not(x))
-_bitwise_and = nondiff("bitwise_and", _checked("bitwise_and", lambda xp, x, y: xp.bitwise_and(x, y)))
-_bitwise_or = nondiff("bitwise_or", _checked("bitwise_or", lambda xp, x, y: xp.bitwise_or(x, y)))
-_bitwise_xor = nondiff("bitwise_xor", _checked("bitwise_xor", lambda xp, x, y: xp.bitwise_xor(x, y)))
+_bitwise_and = nondiff("bitwise_and", _checked("bitwise_and", lambda xp, x, y: xp.bitwise_and(x, y), quiet=False))
+_bitwise_or = nondiff("bitwise_or", _checked("bitwise_or", lambda xp, x, y: xp.bitwise_or(x, y), quiet=False))
+_bitwise_xor = nondiff("bitwise_xor", _checked("bitwise_xor", lambda xp, x, y: xp.bitwise_xor(x, y), quiet=False))
 _bitwise_not = nondiff("bitwise_not", lambda xp, x: xp.invert(x))
 _isnan = nondiff("isnan", lambda xp, x: xp.isnan(x))
 _isinf = nondiff("isinf", lambda xp, x: xp.isinf(x))
