@@ -305,13 +305,15 @@ def bench_conv(budget):
         return compare(fns, budget)
 
 
-def cnn_lib(lib, F, x0, y0):
+def cnn_lib(lib, F, ws, x0, y0):
     """conv 3->16, relu, maxpool, conv 16->32, relu, maxpool, linear, cross-entropy, SGD."""
-    lib.manual_seed(0)
     nn = lib.nn
     model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                           nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                           nn.Flatten(), nn.Linear(32 * 8 * 8, 10))
+    with lib.no_grad():
+        for p, w in zip(model.parameters(), ws):
+            p.copy_(lib.tensor(w))
     opt = lib.optim.SGD(model.parameters(), lr=LR)
     x, y = lib.tensor(x0), lib.tensor(y0)
 
@@ -328,10 +330,15 @@ def bench_cnn(budget):
     rng = np.random.default_rng(3)
     x0 = rng.standard_normal((CONV_BATCH, 3, 32, 32)).astype(np.float32)
     y0 = rng.integers(0, 10, CONV_BATCH)
-    fns = {"arraygrad": cnn_lib(ag, agF, x0, y0)}
+    shapes = [(16, 3, 3, 3), (16,), (32, 16, 3, 3), (32,), (10, 32 * 8 * 8), (10,)]
+    ws = [rng.uniform(-0.1, 0.1, s).astype(np.float32) for s in shapes]
+    fns = {"arraygrad": cnn_lib(ag, agF, ws, x0, y0)}
     if torch is not None:
-        fns["torch"] = cnn_lib(torch, tF, x0, y0)
+        fns["torch"] = cnn_lib(torch, tF, ws, x0, y0)
     with one_thread():
+        losses = {k: [s() for _ in range(3)] for k, s in fns.items()}
+        for k, v in losses.items():    # both train the same model the same way
+            np.testing.assert_allclose(v, losses["arraygrad"], rtol=1e-3, err_msg=k)
         return compare(fns, budget)
 
 
