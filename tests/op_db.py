@@ -621,6 +621,15 @@ def _probs(rng, shape):
 
 
 _REDUCTIONS = ("none", "mean", "sum")
+
+
+def _mha(F, lib, q, k, v, w, b, ow, ob, *padding_mask, **kw):
+    """2 heads of size 1 (need_weights=False runs torch's flash kernel: no gradgrad or jvp)."""
+    return F.multi_head_attention_forward(q, k, v, 2, 2, w, b, None, None, False, 0.0, ow, ob,
+                                          key_padding_mask=(padding_mask or [None])[0], **kw)
+
+
+_CTC_TARGETS = np.array([[1, 2, 2], [2, 1, 1]])
 _NO_BAG_JVP = {"jvp": "torch has no forward AD for _embedding_bag"}
 _NORM_FWD = {"forward_over": "torch's jvp of jvp through its fused norm kernels is wrong "
                              "(checked against finite differences in test_nn_functional.py)"}
@@ -683,6 +692,10 @@ NN_FUNCTIONAL = [
         S((4, 3), lambda rng: _CLASSES, margin=3.0),
         S((4, 3), lambda rng: _CLASSES, p=2, margin=3.0, reduction="none")), gradgrad=False,
          torch_not_oracle={"jvp": "torch has no forward AD for multi_margin_loss"}),
+    _nnf("multilabel_margin_loss", lambda F, lib, x, t, **k: F.multilabel_margin_loss(x, t, **k),
+         one(S((3, 4), lambda rng: np.array([[2, 0, -1, 1], [1, -1, 3, 3], [3, 2, 1, 0]])),
+             S((4,), lambda rng: np.array([3, 1, -1, 0]), reduction="sum")), gradgrad=False,
+         torch_not_oracle={"jvp": "torch has no forward AD for multilabel_margin_loss"}),
     _nnf("multilabel_soft_margin_loss", lambda F, lib, x, y: F.multilabel_soft_margin_loss(x, y),
          one(lambda rng: Sample((uniform(rng, (4, 3)), _probs(rng, (4, 3)))))),
     _nnf("cross_entropy_smoothing", lambda F, lib, x, t: F.cross_entropy(
@@ -702,7 +715,7 @@ NN_FUNCTIONAL = [
         S((2, 3, 4), (3, 4), (3, 4), L(3, 4)), S((3, 5), (5,), (5,), L(5))),
          torch_not_oracle=_NORM_FWD),
     _nnf("group_norm", lambda F, lib, x, w, b: F.group_norm(x, 2, w, b), one(
-        S((2, 4, 3), (4,), (4,)), S((2, 6, 2, 2), (6,), (6,)))),
+        S((2, 4, 3), (4,), (4,)), S((1, 6, 2, 2), (6,), (6,)))),
     _nnf("local_response_norm", lambda F, lib, x: F.local_response_norm(x, 3, 0.5, 0.75, 1.5),
          one(S((2, 5, 3)), S((1, 4, 2, 3)))),
     _nnf("rms_norm", lambda F, lib, x, w: F.rms_norm(x, (4,), w, 1e-6), one(S((3, 4), (4,)))),
@@ -716,6 +729,11 @@ NN_FUNCTIONAL = [
     OpInfo("cdist", lambda lib, a, b, **k: lib.cdist(a, b, **k), one(
         S((4, 3), (5, 3)), S((2, 3, 2), (2, 4, 2), p=1.0)), gradgrad=False,
         torch_not_oracle={"jvp": "torch has no forward AD for _cdist_forward"}),
+    # zero distances: torch's gradient there is 0 (a kink)
+    OpInfo("cdist_self", lambda lib, x: lib.cdist(x, x, p=3.0), one(kink(S((4, 3)))),
+           gradgrad=False, torch_not_oracle={"jvp": "torch has no forward AD for _cdist_forward"}),
+    _nnf("pdist", lambda F, lib, x, *p: F.pdist(x, *p), one(S((5, 3)), S((4, 2), 3.0)),
+         gradgrad=False, torch_not_oracle={"jvp": "torch has no forward AD for _pdist_forward"}),
     # embeddings, bilinear, attention
     _nnf("embedding", lambda F, lib, w, i, **k: F.embedding(i, w, **k), one(
         S((6, 3), lambda rng: np.array([[0, 2, 5], [2, 2, 1]])),
@@ -733,13 +751,22 @@ NN_FUNCTIONAL = [
         S((4, 3), (4, 2), (5, 3, 2), (5,)), S((2, 3), (2, 2), (4, 3, 2)))),
     _nnf("scaled_dot_product_attention", lambda F, lib, q, k, v, **kw: (
         F.scaled_dot_product_attention(q, k, v, **kw)), one(
-        S((2, 3, 4), (2, 5, 4), (2, 5, 2)), S((2, 3, 4), (2, 5, 4), (2, 5, 2), is_causal=True),
-        S((3, 4), (5, 4), (5, 2), scale=0.3))),
+        S((2, 3, 2), (2, 4, 2), (2, 4, 2)), S((1, 3, 2), (1, 4, 2), (1, 4, 2), is_causal=True),
+        S((3, 2), (4, 2), (4, 2), scale=0.3))),
     _nnf("scaled_dot_product_attention_mask", lambda F, lib, q, k, v, m: (
         F.scaled_dot_product_attention(q, k, v, attn_mask=m)), one(
         S((2, 3, 4), (2, 5, 4), (2, 5, 2), lambda rng: np.array(
-            [[1, 0, 1, 1, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1]], dtype=bool))),
-        ),
+            [[1, 0, 1, 1, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1]], dtype=bool)))),
+    _nnf("multi_head_attention_forward", _mha, one(
+        S((2, 1, 2), (3, 1, 2), (3, 1, 2), (6, 2), (6,), (2, 2), (2,)),
+        S((2, 2), (2, 2), (2, 2), (6, 2), (6,), (2, 2), (2,)),
+        S((2, 2, 2), (3, 2, 2), (3, 2, 2), (6, 2), (6,), (2, 2), (2,), lambda rng: np.array(
+            [[False, True, False], [False, False, True]]),
+          average_attn_weights=False))),
+    _nnf("ctc_loss", lambda F, lib, x, **kw: F.ctc_loss(
+        x.log_softmax(-1), lib.tensor(_CTC_TARGETS), lib.tensor([5, 4]), lib.tensor([3, 0]),
+        **kw), one(S((5, 2, 4)), S((5, 2, 4), reduction="none", blank=3)), gradgrad=False,
+        torch_not_oracle={"jvp": "torch has no forward AD for ctc_loss"}),
 ]
 OPS += NN_FUNCTIONAL
 

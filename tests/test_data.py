@@ -44,7 +44,8 @@ Point = collections.namedtuple("Point", "x y")
 
 def _samples():
     return [
-        [1.5, 2.5], [1, 2], [True, False], [np.float32(1), np.float32(2)], [np.int16(3), np.int16(4)],
+        [1.5, 2.5], [1, 2], [True, False], [np.float32(1), np.float32(2)],
+        [np.int16(3), np.int16(4)],
         [np.ones((2, 2), np.float32), np.zeros((2, 2), np.float32)], ["a", "b"],
         [{"a": 1.0, "b": (1, 2.0)}, {"a": 2.0, "b": (3, 4.0)}],
         [Point(1, 2.0), Point(3, 4.0)], [[1, 2.0], [3, 4.0]],

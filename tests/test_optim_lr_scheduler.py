@@ -3,7 +3,6 @@ for step."""
 import pytest
 
 import arraygrad as ag
-from arraygrad import optim
 from arraygrad.optim import lr_scheduler as sched
 
 

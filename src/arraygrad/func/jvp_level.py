@@ -116,10 +116,13 @@ class JvpInterpreter(Interpreter):
                         res[j] = cj if res[j] is None else res[j] + cj
         return [_fit(t, o, j in prim.nondiff_outputs) for j, (t, o) in enumerate(zip(res, outs))]
 
-    def inplace(self, t, result):
+    def snapshot(self, t, inner):
+        return self.wrap(inner, _tangent(t))
+
+    def inplace(self, t, result, name):
         from ..ops import inplace
         p, tangent = self.unwrap(result)
-        inplace.apply(t._inner, p)
+        inplace.apply(t._inner, p, name)
         tangent = _fit(tangent, t._inner, False)
         base = t._base
         if base is None:

@@ -1,11 +1,14 @@
 """Tensor creation: from data, filled, ranges, random. Nothing here records history."""
 import builtins
+import json
 
 import numpy as np
 
+from .. import _device
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..backends import default_backend, backend_of
+from ..core.dispatch import born_here
 
 Tensor = _t.Tensor
 
@@ -70,15 +73,17 @@ def _nested_tolist(data):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor copying `data` (nested lists, numbers, arrays, tensors)."""
+    _device.check(device)
     if isinstance(data, Tensor) and data._lvl is not None and _t._batched(data):
         return _per_example_copy(data, dtype)
-    t = _t.make(_from_data(data, dtype, copy=True))
+    t = born_here(_t.make(_from_data(data, dtype, copy=True)))
     if requires_grad:
         t.requires_grad_(True)
     return t
 
 
 def as_tensor(data, dtype=None, device=None):
+    _device.check(device)
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
         return data
     if isinstance(data, Tensor) and data._lvl is not None and _t._batched(data):
@@ -112,25 +117,29 @@ def _shape(size):
 
 def _filled(fill, size, dtype, requires_grad):
     dtype = dtype or _dt.get_default_dtype()
-    t = _t.make(default_backend().xp.full(_shape(size), fill, dtype=dtype.np))
+    t = born_here(_t.make(default_backend().xp.full(_shape(size), fill, dtype=dtype.np)))
     if requires_grad:
         t.requires_grad_(True)
     return t
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
+    _device.check(device)
     return _filled(0, size, dtype, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     return _filled(1, size, dtype, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     return _filled(0, size, dtype, requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     if dtype is None:
         dtype = _dt.result_type(fill_value)
     return _filled(fill_value, (size,), dtype, requires_grad)
@@ -146,7 +155,7 @@ def _like(fill, input, dtype, requires_grad):
         chain.append(inner)
         inner = _t.lower(inner._inner)
     arr = backend_of(inner._data).xp.full(inner._data.shape, fill, dtype=dtype.np)
-    t = _t.make(arr)
+    t = born_here(_t.make(arr))
     for w in reversed(chain):
         t = w._lvl.constant_like(w, t)
     if chain:
@@ -157,22 +166,27 @@ def _like(fill, input, dtype, requires_grad):
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    _device.check(device)
     return _like(0, input, dtype, requires_grad)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    _device.check(device)
     return _like(1, input, dtype, requires_grad)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    _device.check(device)
     return _like(0, input, dtype, requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     return _like(fill_value, input, dtype, requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -185,18 +199,21 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     dtype = dtype or _dt.get_default_dtype()
     t = _t.make(np.linspace(start, end, steps).astype(dtype.np))
     return t.requires_grad_(True) if requires_grad else t
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     dtype = dtype or _dt.get_default_dtype()
     t = _t.make(np.logspace(start, end, steps, base=base).astype(dtype.np))
     return t.requires_grad_(True) if requires_grad else t
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     dtype = dtype or _dt.get_default_dtype()
     t = _t.make(np.eye(n, m, dtype=dtype.np))
     return t.requires_grad_(True) if requires_grad else t
@@ -214,6 +231,24 @@ class _Generator:
 
     def initial_seed(self):
         return self._seed
+
+
+def get_rng_state():
+    """The global random stream's state as a uint8 tensor (for `set_rng_state`)."""
+    blob = json.dumps(default_backend().rng_state()).encode()
+    return _t.make(np.frombuffer(blob, dtype=np.uint8).copy())
+
+
+def set_rng_state(new_state):
+    if not isinstance(new_state, Tensor) or new_state.dtype is not _dt.uint8:
+        raise TypeError("set_rng_state: expected a torch.ByteTensor from get_rng_state(), got "
+                        f"{type(new_state).__name__}")
+    try:
+        state = json.loads(new_state.numpy().tobytes().decode())
+        default_backend().set_rng_state(state)
+    except (ValueError, KeyError, TypeError) as e:
+        raise RuntimeError(f"set_rng_state: the state is not one from get_rng_state() ({e})") \
+            from None
 
 
 def seed():
@@ -253,16 +288,19 @@ def _random(sample, size, dtype, requires_grad, what):
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    _device.check(device)
     return _random(lambda s: default_backend().random().random(s), size, dtype, requires_grad, "rand")
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    _device.check(device)
     return _random(lambda s: default_backend().random().standard_normal(s), size, dtype,
                    requires_grad, "randn")
 
 
 def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
             generator=None):
+    _device.check(device)
     if size is None and isinstance(high, (tuple, list)):
         low, high, size = 0, low, high          # randint(high, size)
     elif high is None:
@@ -273,6 +311,7 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
 
 
 def randperm(n, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     dtype = dtype or _dt.int64
     # the order of iid uniform keys: a uniform permutation, one per example inside vmap
     return _random(lambda s: np.argsort(default_backend().random().random(s), axis=-1), (n,),
@@ -280,10 +319,12 @@ def randperm(n, *, dtype=None, device=None, requires_grad=False):
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 

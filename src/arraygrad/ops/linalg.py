@@ -2,6 +2,7 @@
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
 from ..backends import silent
+from ._checks import tensor_op
 from ._rules import to_front
 from .elementwise import promote
 
@@ -61,8 +62,9 @@ def _shape_error(x, y):
                         f"{b[-1] if len(b) > 1 else 1})")
 
 
+@tensor_op(others=('other',))
 def matmul(input, other):
-    x, y = promote(input, other)
+    x, y = promote(input, other, op="matmul")
     if x.ndim == 0 or y.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{x.ndim}D and {y.ndim}D")
@@ -83,12 +85,14 @@ def matmul(input, other):
     return out
 
 
+@tensor_op(others=('mat2',))
 def mm(input, mat2):
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: expected 2D tensors, got {input.ndim}D and {mat2.ndim}D")
     return matmul(input, mat2)
 
 
+@tensor_op(others=('mat2',))
 def bmm(input, mat2):
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"bmm: expected 3D tensors, got {input.ndim}D and {mat2.ndim}D")
@@ -97,10 +101,12 @@ def bmm(input, mat2):
     return matmul(input, mat2)
 
 
+@tensor_op(others=('vec',))
 def mv(input, vec):
     return matmul(input, vec)
 
 
+@tensor_op(others=('other',))
 def dot(input, other):
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
@@ -115,6 +121,7 @@ inner = dot
 vdot = dot
 
 
+@tensor_op(others=('vec2',))
 def outer(input, vec2):
     return input.unsqueeze(-1) * vec2
 
@@ -122,6 +129,7 @@ def outer(input, vec2):
 ger = outer
 
 
+@tensor_op(others=('mat1', 'mat2'))
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     out = mm(mat1, mat2)
     if alpha != 1:
@@ -193,6 +201,7 @@ def einsum(equation, *operands):
     return out.permute([kept.index(c) for c in rhs]) if kept else out
 
 
+@tensor_op(others=('b',))
 def tensordot(a, b, dims=2):
     """Sum over `dims` of a (its last ones, or the listed ones) against b's first/listed ones."""
     if isinstance(dims, int):
@@ -213,6 +222,7 @@ def tensordot(a, b, dims=2):
     return (x @ y).reshape([a.shape[d] for d in free_a] + [b.shape[d] for d in free_b])
 
 
+@tensor_op(others=('other',))
 def kron(input, other):
     n = max(input.ndim, other.ndim)
     a = input.reshape((1,) * (n - input.ndim) + tuple(input.shape))
@@ -223,6 +233,7 @@ def kron(input, other):
         [p * q for p, q in zip(a.shape, b.shape)])
 
 
+@tensor_op(others=('other',))
 def cross(input, other, dim=None):
     from .shape import broadcast_tensors, stack
     x, y = broadcast_tensors(input, other)

@@ -14,7 +14,7 @@ from .activation import (Softmin, Softmax2d, SiLU, Mish, SELU, Hardswish, Hardsi
 from .loss import (HuberLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss, PoissonNLLLoss,  # noqa: F401
                    GaussianNLLLoss, MarginRankingLoss, HingeEmbeddingLoss, CosineEmbeddingLoss,
                    SoftMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, TripletMarginLoss,
-                   TripletMarginWithDistanceLoss)
+                   TripletMarginWithDistanceLoss, CTCLoss, MultiLabelMarginLoss)
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d,  # noqa: F401
                             InstanceNorm2d, InstanceNorm3d, LayerNorm, RMSNorm, GroupNorm,
                             LocalResponseNorm)
@@ -33,3 +33,5 @@ from .padding import (ZeroPad1d, ZeroPad2d, ZeroPad3d, ConstantPad1d,  # noqa: F
                       ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
                       ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
                       CircularPad1d, CircularPad2d, CircularPad3d)
+from .transformer import MultiheadAttention  # noqa: F401
+from .container import ModuleDict, ParameterList, ParameterDict  # noqa: F401
