@@ -8,6 +8,7 @@ nn modules (init, parameter names, repr, padding modes), a training run against
 torch, and the errors.
 """
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -190,6 +191,22 @@ def test_hessian_vector_product_of_a_conv_net_matches_torch(torch):
                                (tw1, tw2))
     for a, t in zip(got, want):
         assert_close(a, t, 1e-9, 1e-10)
+
+
+def test_same_padding_with_even_kernels_pads_more_on_the_right(torch):
+    """torch's 'same': total d*(k-1), left total//2, the rest right (asymmetric for even k)."""
+    rng = _rng(9)
+    (x, w), (tx, tw) = _both(torch, rng.standard_normal((2, 3, 5, 6)),
+                             rng.standard_normal((4, 3, 2, 4)), requires_grad=True)
+    got = F.conv2d(x, w, padding="same", dilation=(1, 3))
+    with warnings.catch_warnings():     # torch's note that it copies the input to pad it
+        warnings.simplefilter("ignore")
+        want = torch.nn.functional.conv2d(tx, tw, padding="same", dilation=(1, 3))
+    assert_close(got, want)
+    g = rng.standard_normal(tuple(want.shape))
+    for a, t in zip(ag.autograd.grad(got, (x, w), ag.tensor(g)),
+                    torch.autograd.grad(want, (tx, tw), torch.tensor(g))):
+        assert_close(a, t)
 
 
 # ----------------------------------------------------------------- nn modules
