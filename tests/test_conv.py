@@ -193,6 +193,46 @@ def test_hessian_vector_product_of_a_conv_net_matches_torch(torch):
         assert_close(a, t, 1e-9, 1e-10)
 
 
+THREE_D = [
+    ("conv_transpose3d", lambda F_, x, w: F_.conv_transpose3d(x, w, stride=(2, 1, 2), padding=1,
+                                                              output_padding=(1, 0, 0), groups=2),
+     [(1, 4, 3, 2, 3), (4, 1, 2, 3, 2)]),
+    ("max_pool3d", lambda F_, x: F_.max_pool3d(x, 2, padding=1, ceil_mode=True,
+                                               return_indices=True), [(1, 2, 3, 4, 5)]),
+    ("avg_pool3d", lambda F_, x: F_.avg_pool3d(x, (2, 3, 2), stride=2, padding=1,
+                                               count_include_pad=False), [(2, 3, 4, 5)]),
+    ("adaptive_avg_pool3d", lambda F_, x: F_.adaptive_avg_pool3d(x, (2, 3, 2)), [(1, 2, 3, 5, 4)]),
+    ("adaptive_max_pool3d", lambda F_, x: F_.adaptive_max_pool3d(x, (2, 3, 2), True),
+     [(1, 2, 3, 5, 4)]),
+    ("adaptive_max_pool1d", lambda F_, x: F_.adaptive_max_pool1d(x, 3, True), [(2, 3, 7)]),
+    ("pixel_unshuffle", lambda F_, x: F_.pixel_unshuffle(x, 2), [(1, 2, 4, 6)]),
+    ("interpolate trilinear", lambda F_, x: F_.interpolate(x, size=(3, 4, 2), mode="trilinear"),
+     [(1, 2, 2, 3, 4)]),
+    ("interpolate area", lambda F_, x: F_.interpolate(x, size=(3, 2), mode="area"),
+     [(1, 2, 5, 4)]),
+    ("interpolate nearest-exact", lambda F_, x: F_.interpolate(x, scale_factor=1.6,
+                                                               mode="nearest-exact"),
+     [(1, 2, 5)]),
+]
+
+
+@pytest.mark.parametrize("name,fn,shapes", THREE_D, ids=[c[0] for c in THREE_D])
+def test_ops_outside_the_catalogue_match_torch(torch, name, fn, shapes):
+    """Values and gradients of the 3-d variants and extra modes (the catalogue has the 2-d ones)."""
+    rng = _rng(10)
+    arrays = [rng.permutation(math.prod(s)).reshape(s) / math.prod(s) for s in shapes]
+    a_in, t_in = _both(torch, *arrays, requires_grad=True)
+    got, want = fn(F, *a_in), fn(torch.nn.functional, *t_in)
+    if isinstance(want, tuple):
+        assert_close(got[1], want[1])
+        got, want = got[0], want[0]
+    assert_close(got, want)
+    g = rng.standard_normal(tuple(want.shape))
+    for a, t in zip(ag.autograd.grad(got, a_in, ag.tensor(g)),
+                    torch.autograd.grad(want, t_in, torch.tensor(g))):
+        assert_close(a, t)
+
+
 def test_same_padding_with_even_kernels_pads_more_on_the_right(torch):
     """torch's 'same': total d*(k-1), left total//2, the rest right (asymmetric for even k)."""
     rng = _rng(9)
