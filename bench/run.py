@@ -264,17 +264,20 @@ def conv_numpy(x, w, g):
     n, c, h, wd = x.shape
     o = w.shape[0]
     xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
-    cols = np.lib.stride_tricks.sliding_window_view(xp, (3, 3), axis=(2, 3))
-    rows = cols.transpose(0, 2, 3, 1, 4, 5).reshape(n * h * wd, c * 9)
+    cols = np.empty((n, c, 3, 3, h, wd), x.dtype)
+    for i in range(3):
+        for j in range(3):
+            cols[:, :, i, j] = xp[:, :, i:i + h, j:j + wd]
+    cols = cols.reshape(n, c * 9, h * wd)
     wm = w.reshape(o, c * 9)
-    out = (rows @ wm.T).reshape(n, h, wd, o).transpose(0, 3, 1, 2)
-    gm = g.transpose(0, 2, 3, 1).reshape(n * h * wd, o)
-    dw = (gm.T @ rows).reshape(w.shape)
-    drows = (gm @ wm).reshape(n, h, wd, c, 3, 3)
+    out = (wm @ cols).reshape(n, o, h, wd)
+    gm = g.reshape(n, o, h * wd)
+    dw = (gm @ cols.transpose(0, 2, 1)).sum(0).reshape(w.shape)
+    dcols = (wm.T @ gm).reshape(n, c, 3, 3, h, wd)
     dx = np.zeros_like(xp)
     for i in range(3):
         for j in range(3):
-            dx[:, :, i:i + h, j:j + wd] += drows[..., i, j].transpose(0, 3, 1, 2)
+            dx[:, :, i:i + h, j:j + wd] += dcols[:, :, i, j]
     return out, dx[:, :, 1:-1, 1:-1], dw
 
 
