@@ -84,6 +84,11 @@ def test_batching_rules_equal_the_batched_call_bit_for_bit():
     x, w, b = _f32(rng, 64, 300), _f32(rng, 200, 300), _f32(rng, 200)
     assert np.array_equal(vmap(F.linear, (0, None, None))(x, w, b).numpy(),
                           F.linear(x, w, b).numpy())
+    xs = _f32(rng, 6, 50, 300)          # per-example matrices: the batched call is a stack
+    assert np.array_equal(vmap(F.linear, (0, None, None))(xs, w, b).numpy(),
+                          F.linear(xs, w, b).numpy())
+    assert np.array_equal(vmap(lambda v: w @ v, in_dims=1, out_dims=1)(x.t()).numpy(),
+                          (w @ x.t()).numpy())
     a, m = _f32(rng, 8, 5, 30, 40), _f32(rng, 8, 5, 40, 20)
     assert np.array_equal(vmap(ag.bmm)(a, m).numpy(),
                           ag.bmm(a.reshape(40, 30, 40), m.reshape(40, 40, 20)).reshape(
