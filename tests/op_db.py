@@ -781,58 +781,59 @@ def _functional(name):
 
 CONV_POOL = [
     OpInfo("conv1d", _functional("conv1d"), one(
-        S((2, 4, 7), (6, 2, 3), (6,), stride=2, padding=1, groups=2),
+        S((1, 4, 5), (4, 2, 3), (4,), stride=2, padding=1, groups=2),
         S((3, 6), (2, 3, 2), None, padding="same", dilation=2))),
     OpInfo("conv2d", _functional("conv2d"), one(
-        S((2, 3, 5, 4), (4, 3, 3, 2), (4,)),
-        S((1, 4, 6, 5), (4, 2, 2, 3), None, stride=(2, 1), padding=(1, 0), dilation=(1, 2),
+        S((1, 2, 4, 4), (3, 2, 3, 2), (3,)),
+        S((1, 4, 4, 5), (2, 2, 2, 3), None, stride=(2, 1), padding=(1, 0), dilation=(1, 2),
           groups=2),
-        S((2, 2, 4, 4), (3, 2, 3, 3), (3,), padding="same"),
+        S((1, 2, 4, 3), (2, 2, 3, 3), (2,), padding="same", dilation=(2, 1)),
         S((0, 2, 4, 4), (3, 2, 3, 3), (3,)))),
     OpInfo("conv3d", _functional("conv3d"), one(
-        S((1, 2, 3, 4, 3), (2, 2, 2, 2, 2), (2,), padding=1, stride=(1, 2, 1)))),
+        S((1, 1, 3, 3, 2), (2, 1, 2, 2, 2), (2,), padding=1, stride=(1, 2, 1)))),
     OpInfo("conv_transpose1d", _functional("conv_transpose1d"), one(
-        S((2, 4, 5), (4, 3, 3), (6,), stride=2, padding=1, output_padding=1, groups=2))),
+        S((1, 4, 3), (4, 2, 3), (4,), stride=2, padding=1, output_padding=1, groups=2))),
     OpInfo("conv_transpose2d", _functional("conv_transpose2d"), one(
-        S((2, 3, 3, 4), (3, 2, 3, 2), (2,), stride=2, padding=1, output_padding=1,
+        S((1, 2, 3, 3), (2, 2, 3, 2), (2,), stride=2, padding=1, output_padding=1,
           dilation=(1, 2)),
         S((2, 3, 3), (2, 2, 2, 2), None))),
     OpInfo("unfold", _functional("unfold"), one(
-        S((2, 3, 5, 4), kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),
+        S((1, 2, 5, 4), kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),
         S((2, 4, 4), kernel_size=2))),
     OpInfo("fold", _functional("fold"), one(
-        S((2, 12, 9), output_size=(5, 6), kernel_size=(2, 3), padding=1, stride=2),
+        S((1, 6, 9), output_size=(5, 6), kernel_size=(2, 3), padding=1, stride=2),
         S((8, 9), output_size=4, kernel_size=2, dilation=1, stride=1))),
     OpInfo("max_pool1d", _functional("max_pool1d"), one(
-        S((2, 3, 7), 3, 2, 1, ceil_mode=True, return_indices=True, gen_x=distinct))),
+        S((1, 2, 7), 3, 2, 1, ceil_mode=True, return_indices=True, gen_x=distinct))),
     OpInfo("max_pool2d", _functional("max_pool2d"), one(
-        S((2, 3, 6, 5), 2, gen_x=distinct),
-        S((2, 3, 7, 6), L(3, 2), 2, 1, ceil_mode=True, return_indices=True, gen_x=distinct),
-        S((2, 5, 6), 2, 1, 1, dilation=2, return_indices=True, gen_x=distinct))),
+        S((1, 2, 4, 4), 2, gen_x=distinct),
+        S((1, 2, 7, 6), L(3, 2), 2, 1, ceil_mode=True, return_indices=True, gen_x=distinct),
+        S((1, 5, 6), 2, 1, 1, dilation=2, return_indices=True, gen_x=distinct))),
     OpInfo("avg_pool1d", _functional("avg_pool1d"), one(
-        S((2, 3, 7), 3, 2, 1, ceil_mode=True, count_include_pad=False))),
+        S((1, 2, 7), 3, 2, 1, ceil_mode=True, count_include_pad=False))),
     OpInfo("avg_pool2d", _functional("avg_pool2d"), one(
-        S((2, 3, 6, 5), 2),
-        S((2, 3, 7, 6), L(3, 2), 2, 1, ceil_mode=True),
-        S((3, 7, 6), 3, 2, 1, count_include_pad=False),
-        S((2, 3, 7, 6), 3, 2, divisor_override=4))),
-    OpInfo("adaptive_avg_pool1d", _functional("adaptive_avg_pool1d"), one(S((2, 3, 7), 3))),
+        S((1, 2, 4, 4), 2),
+        S((1, 1, 7, 6), L(3, 2), 2, 1, ceil_mode=True),
+        S((1, 7, 6), 3, 2, 1, count_include_pad=False),
+        S((1, 1, 7, 6), 3, 2, divisor_override=4))),
+    OpInfo("adaptive_avg_pool1d", _functional("adaptive_avg_pool1d"), one(S((1, 2, 7), 3))),
     OpInfo("adaptive_avg_pool2d", _functional("adaptive_avg_pool2d"), one(
-        S((2, 3, 7, 6), L(3, 4)), S((3, 5, 4), L(None, 1)))),
+        S((1, 1, 7, 6), L(3, 4)), S((2, 5, 4), L(None, 1)))),
     OpInfo("adaptive_max_pool2d", _functional("adaptive_max_pool2d"), one(
-        S((2, 3, 7, 6), L(3, 4), gen_x=distinct),
-        S((3, 5, 4), 2, return_indices=True, gen_x=distinct))),
+        S((1, 1, 7, 6), L(3, 4), gen_x=distinct),
+        S((2, 5, 4), 2, return_indices=True, gen_x=distinct))),
     OpInfo("pad_constant", _functional("pad"), one(
         S((2, 3, 4), L(1, 2, 0, 3)), S((2, 3, 4), L(-1, 2, 1, -1), value=1.5))),
-    OpInfo("pad_reflect", _functional("pad"), one(S((2, 3, 4, 5), L(2, 1, 3, 1), mode="reflect"))),
+    OpInfo("pad_reflect", _functional("pad"), one(S((1, 2, 4, 5), L(2, 1, 3, 1), mode="reflect"))),
     OpInfo("pad_replicate", _functional("pad"), one(S((2, 3, 4), L(3, 1), mode="replicate"))),
-    OpInfo("pad_circular", _functional("pad"), one(S((1, 2, 3, 4), L(4, 1, 2, -1), mode="circular"))),
+    OpInfo("pad_circular", _functional("pad"), one(
+        S((1, 2, 3, 4), L(4, 1, 2, -1), mode="circular"))),
     OpInfo("interpolate_nearest", _functional("interpolate"), one(
-        S((2, 3, 4, 5), scale_factor=(1.7, 0.6)), S((2, 3, 4), size=7))),
+        S((1, 2, 4, 5), scale_factor=(1.7, 0.6)), S((2, 3, 4), size=7))),
     OpInfo("interpolate_bilinear", _functional("interpolate"), one(
-        S((2, 3, 4, 5), size=(3, 7), mode="bilinear"),
+        S((1, 2, 4, 5), size=(3, 7), mode="bilinear"),
         S((1, 2, 3, 4), scale_factor=2.3, mode="bilinear", align_corners=True))),
-    OpInfo("pixel_shuffle", _functional("pixel_shuffle"), one(S((2, 8, 3, 2), 2), S((12, 2, 3), 2))),
+    OpInfo("pixel_shuffle", _functional("pixel_shuffle"), one(S((1, 8, 2, 2), 2), S((4, 2, 3), 2))),
 ]
 OPS += CONV_POOL
 # their grad_fn is the last op of the composition (torch has one fused node)

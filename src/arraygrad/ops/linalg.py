@@ -23,28 +23,27 @@ _matmul = Primitive(
     jvp=(lambda ctx, t: _matmul(t, ctx.y), lambda ctx, t: _matmul(ctx.x, t)))
 
 
-# NOTE [matmul batching]: one batched operand against an unbatched one folds the vmap dim
-# into its rows (x) or columns (y): vmap(F.linear) then runs the very GEMM that the batched
-# call runs and equals it bit for bit (a stack of per-example GEMMs rounds differently), and
-# conv's rows of all examples meet in one GEMM. Two batched operands broadcast, batch first.
+# NOTE [matmul batching]: a batched plain matrix against an unbatched operand folds the
+# vmap dim into its rows (x) or columns (y): vmap(F.linear) over vectors then runs the one
+# GEMM that the batched call runs, and equals it bit for bit (a stack of per-example GEMVs
+# rounds differently). A batched stack of matrices (conv's per-image columns, bmm) keeps
+# the vmap dim as one more stack dim in front, which again is what the batched call runs.
 def _matmul_batch(args, bdims):
     (x, y), (dx, dy) = args, bdims
-    if dy is None:
-        x = x.movedim(dx, -3)
-        b, m, k = x.shape[-3:]
-        out = _matmul(x.reshape(tuple(x.shape[:-3]) + (b * m, k)), y)
-        out = out.reshape(tuple(out.shape[:-2]) + (b, m, out.shape[-1]))
-        return out, out.ndim - 3
-    if dx is None:
-        y = y.movedim(dy, -2)
-        k, b, n = y.shape[-3:]
-        out = _matmul(x, y.reshape(tuple(y.shape[:-3]) + (k, b * n)))
-        out = out.reshape(tuple(out.shape[:-1]) + (b, n))
-        return out, out.ndim - 2
-    rank = max(a.ndim - 1 for a in args)
+    if dy is None and x.ndim == 3:
+        x = x.movedim(dx, 0)
+        b, m, k = x.shape
+        out = _matmul(x.reshape(b * m, k), y)
+        return out.reshape(tuple(out.shape[:-2]) + (b, m, out.shape[-1])), out.ndim - 2
+    if dx is None and y.ndim == 3:
+        y = y.movedim(dy, 1)
+        k, b, n = y.shape
+        out = _matmul(x, y.reshape(k, b * n))
+        return out.reshape(tuple(out.shape[:-1]) + (b, n)), out.ndim - 1
+    rank = max(a.ndim - (d is not None) for a, d in zip(args, bdims))
     out = []
     for a, d in zip(args, bdims):
-        a = to_front(a, d)
+        a = to_front(a, d) if d is not None else a.unsqueeze(0)
         missing = rank - (a.ndim - 1)
         if missing:
             a = a.reshape((a.shape[0],) + (1,) * missing + tuple(a.shape[1:]))
