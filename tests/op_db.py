@@ -771,9 +771,6 @@ NN_FUNCTIONAL = [
 OPS += NN_FUNCTIONAL
 
 
-OPS = MORE + UNARY + BINARY + OTHER_ELEMENTWISE + REDUCE + LINALG + SHAPE + INDEX + COMPARE
-
-
 # ---- conv/pool (conv14)
 def _functional(name):
     """fn(lib, *args, **kwargs) calling lib.nn.functional.<name>."""
