@@ -27,7 +27,7 @@ class Parameter(_t.Tensor):
                                f"{data._lvl.kind} transform; create parameters outside transforms")
         src = shape.detach(data)
         p = object.__new__(cls)
-        p._data, p._version = src._data, src._version
+        p._data, p._vc = src._data, src._vc
         p._lvl, p._requires_grad, p.grad_fn, p._output_nr = None, False, None, 0
         p.requires_grad_(requires_grad)
         return p
