@@ -85,6 +85,8 @@ MODULES = [
     ("EmbeddingBag", (6, 3), {"mode": "max"}, [np.array([[0, 2, 5], [1, 1, 4]])]),
     ("EmbeddingBag", (6, 3), {"mode": "sum", "padding_idx": 2},
      [np.array([[0, 2, 5], [2, 1, 4]])]),
+    ("PairwiseDistance", (), {"p": 3.0, "keepdim": True}, [_u(4, 3), _u(4, 3)]),
+    ("CosineSimilarity", (), {"dim": 0}, [_u(4, 3), _u(4, 3)]),
     ("Dropout", (0.3,), {}, [_u(3, 4)]),
     ("AlphaDropout", (0.3,), {}, [_u(3, 4)]),
 ] + [(name, args, {}, [_u(2, 4)]) for name, args in [
