@@ -599,8 +599,7 @@ def _nnf(name, call, samples, **kw):
 
 def _act(name, *args, low=-3.0, high=3.0, **kw):
     return _nnf(name, lambda F, lib, x: getattr(F, name)(x, *args),
-                one(S((2, 3), gen_x=lambda rng, s: uniform(rng, s, low, high)),
-                    S((5,), gen_x=lambda rng, s: uniform(rng, s, low, high)), S((0, 2))), **kw)
+                one(S((2, 3), gen_x=lambda rng, s: uniform(rng, s, low, high)), S((0, 2))), **kw)
 
 
 def _const(lib, array, like):
