@@ -35,3 +35,4 @@ from .padding import (ZeroPad1d, ZeroPad2d, ZeroPad3d, ConstantPad1d,  # noqa: F
                       CircularPad1d, CircularPad2d, CircularPad3d)
 from .transformer import MultiheadAttention  # noqa: F401
 from .container import ModuleDict, ParameterList, ParameterDict  # noqa: F401
+from .distance import PairwiseDistance, CosineSimilarity  # noqa: F401
