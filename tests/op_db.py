@@ -621,6 +621,15 @@ def _probs(rng, shape):
 
 
 _REDUCTIONS = ("none", "mean", "sum")
+
+
+def _mha(F, lib, q, k, v, w, b, ow, ob, *padding_mask, **kw):
+    """2 heads of size 1 (need_weights=False runs torch's flash kernel: no gradgrad or jvp)."""
+    return F.multi_head_attention_forward(q, k, v, 2, 2, w, b, None, None, False, 0.0, ow, ob,
+                                          key_padding_mask=(padding_mask or [None])[0], **kw)
+
+
+_CTC_TARGETS = np.array([[1, 2, 2], [2, 1, 1]])
 _NO_BAG_JVP = {"jvp": "torch has no forward AD for _embedding_bag"}
 _NORM_FWD = {"forward_over": "torch's jvp of jvp through its fused norm kernels is wrong "
                              "(checked against finite differences in test_nn_functional.py)"}
@@ -683,6 +692,10 @@ NN_FUNCTIONAL = [
         S((4, 3), lambda rng: _CLASSES, margin=3.0),
         S((4, 3), lambda rng: _CLASSES, p=2, margin=3.0, reduction="none")), gradgrad=False,
          torch_not_oracle={"jvp": "torch has no forward AD for multi_margin_loss"}),
+    _nnf("multilabel_margin_loss", lambda F, lib, x, t, **k: F.multilabel_margin_loss(x, t, **k),
+         one(S((3, 4), lambda rng: np.array([[2, 0, -1, 1], [1, -1, 3, 3], [3, 2, 1, 0]])),
+             S((4,), lambda rng: np.array([3, 1, -1, 0]), reduction="sum")), gradgrad=False,
+         torch_not_oracle={"jvp": "torch has no forward AD for multilabel_margin_loss"}),
     _nnf("multilabel_soft_margin_loss", lambda F, lib, x, y: F.multilabel_soft_margin_loss(x, y),
          one(lambda rng: Sample((uniform(rng, (4, 3)), _probs(rng, (4, 3)))))),
     _nnf("cross_entropy_smoothing", lambda F, lib, x, t: F.cross_entropy(
@@ -702,7 +715,7 @@ NN_FUNCTIONAL = [
         S((2, 3, 4), (3, 4), (3, 4), L(3, 4)), S((3, 5), (5,), (5,), L(5))),
          torch_not_oracle=_NORM_FWD),
     _nnf("group_norm", lambda F, lib, x, w, b: F.group_norm(x, 2, w, b), one(
-        S((2, 4, 3), (4,), (4,)), S((2, 6, 2, 2), (6,), (6,)))),
+        S((2, 4, 3), (4,), (4,)), S((1, 6, 2, 2), (6,), (6,)))),
     _nnf("local_response_norm", lambda F, lib, x: F.local_response_norm(x, 3, 0.5, 0.75, 1.5),
          one(S((2, 5, 3)), S((1, 4, 2, 3)))),
     _nnf("rms_norm", lambda F, lib, x, w: F.rms_norm(x, (4,), w, 1e-6), one(S((3, 4), (4,)))),
@@ -716,6 +729,11 @@ NN_FUNCTIONAL = [
     OpInfo("cdist", lambda lib, a, b, **k: lib.cdist(a, b, **k), one(
         S((4, 3), (5, 3)), S((2, 3, 2), (2, 4, 2), p=1.0)), gradgrad=False,
         torch_not_oracle={"jvp": "torch has no forward AD for _cdist_forward"}),
+    # zero distances: torch's gradient there is 0 (a kink)
+    OpInfo("cdist_self", lambda lib, x: lib.cdist(x, x, p=3.0), one(kink(S((4, 3)))),
+           gradgrad=False, torch_not_oracle={"jvp": "torch has no forward AD for _cdist_forward"}),
+    _nnf("pdist", lambda F, lib, x, *p: F.pdist(x, *p), one(S((5, 3)), S((4, 2), 3.0)),
+         gradgrad=False, torch_not_oracle={"jvp": "torch has no forward AD for _pdist_forward"}),
     # embeddings, bilinear, attention
     _nnf("embedding", lambda F, lib, w, i, **k: F.embedding(i, w, **k), one(
         S((6, 3), lambda rng: np.array([[0, 2, 5], [2, 2, 1]])),
@@ -733,12 +751,119 @@ NN_FUNCTIONAL = [
         S((4, 3), (4, 2), (5, 3, 2), (5,)), S((2, 3), (2, 2), (4, 3, 2)))),
     _nnf("scaled_dot_product_attention", lambda F, lib, q, k, v, **kw: (
         F.scaled_dot_product_attention(q, k, v, **kw)), one(
-        S((2, 3, 4), (2, 5, 4), (2, 5, 2)), S((2, 3, 4), (2, 5, 4), (2, 5, 2), is_causal=True),
-        S((3, 4), (5, 4), (5, 2), scale=0.3))),
+        S((2, 3, 2), (2, 4, 2), (2, 4, 2)), S((1, 3, 2), (1, 4, 2), (1, 4, 2), is_causal=True),
+        S((3, 2), (4, 2), (4, 2), scale=0.3))),
     _nnf("scaled_dot_product_attention_mask", lambda F, lib, q, k, v, m: (
         F.scaled_dot_product_attention(q, k, v, attn_mask=m)), one(
         S((2, 3, 4), (2, 5, 4), (2, 5, 2), lambda rng: np.array(
-            [[1, 0, 1, 1, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1]], dtype=bool))),
-        ),
+            [[1, 0, 1, 1, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1]], dtype=bool)))),
+    _nnf("multi_head_attention_forward", _mha, one(
+        S((2, 1, 2), (3, 1, 2), (3, 1, 2), (6, 2), (6,), (2, 2), (2,)),
+        S((2, 2), (2, 2), (2, 2), (6, 2), (6,), (2, 2), (2,)),
+        S((2, 2, 2), (3, 2, 2), (3, 2, 2), (6, 2), (6,), (2, 2), (2,), lambda rng: np.array(
+            [[False, True, False], [False, False, True]]),
+          average_attn_weights=False))),
+    _nnf("ctc_loss", lambda F, lib, x, **kw: F.ctc_loss(
+        x.log_softmax(-1), lib.tensor(_CTC_TARGETS), lib.tensor([5, 4]), lib.tensor([3, 0]),
+        **kw), one(S((5, 2, 4)), S((5, 2, 4), reduction="none", blank=3)), gradgrad=False,
+        torch_not_oracle={"jvp": "torch has no forward AD for ctc_loss"}),
 ]
 OPS += NN_FUNCTIONAL
+
+
+
+
+# ---- conv/pool (conv14)
+def _functional(name):
+    """fn(lib, *args, **kwargs) calling lib.nn.functional.<name>."""
+    return lambda lib, *a, **k: getattr(lib.nn.functional, name)(*a, **k)
+
+
+CONV_POOL = [
+    OpInfo("conv1d", _functional("conv1d"), one(
+        S((2, 4, 7), (6, 2, 3), (6,), stride=2, padding=1, groups=2),
+        S((3, 6), (2, 3, 2), None, padding="same", dilation=2))),
+    OpInfo("conv2d", _functional("conv2d"), one(
+        S((2, 3, 5, 4), (4, 3, 3, 2), (4,)),
+        S((1, 4, 6, 5), (4, 2, 2, 3), None, stride=(2, 1), padding=(1, 0), dilation=(1, 2),
+          groups=2),
+        S((2, 2, 4, 4), (3, 2, 3, 3), (3,), padding="same"),
+        S((0, 2, 4, 4), (3, 2, 3, 3), (3,)))),
+    OpInfo("conv3d", _functional("conv3d"), one(
+        S((1, 2, 3, 4, 3), (2, 2, 2, 2, 2), (2,), padding=1, stride=(1, 2, 1)))),
+    OpInfo("conv_transpose1d", _functional("conv_transpose1d"), one(
+        S((2, 4, 5), (4, 3, 3), (6,), stride=2, padding=1, output_padding=1, groups=2))),
+    OpInfo("conv_transpose2d", _functional("conv_transpose2d"), one(
+        S((2, 3, 3, 4), (3, 2, 3, 2), (2,), stride=2, padding=1, output_padding=1,
+          dilation=(1, 2)),
+        S((2, 3, 3), (2, 2, 2, 2), None))),
+    OpInfo("unfold", _functional("unfold"), one(
+        S((2, 3, 5, 4), kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),
+        S((2, 4, 4), kernel_size=2))),
+    OpInfo("fold", _functional("fold"), one(
+        S((2, 12, 9), output_size=(5, 6), kernel_size=(2, 3), padding=1, stride=2),
+        S((8, 9), output_size=4, kernel_size=2, dilation=1, stride=1))),
+    OpInfo("max_pool1d", _functional("max_pool1d"), one(
+        S((2, 3, 7), 3, 2, 1, ceil_mode=True, return_indices=True, gen_x=distinct))),
+    OpInfo("max_pool2d", _functional("max_pool2d"), one(
+        S((2, 3, 6, 5), 2, gen_x=distinct),
+        S((2, 3, 7, 6), L(3, 2), 2, 1, ceil_mode=True, return_indices=True, gen_x=distinct),
+        S((2, 5, 6), 2, 1, 1, dilation=2, return_indices=True, gen_x=distinct))),
+    OpInfo("avg_pool1d", _functional("avg_pool1d"), one(
+        S((2, 3, 7), 3, 2, 1, ceil_mode=True, count_include_pad=False))),
+    OpInfo("avg_pool2d", _functional("avg_pool2d"), one(
+        S((2, 3, 6, 5), 2),
+        S((2, 3, 7, 6), L(3, 2), 2, 1, ceil_mode=True),
+        S((3, 7, 6), 3, 2, 1, count_include_pad=False),
+        S((2, 3, 7, 6), 3, 2, divisor_override=4))),
+    OpInfo("adaptive_avg_pool1d", _functional("adaptive_avg_pool1d"), one(S((2, 3, 7), 3))),
+    OpInfo("adaptive_avg_pool2d", _functional("adaptive_avg_pool2d"), one(
+        S((2, 3, 7, 6), L(3, 4)), S((3, 5, 4), L(None, 1)))),
+    OpInfo("adaptive_max_pool2d", _functional("adaptive_max_pool2d"), one(
+        S((2, 3, 7, 6), L(3, 4), gen_x=distinct),
+        S((3, 5, 4), 2, return_indices=True, gen_x=distinct))),
+    OpInfo("pad_constant", _functional("pad"), one(
+        S((2, 3, 4), L(1, 2, 0, 3)), S((2, 3, 4), L(-1, 2, 1, -1), value=1.5))),
+    OpInfo("pad_reflect", _functional("pad"), one(S((2, 3, 4, 5), L(2, 1, 3, 1), mode="reflect"))),
+    OpInfo("pad_replicate", _functional("pad"), one(S((2, 3, 4), L(3, 1), mode="replicate"))),
+    OpInfo("pad_circular", _functional("pad"), one(S((1, 2, 3, 4), L(4, 1, 2, -1), mode="circular"))),
+    OpInfo("interpolate_nearest", _functional("interpolate"), one(
+        S((2, 3, 4, 5), scale_factor=(1.7, 0.6)), S((2, 3, 4), size=7))),
+    OpInfo("interpolate_bilinear", _functional("interpolate"), one(
+        S((2, 3, 4, 5), size=(3, 7), mode="bilinear"),
+        S((1, 2, 3, 4), scale_factor=2.3, mode="bilinear", align_corners=True))),
+    OpInfo("pixel_shuffle", _functional("pixel_shuffle"), one(S((2, 8, 3, 2), 2), S((12, 2, 3), 2))),
+]
+OPS += CONV_POOL
+# their grad_fn is the last op of the composition (torch has one fused node)
+CONV_POOL_NAMED_DIFFERENTLY = {op.name for op in CONV_POOL}
+
+
+# ---- special functions
+def _special(name):
+    return lambda lib, *a, **k: getattr(lib.special, name)(*a, **k)
+
+
+# torch's polygamma (the derivative of digamma) is accurate to ~1e-9 only; ours agrees with
+# mpmath to 1e-15 (test_special.py), so comparisons that reach it use rtol=1e-8
+SPECIAL = [
+    _unary("lgamma", 0.2, 6.0, rtol=1e-8), _unary("digamma", 0.2, 6.0, rtol=1e-8),
+    _unary("erfinv", -0.95, 0.95),
+    _unary("erfc"), _unary("i0"), _unary("sinc", avoid_zero=True),
+    OpInfo("lgamma_negative", lambda lib, x: lib.lgamma(x), unary_samples(-2.9, -2.1), rtol=1e-8),
+    OpInfo("digamma_negative", lambda lib, x: x.digamma(), unary_samples(-1.9, -1.1), rtol=1e-8),
+    OpInfo("polygamma", lambda lib, x, n: lib.polygamma(n, x), one(
+        S((2, 3), 1, gen_x=_positive), S((4,), 2, gen_x=_positive), S((), 0, gen_x=_positive)),
+        rtol=1e-8),
+    OpInfo("special.i0e", _special("i0e"), unary_samples(-9.0, 9.0, avoid_zero=True)),
+    OpInfo("special.i1e", _special("i1e"), unary_samples(-9.0, 9.0, avoid_zero=True)),
+    OpInfo("special.i1", _special("i1"), unary_samples(avoid_zero=True)),
+    OpInfo("special.ndtr", _special("ndtr"), unary_samples(-4.0, 4.0)),
+    OpInfo("special.ndtri", _special("ndtri"), unary_samples(0.05, 0.95)),
+    OpInfo("special.log_ndtr", _special("log_ndtr"), unary_samples(-6.0, 6.0)),
+    OpInfo("special.entr", _special("entr"), unary_samples(0.1, 3.0)),
+    OpInfo("special.xlog1py", _special("xlog1py"), binary_samples(-2.0, 2.0, -0.5, 2.0,
+                                                                  scalars=(0.5,))),
+    OpInfo("special.expit", _special("expit"), unary_samples()),
+]
+OPS += SPECIAL

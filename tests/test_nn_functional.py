@@ -192,6 +192,8 @@ def test_second_derivatives_torch_lacks_vs_finite_differences():
         (lambda w, p: F.embedding_bag(idx, w, off, mode="sum", per_sample_weights=p),
          (_t(6, 3), _t(8))),
         (lambda x: F.multi_margin_loss(x, ag.tensor([0, 2, 1]), p=2, margin=3.0), (_t(3, 4),)),
+        (lambda x: F.multilabel_margin_loss(x, ag.tensor([[2, 0, -1], [1, 2, 0]])), (_t(2, 3),)),
+        (lambda x: F.pdist(x, 3.0), (_t(4, 3),)),
     ]
     for fn, inputs in cases:
         assert gradgradcheck(fn, inputs)
@@ -296,5 +298,84 @@ def test_kl_div_mean_warns_like_torch(torch):
 
 
 def test_top_level_names():
-    for name in ("cdist", "pairwise_distance", "cosine_similarity"):
+    for name in ("cdist", "pdist", "pairwise_distance", "cosine_similarity", "bilinear", "selu",
+                 "celu", "rrelu", "prelu", "hardshrink"):
         assert getattr(ag, name) is getattr(F, name)
+
+
+def test_running_stats_update_inside_grad_transforms(torch):
+    """torch updates batch_norm's buffers with the unwrapped statistics inside func.grad and
+    jacrev; under vmap an unbatched buffer cannot take batched statistics."""
+    x, w = R.standard_normal((8, 3, 4)), R.standard_normal(3)
+    res = []
+    for lib in (ag, torch):
+        rm, rv = lib.zeros(3, dtype=lib.float64), lib.ones(3, dtype=lib.float64)
+
+        def f(w, x, lib=lib, rm=rm, rv=rv):
+            return lib.nn.functional.batch_norm(x, rm, rv, w, None, True, 0.3).pow(3).sum()
+        g = lib.func.grad(f)(lib.tensor(w), lib.tensor(x))
+        h = lib.func.jacrev(lib.func.grad(f))(lib.tensor(w), lib.tensor(x))
+        res.append((g, h, rm, rv))
+    for a, t in zip(*res):
+        assert_close(a, t)
+    with pytest.raises(RuntimeError, match="vmap"):
+        vmap(lambda v: F.batch_norm(v, ag.zeros(3), ag.ones(3), training=True))(ag.ones(2, 4, 3))
+
+
+# ----------------------------------------------------------------- ctc
+def _ctc(lib, lp, targets, il, tl, **kw):
+    x = lib.tensor(lp, requires_grad=True)
+    conv = (lambda v: lib.tensor(v) if isinstance(v, np.ndarray) else v)
+    loss = lib.nn.functional.ctc_loss(x.log_softmax(-1), conv(targets), conv(il), conv(tl), **kw)
+    cot = lib.tensor(np.linspace(0.5, 1.5, loss.numel()).reshape(tuple(loss.shape)))
+    return loss, lib.autograd.grad(loss, x, cot)[0]
+
+
+def test_ctc_loss_matches_torch(torch):
+    lp = R.standard_normal((7, 4, 5))
+    tg = np.array([[1, 2, 2], [3, 3, 1], [4, 1, 2], [1, 1, 1]])
+    il, tl = np.array([7, 6, 5, 7]), np.array([3, 2, 3, 0])
+    flat = np.concatenate([tg[i, :tl[i]] for i in range(4)])
+    cases = [(tg, il, tl, {}), (tg, il, tl, {"reduction": "sum"}),
+             (np.where(tg == 2, 0, tg), il, tl, {"blank": 2, "reduction": "none"}),
+             (flat, il, tl, {}), (tg, tuple(il), tuple(tl), {}),
+             (tg, np.array([2, 6, 5, 7]), tl, {"reduction": "none", "zero_infinity": True})]
+    for targets, i, t, kw in cases:
+        (la, ga), (lt, gt) = _ctc(ag, lp, targets, i, t, **kw), _ctc(torch, lp, targets, i, t, **kw)
+        assert_close(la, lt, what=f"{kw} loss: ")
+        assert_close(ga, gt, what=f"{kw} grad: ")
+    la, _ = _ctc(ag, lp, tg, np.array([2, 6, 5, 7]), tl, reduction="none")
+    assert np.isinf(la.detach().numpy()[0])             # no alignment fits: inf, as torch
+    (la, ga), (lt, gt) = (_ctc(lib, lp[:, 0], tg[0], np.array(7), np.array(3))
+                          for lib in (ag, torch))        # unbatched
+    assert_close(la, lt)
+    assert_close(ga, gt)
+
+
+def test_ctc_second_derivative_and_module():
+    lp = _t(4, 2, 3)
+    tg, il, tl = ag.tensor([[1, 2], [2, 0]]), ag.tensor([4, 3]), ag.tensor([2, 1])
+    assert gradgradcheck(lambda x: F.ctc_loss(x.log_softmax(-1), tg, il, tl), (lp,))
+    mod = ag.nn.CTCLoss(blank=0, reduction="sum")
+    assert np.isclose(mod(lp.log_softmax(-1), tg, il, tl).item(),
+                      F.ctc_loss(lp.log_softmax(-1), tg, il, tl, reduction="sum").item())
+
+
+def test_padded_embedding_under_transforms(torch):
+    """The padded lookup is a custom Function: per-example gradients, second derivatives and
+    forward-over-reverse as torch's (the padding row gets no gradient)."""
+    w, idx = R.standard_normal((6, 3)), np.array([[0, 2, 5], [2, 2, 1], [1, 4, 4]])
+    res = []
+    for lib in (ag, torch):
+        def f(w, i, lib=lib):
+            return (lib.nn.functional.embedding(i, w, padding_idx=2) ** 2).sum()
+        g = lib.func.vmap(lib.func.grad(f), in_dims=(None, 0))(lib.tensor(w), lib.tensor(idx))
+        h = lib.func.jacrev(lib.func.grad(f))(lib.tensor(w), lib.tensor(idx[0]))
+        with warnings.catch_warnings():     # torch's forward-over-reverse here uses torch.jit
+            warnings.simplefilter("ignore", DeprecationWarning)
+            j = lib.func.jvp(lambda v, lib=lib, f=f: lib.func.grad(f)(v, lib.tensor(idx[1])),
+                             (lib.tensor(w),), (lib.tensor(np.ones_like(w)),))[1]
+        res.append((g, h, j))
+    for a, t in zip(*res):
+        assert_close(a, t)
+    assert not res[0][0].numpy()[:, 2].any()

@@ -10,6 +10,7 @@ import json
 
 import numpy as np
 
+from . import _device
 from . import _tensor as _t
 from . import dtypes as _dt
 from .backends import default_backend
@@ -25,7 +26,7 @@ class Generator:
         if str(device) != "cpu":
             raise RuntimeError(f"Generator: device '{device}' is not available; arraygrad "
                                "generators live on the cpu")
-        self.device = _t.device("cpu")
+        self.device = _device.CPU
         self.manual_seed(_DEFAULT_SEED)
 
     def manual_seed(self, seed):

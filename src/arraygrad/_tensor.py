@@ -7,6 +7,7 @@ interpreter it belongs to; its `_data` is None. See NOTE [levels].
 """
 import numpy as np
 
+from . import _device
 from . import dtypes as _dt
 from ._format import tensor_repr
 from .backends import backend_of
@@ -86,7 +87,7 @@ class Tensor:
 
     @property
     def device(self):
-        return _Device(backend_of(self._base_array()).device)
+        return _device.device(backend_of(self._base_array()).device)
 
     @property
     def is_cuda(self):
@@ -284,8 +285,6 @@ class Tensor:
             extra.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self._requires_grad:
             extra.append("requires_grad=True")
-        if "_is_param" in self.__dict__:
-            return "Parameter containing:\n" + tensor_repr(self, data, extra)
         return tensor_repr(self, data, extra)
 
     __str__ = __repr__
@@ -296,21 +295,25 @@ class Tensor:
         return iter(self.unbind(0))
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (self.detach().numpy(), self._requires_grad, "_is_param" in self.__dict__))
+        return (_rebuild, (self.detach().numpy(), self._requires_grad))
 
     def __deepcopy__(self, memo):
-        out = self.detach().clone().requires_grad_(self._requires_grad) if self.is_leaf else self.clone()
-        if "_is_param" in self.__dict__:    # nn.Parameter stays a Parameter
-            out._is_param = True
+        """A new leaf with copies of the data and of `.grad`; only leaves can be copied (torch)."""
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                               "the deepcopy protocol at the moment.  If you were attempting to "
+                               "deepcopy a module, this may be because of a "
+                               "torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        out = self.detach().clone().requires_grad_(self._requires_grad)
         memo[id(self)] = out
+        if self._grad is not None:
+            out._grad = self._grad.__deepcopy__(memo)
         return out
 
 
-def _rebuild(array, requires_grad, is_param=False):
-    t = make(array.copy(), requires_grad)
-    if is_param:
-        t._is_param = True
-    return t
+def _rebuild(array, requires_grad):
+    return make(array.copy(), requires_grad)
 
 
 def _batched(t):
@@ -333,21 +336,6 @@ def _item_inside(t, control_flow=False):
                            "what you're doing with other operations.")
     # grad and jvp levels hold one concrete value: control flow on it is fine, as in torch.func
     return t._base_array().reshape(()).item()
-
-
-class _Device(str):
-    """Device name that compares equal to its string and has `.type`."""
-
-    @property
-    def type(self):
-        return self.split(":")[0]
-
-    def __repr__(self):
-        return f"device(type='{self.type}')"
-
-
-def device(name):
-    return _Device(str(name))
 
 
 def _wrap_dim(dim, ndim):

@@ -21,7 +21,8 @@ their own diagnosis. A mode that raises the error for something the Function
 does not declare (setup_context for transforms, a jvp, a vmap rule) is "not
 supported", with that error as the user would get it.
 """
-import itertools
+import os
+import traceback
 import warnings
 
 import numpy as np
@@ -110,15 +111,15 @@ class _Problem:
         self.in_names = [names[j] for j in self.diff_pos]
         self.signature = f"{fn.__name__}({', '.join(_describe(a) for a in inputs)})"
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            xs = self.leaves()
-            out_leaves = tree_flatten(self.apply(fn, xs))[0]
+            warnings.simplefilter("ignore")     # the modes report what this run would warn
+            out = self.apply(fn, self.leaves())
+        out_leaves = tree_flatten(out)[0]
         self.out_pos = [k for k, o in enumerate(out_leaves) if isinstance(o, Tensor) and
                         o.dtype.is_floating_point and o.requires_grad]
         if not self.out_pos:
             raise ValueError(f"check_function({fn.__name__}): no output is differentiable (a "
                              "floating-point tensor that requires grad) at these inputs")
-        out_names = _leaf_names(self.apply(fn, self.xs), "output")
+        out_names = _leaf_names(out, "output")
         self.out_names = [out_names[k] for k in self.out_pos]
         self.out_shapes = [tuple(out_leaves[k].shape) for k in self.out_pos]
         self.ws = [self.randn(s) for s in self.out_shapes]
@@ -151,7 +152,7 @@ class _Problem:
     def jacobian(self):
         if "J" not in self._ref:
             if self.reference is None:
-                xs = self.leaves()
+                xs = [x.detach() for x in self.xs]
                 self._ref["J"] = _numerical(self.call, xs, xs, list(self.call(*xs)), self.eps)
             else:
                 xs = self.leaves()
@@ -177,7 +178,7 @@ class _Problem:
 
 
 def _leaf_names(tree, what):
-    """'input 0', 'input 1[2]'...: a name per leaf, by positional argument."""
+    """'input 0', 'input 1.2' (leaf 2 of a container argument)...: a name per leaf."""
     if not isinstance(tree, tuple):
         tree = (tree,)
     names = []
@@ -252,11 +253,29 @@ _UNSUPPORTED = {"setup_context": ("must override the setup_context staticmethod"
 
 def _from_exception(p, mode, e):
     msg = f"{type(e).__name__}: {e}"
-    claims = _claims(p.fn)
-    if any(c not in claims and any(s in msg for s in signs) for c, signs in _UNSUPPORTED.items()):
+    if _unsupported(p, e):
         return ModeResult(mode, NOT_SUPPORTED, msg)
     diagnosis = _error_diagnosis(p, str(e))
+    if diagnosis is None:
+        root = e
+        while root.__cause__ is not None:
+            root = root.__cause__
+        where = traceback.extract_tb(root.__traceback__)[-1]
+        msg += f" (raised at {os.path.basename(where.filename)}:{where.lineno} in {where.name})"
     return ModeResult(mode, FAILED if diagnosis else ERROR, msg, diagnosis)
+
+
+def _unsupported(p, e):
+    """Whether `e` is the error for something the Function does not declare; a jvp
+    derived from backward that failed for another reason is that other error."""
+    claims = _claims(p.fn)
+    msg = str(e)
+    for c, signs in _UNSUPPORTED.items():
+        if c not in claims and any(s in msg for s in signs):
+            if "has no jvp staticmethod" in msg and e.__cause__ is not None:
+                return _unsupported(p, e.__cause__)
+            return True
+    return False
 
 
 def _error_diagnosis(p, text):
@@ -281,8 +300,7 @@ def _twice_reason(p):
             ".detach(), no_grad or .data inside backward?)")
 
 
-def _result(p, mode, expected, got, names, what="", exp_name=None, got_name="got",
-            diagnose=None):
+def _result(p, mode, expected, got, names, exp_name=None, got_name="got", diagnose=None):
     """Compare Jacobian-like blocks [k][i] (numel in i, numel k): passed or failed."""
     rows_names, col_names, row_shapes, col_shapes = names
     ms = []
@@ -290,7 +308,7 @@ def _result(p, mode, expected, got, names, what="", exp_name=None, got_name="got
         for i in range(len(expected[k])):
             e, g = expected[k][i], got[k][i]
             if not np.allclose(g, e, rtol=p.rtol, atol=p.atol):
-                ms.append(Mismatch(f"{what}{col_names[k]} w.r.t. {rows_names[i]}", e, g,
+                ms.append(Mismatch(f"{col_names[k]} w.r.t. {rows_names[i]}", e, g,
                                    rows_names[i], row_shapes[i], col_names[k], col_shapes[k],
                                    p.atol, p.rtol, exp_name or p.expected_name(), got_name))
     if not ms:
@@ -309,6 +327,11 @@ def _second_order_names(p):
             [tuple(x.shape) for x in p.xs])
 
 
+def _second_order_reference(p):
+    return ("finite differences of the gradient" if p.reference is None else
+            "finite differences of the reference's gradient")
+
+
 def _rule(p, mode):
     if mode in _FORWARD or mode == "hessian":
         return "jvp" if "jvp" in _claims(p.fn) else "the jvp derived from backward"
@@ -319,7 +342,7 @@ def _jacobian_diagnosis(p, mode, ms):
     m = ms[0]
     e, g, bad = m.expected, m.got, m.bad
     rule = _rule(p, mode)
-    if mode in _SECOND_ORDER + ("grad_grad",) and not np.any(g) and np.any(e):
+    if mode in _SECOND_ORDER and not np.any(g) and np.any(e):
         return "not differentiable twice: " + _twice_reason(p)
     if e.shape[0] == e.shape[1] and e.shape[0] > 1 and \
             not np.allclose(e, e.T, rtol=p.rtol, atol=p.atol) and \
@@ -374,7 +397,8 @@ def _check_double_backward(p, mode):
     gs = engine.grad([p.scalar(*xs)], xs, create_graph=True, allow_unused=True,
                      materialize_grads=True)
     return _result(p, mode, p.hessian(), _rows(gs, xs, create_graph=False),
-                   _second_order_names(p))
+                   _second_order_names(p),
+                   exp_name=_second_order_reference(p))
 
 
 def _check_gradcheck(p, mode):
@@ -387,8 +411,8 @@ def _check_gradcheck(p, mode):
         if diagnosis is None and ms:
             diagnosis = _jacobian_diagnosis(p, mode if mode == "gradcheck" else "gradgradcheck",
                                             ms)
-        return ModeResult(mode, FAILED, f"GradcheckError: {str(e).splitlines()[0]}", diagnosis,
-                          ms)
+        first = str(e).splitlines()[0].rstrip(",")
+        return ModeResult(mode, FAILED, f"GradcheckError: {first}", diagnosis, ms)
     return ModeResult(mode, PASSED)
 
 
@@ -465,7 +489,8 @@ def _check_hessian(p, mode):
     res = _func.hessian(p.scalar, argnums=tuple(range(len(xs))))(*xs)
     got = [[_np(res[a][i]).reshape(xs[a].numel(), -1).T for i in range(len(xs))]
            for a in range(len(xs))]
-    return _result(p, mode, p.hessian(), got, _second_order_names(p))
+    return _result(p, mode, p.hessian(), got, _second_order_names(p),
+                   exp_name=_second_order_reference(p))
 
 
 def _check_grad_grad(p, mode):
@@ -478,7 +503,8 @@ def _check_grad_grad(p, mode):
         gg = _func.grad(lambda *z: (inner(*z)[a] * v).sum(), argnums=argnums)(*xs)
         for i, g in enumerate(gg):
             got[a][i][:, j] = _np(g).reshape(-1)
-    return _result(p, mode, p.hessian(), got, _second_order_names(p))
+    return _result(p, mode, p.hessian(), got, _second_order_names(p),
+                   exp_name=_second_order_reference(p))
 
 
 def _check_jvp_vs_backward(p, mode):

@@ -64,7 +64,7 @@ class Mismatch:
                        f"{self.expected[r, c]:.8g} vs {self.got_name} {self.got[r, c]:.8g}")
         return out
 
-    def draw(self, axes):
+    def draw(self, axes, prefix=""):
         """Three heatmaps on three matplotlib axes: expected, got, got - expected."""
         diff = self.got - self.expected
         lim = np.nanmax(np.abs(np.concatenate([self.expected.ravel(), self.got.ravel(), [0.0]])))
@@ -75,7 +75,7 @@ class Mismatch:
             v = v if v and np.isfinite(v) else 1.0
             im = ax.imshow(m.T, cmap="RdBu_r", vmin=-v, vmax=v, aspect="auto",
                            interpolation="nearest")
-            ax.set_title(f"{self.title}\n{name}", fontsize=8)
+            ax.set_title(f"{prefix}{self.title}\n{name}", fontsize=8)
             ax.set_xlabel(self.row_label, fontsize=7)
             ax.set_ylabel(self.col_label, fontsize=7)
             ax.figure.colorbar(im, ax=ax)
@@ -101,7 +101,8 @@ class ModeResult:
 
 
 class CheckReport:
-    """The rows of one check; `str()` is a table, `plot()` a picture, `passed` the verdict."""
+    """The rows of one check; `str()` is a table, `plot()` a picture, `passed` (also its
+    truth value) the verdict."""
 
     def __init__(self, title, results):
         self.title = title
@@ -130,7 +131,8 @@ class CheckReport:
         return len(self.results)
 
     def __bool__(self):
-        return True
+        """`assert check_function(...)` reads like `assert gradcheck(...)`."""
+        return self.passed
 
     def __str__(self):
         width = max([len(r.mode) for r in self.results] + [4])
@@ -140,16 +142,20 @@ class CheckReport:
             if len(note) > _NOTE:
                 note = note[:_NOTE - 3] + "..."
             lines.append(f"{r.mode:<{width}}  {r.status:<13}  {note}".rstrip())
-        unsupported = {}
+        unsupported, details = {}, {}
         for r in self.results:
             if r.status == NOT_SUPPORTED:
                 unsupported.setdefault(r.message, []).append(r.mode)
             elif r.status in (FAILED, ERROR):
-                lines += ["", f"[{r.mode}] {r.status}: {r.message}"]
-                if r.diagnosis:
-                    lines.append(f"  diagnosis: {r.diagnosis}")
+                body = [f"  diagnosis: {r.diagnosis}"] if r.diagnosis else []
                 for m in r.mismatches:
-                    lines.extend("  " + s for s in m.lines())
+                    body.extend("  " + s for s in m.lines())
+                key = (r.status, r.message, tuple(body))
+                if key in details:      # the same finding as an earlier mode: name it
+                    lines.append(f"[{r.mode}] {r.status}: the same as [{details[key]}]")
+                    continue
+                details[key] = r.mode
+                lines += ["", f"[{r.mode}] {r.status}: {r.message}"] + body
             lines.extend(f"[{r.mode}] warning: {w}" for w in r.warnings)
         for msg, modes in unsupported.items():
             lines += ["", f"[{', '.join(modes)}] not supported: {msg}"]
@@ -168,13 +174,19 @@ class CheckReport:
         except ImportError as e:
             raise ImportError("report.plot() needs matplotlib: pip install "
                               "'arraygrad[plot]'") from e
-        ms = [m for r in self.results for m in r.mismatches][:max_mismatches]
+        ms = []     # (mode, mismatch), each distinct picture once
+        for r in self.results:
+            for m in r.mismatches:
+                if not any(np.array_equal(m.got, q.got) and np.array_equal(m.expected, q.expected)
+                           for _, q in ms):
+                    ms.append((r.mode, m))
+        ms = ms[:max_mismatches]
         if not ms:
             raise ValueError(f"report.plot(): nothing to draw, no mode of {self.title!r} has a "
                              "numerical mismatch (errors and unsupported modes have no picture)")
         fig, axes = plt.subplots(len(ms), 3, figsize=(11, 3.2 * len(ms)), squeeze=False)
-        for m, row in zip(ms, axes):
-            m.draw(row)
+        for (mode, m), row in zip(ms, axes):
+            m.draw(row, f"[{mode}] ")
         fig.suptitle(self.title, fontsize=9)
         fig.tight_layout()
         if fname is not None:

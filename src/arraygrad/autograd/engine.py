@@ -10,6 +10,7 @@ import heapq
 
 from .. import _tensor as _t
 from ..core import grad_mode
+from .anomaly_mode import state as anomaly, apply_checked
 from .graph import AccumulateGrad, gradient_edge, checked_hook_result, FREED_MSG  # noqa: F401
 
 
@@ -233,7 +234,12 @@ def run(root_edges, root_grads, keep_graph, create_graph, capture=None, targets=
             if needed is not None and not any(
                     needed.get(nxt) for nxt, _ in node.next_functions if nxt is not None):
                 continue
-            in_grads = _apply(node, buf) if buf else ()
+            if not buf:
+                in_grads = ()
+            elif anomaly.enabled:
+                in_grads = apply_checked(node, _apply, buf)
+            else:
+                in_grads = _apply(node, buf)
             nexts = node.next_functions
             for i, (nxt, nr) in enumerate(nexts):
                 if nxt is None or (needed is not None and not needed.get(nxt)):

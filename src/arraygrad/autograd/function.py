@@ -52,7 +52,7 @@ from .._tensor import Tensor
 from ..core import grad_mode
 from ..core.dispatch import Primitive, bind
 from ..utils._pytree import tree_flatten, tree_unflatten, LEAF
-from .graph import Node, SavedTensor, FREED_MSG, gradient_edge
+from .graph import Node, SavedTensor, FREED_MSG, gradient_edge, current_saved_hooks
 
 __all__ = ["FunctionCtx", "BackwardCFunction", "Function", "once_differentiable",
            "InplaceFunction", "set_strict", "is_strict", "VmapInfo"]
@@ -585,13 +585,14 @@ def _record_inputs(ctx, args):
 def _pack_saved(ctx, outputs, owner_is_output):
     """Turn `to_save` into version-checked SavedTensors (outputs held weakly in eager)."""
     packed = []
+    hooks = current_saved_hooks() if owner_is_output else None    # eager: saved-tensor hooks
     for t in ctx.to_save:
         if t is None:
             packed.append(None)
         elif id(t) in outputs and owner_is_output and t._lvl is None:
-            packed.append(SavedTensor(t, True, outputs[id(t)][1]))
+            packed.append(SavedTensor(t, True, outputs[id(t)][1], hooks))
         else:
-            packed.append(SavedTensor(t))
+            packed.append(SavedTensor(t, hooks=hooks))
     ctx._f_saved = packed
     ctx._f_recorded = True
     # as torch, the ctx lets go of what it was handed: the outputs among these would

@@ -39,12 +39,14 @@ class Primitive:
     number_edges: a Python number argument is an edge (None, 0) of the node, as torch's
     wrapped-number tensors are (add, mul, where); False for ops whose torch overload takes
     a Scalar (pow, fmod, remainder). Both only shape `next_functions` as torch's.
+    arg_names: torch's names of the inputs, for the node's `_saved_<name>` attributes
+    (default: self, other).
     """
 
     def __init__(self, name, impl, *, vjp=None, jvp=None, batch=None, save=None,
                  save_output=False, multiple_results=False, differentiable=True,
                  node_name=None, nondiff_outputs=(), is_view=False, nondiff_inputs=(),
-                 number_edges=True):
+                 number_edges=True, arg_names=("self", "other")):
         self.name = name
         self.impl = impl
         self.vjp = vjp
@@ -59,6 +61,7 @@ class Primitive:
         self.is_view = is_view
         self.nondiff_inputs = nondiff_inputs
         self.number_edges = number_edges
+        self.arg_names = arg_names
 
     custom = False  # True for autograd.Function calls: each level has one rule for them
 

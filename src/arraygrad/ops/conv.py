@@ -152,7 +152,7 @@ def _dims(shape):
 # ----------------------------------------------------------------- convolution
 def _same_padding(kernel, dilation, stride, op):
     if any(s != 1 for s in stride):
-        raise ValueError("padding='same' is not supported for strided convolutions")
+        raise RuntimeError(f"{op}: padding='same' is not supported for strided convolutions")
     pads = []
     for k, d in zip(kernel, dilation):
         total = d * (k - 1)
@@ -166,7 +166,8 @@ def _conv_padding(padding, kernel, dilation, stride, nd, op):
             return ((0, 0),) * nd
         if padding == "same":
             return _same_padding(kernel, dilation, stride, op)
-        raise ValueError(f"Invalid padding string '{padding}', should be one of ['valid', 'same']")
+        raise RuntimeError(f"{op}: Invalid padding string: '{padding}' (expected 'valid' or "
+                           "'same')")
     pads = ntuple(padding, nd, "padding", op)
     if any(p < 0 for p in pads):
         raise RuntimeError(f"{op}: negative padding is not supported")
@@ -324,10 +325,12 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 # ----------------------------------------------------------------- unfold / fold
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Sliding local blocks: (N, C, H, W) -> (N, C*kh*kw, L), as torch.nn.functional.unfold."""
-    x, unbatched = _unbatched(input, 2, "unfold") if input.ndim in (3, 4) else (None, None)
-    if x is None:
-        raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported "
-                                  f"(got {input.ndim}D)")
+    if input.ndim not in (3, 4):
+        # torch raises IndexError below 3 dims (its dim-1 lookup fails), RuntimeError above
+        error = IndexError if input.ndim < 3 else RuntimeError
+        raise error(f"unfold: Expected 3D or 4D (batch mode) tensor for input, but got: "
+                    f"{list(input.shape)}")
+    x, unbatched = _unbatched(input, 2, "unfold")
     kernel = ntuple(kernel_size, 2, "kernel_size", "unfold")
     dilation = ntuple(dilation, 2, "dilation", "unfold")
     pads = ntuple(padding, 2, "padding", "unfold")
@@ -350,8 +353,8 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """Sum sliding local blocks (N, C*kh*kw, L) into (N, C, H, W): the adjoint of unfold."""
     if input.ndim not in (2, 3):
-        raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input "
-                                  f"Tensors are supported (got {input.ndim}D)")
+        raise RuntimeError(f"fold: Expected 2D or 3D (batch mode) tensor for input, but got: "
+                           f"{list(input.shape)}")
     unbatched = input.ndim == 2
     x = input.unsqueeze(0) if unbatched else input
     size = ntuple(output_size, 2, "output_size", "fold")

@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 
+from .. import _device
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..backends import default_backend, backend_of
@@ -71,6 +72,7 @@ def _nested_tolist(data):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor copying `data` (nested lists, numbers, arrays, tensors)."""
+    _device.check(device)
     if isinstance(data, Tensor) and data._lvl is not None and _t._batched(data):
         return _per_example_copy(data, dtype)
     t = born_here(_t.make(_from_data(data, dtype, copy=True)))
@@ -80,6 +82,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 
 def as_tensor(data, dtype=None, device=None):
+    _device.check(device)
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
         return data
     if isinstance(data, Tensor) and data._lvl is not None and _t._batched(data):
@@ -120,18 +123,22 @@ def _filled(fill, size, dtype, requires_grad):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
+    _device.check(device)
     return _filled(0, size, dtype, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     return _filled(1, size, dtype, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     return _filled(0, size, dtype, requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     if dtype is None:
         dtype = _dt.result_type(fill_value)
     return _filled(fill_value, (size,), dtype, requires_grad)
@@ -158,22 +165,27 @@ def _like(fill, input, dtype, requires_grad):
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    _device.check(device)
     return _like(0, input, dtype, requires_grad)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    _device.check(device)
     return _like(1, input, dtype, requires_grad)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    _device.check(device)
     return _like(0, input, dtype, requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     return _like(fill_value, input, dtype, requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -186,18 +198,21 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     dtype = dtype or _dt.get_default_dtype()
     t = _t.make(np.linspace(start, end, steps).astype(dtype.np))
     return t.requires_grad_(True) if requires_grad else t
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     dtype = dtype or _dt.get_default_dtype()
     t = _t.make(np.logspace(start, end, steps, base=base).astype(dtype.np))
     return t.requires_grad_(True) if requires_grad else t
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     dtype = dtype or _dt.get_default_dtype()
     t = _t.make(np.eye(n, m, dtype=dtype.np))
     return t.requires_grad_(True) if requires_grad else t
@@ -272,16 +287,19 @@ def _random(sample, size, dtype, requires_grad, what):
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    _device.check(device)
     return _random(lambda s: default_backend().random().random(s), size, dtype, requires_grad, "rand")
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+    _device.check(device)
     return _random(lambda s: default_backend().random().standard_normal(s), size, dtype,
                    requires_grad, "randn")
 
 
 def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
             generator=None):
+    _device.check(device)
     if size is None and isinstance(high, (tuple, list)):
         low, high, size = 0, low, high          # randint(high, size)
     elif high is None:
@@ -292,6 +310,7 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
 
 
 def randperm(n, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     dtype = dtype or _dt.int64
     # the order of iid uniform keys: a uniform permutation, one per example inside vmap
     return _random(lambda s: np.argsort(default_backend().random().random(s), axis=-1), (n,),
@@ -299,10 +318,12 @@ def randperm(n, *, dtype=None, device=None, requires_grad=False):
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+    _device.check(device)
     return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
 
 

@@ -5,6 +5,7 @@ from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
 from ..backends import silent
+from ._checks import tensor_op, not_tensor
 from ._rules import unary as _unary, binary, nondiff, elementwise_batch
 
 Tensor = _t.Tensor
@@ -18,8 +19,9 @@ def _dtype(v):
 _WEAK_OK = {builtins.float: "f", builtins.int: "fiu", builtins.bool: "fiub"}
 
 
-def promote(*operands, float_only=False):
-    """Cast tensor operands to torch's result dtype; scalars stay weak."""
+def promote(*operands, float_only=False, op="op"):
+    """Cast tensor operands to torch's result dtype; scalars stay weak. Operands that are
+    neither tensors nor numbers are a TypeError naming `op`, as torch's."""
     if len(operands) == 2 and not float_only:
         # fast path: same dtype, or a Python scalar that cannot change the dtype
         a, b = operands
@@ -36,13 +38,15 @@ def promote(*operands, float_only=False):
     if float_only and not res.is_floating_point:
         res = _dt.get_default_dtype()
     out = []
-    for v in operands:
+    for i, v in enumerate(operands):
         if isinstance(v, Tensor):
             if v.dtype is not res:
                 v = convert(v, res)
         elif type(v) is builtins.int and res is not None and res._category == 1:
             v = _wrapped_int(v, res)
-        elif v is not None and type(v) not in (builtins.bool, builtins.int, builtins.float):
+        elif type(v) not in (builtins.bool, builtins.int, builtins.float):
+            if getattr(getattr(v, "dtype", None), "kind", None) not in ("b", "i", "u", "f"):
+                raise not_tensor(op, ("input", "other")[builtins.min(i, 1)], i + 1, v)
             # NumPy scalars too (np.float64 is a float): as weak scalars they take the result
             # dtype, where NumPy would compute in their own
             v = _as_tensor(v)
@@ -168,28 +172,28 @@ def _pow_dy(ctx, g):
 
 
 _pow = binary("pow", _checked("pow", lambda xp, x, y: xp.power(x, y)), _pow_dx, _pow_dy,
-              save_output=True, number_edges=False,
+              save_output=True, number_edges=False, arg_names=("self", "exponent"),
               node_name=lambda node: "PowBackward" + ("2" if node.shapes[0] is None else
                                                       "0" if node.shapes[1] is None else "1"))
 
 
 def _binop(prim, float_only=False):
     def op(input, other):
-        x, y = promote(input, other, float_only=float_only)
+        x, y = promote(input, other, float_only=float_only, op=prim.name)
         return prim(x, y)
     op.__name__ = prim.name
     return op
 
 
 def add(input, other, *, alpha=1):
-    x, y = promote(input, other)
+    x, y = promote(input, other, op='add')
     if alpha != 1:
         y = y * alpha
     return _add(x, y)
 
 
 def sub(input, other, *, alpha=1):
-    x, y = promote(input, other)
+    x, y = promote(input, other, op='sub')
     if alpha != 1:
         y = y * alpha
     return _sub(x, y)
@@ -201,9 +205,9 @@ multiply, subtract = mul, sub
 
 def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:
-        x, y = promote(input, other, float_only=True)
+        x, y = promote(input, other, float_only=True, op='div')
         return _div(x, y)
-    x, y = promote(input, other)
+    x, y = promote(input, other, op='div')
     q = _floor_divide(x, y) if rounding_mode == "floor" else _trunc_divide(x, y)
     return q
 
@@ -213,10 +217,10 @@ true_divide = divide = div
 
 def pow(input, exponent):
     if not isinstance(input, Tensor):
-        x, y = promote(input, exponent)
+        x, y = promote(input, exponent, op='pow')
         return _pow(x if isinstance(x, Tensor) else x, y)
     if isinstance(exponent, Tensor):
-        x, y = promote(input, exponent)
+        x, y = promote(input, exponent, op='pow')
         return _pow(x, y)
     if type(exponent) not in (builtins.int, builtins.float, builtins.bool):
         exponent = exponent.item()      # a NumPy scalar: weak, like a Python number
@@ -225,6 +229,7 @@ def pow(input, exponent):
     return _pow(input, exponent)
 
 
+@tensor_op
 def neg(input):
     return _neg(input)
 
@@ -262,7 +267,7 @@ remainder = _binop(_remainder)
 
 
 def floor_divide(input, other):
-    x, y = promote(input, other)
+    x, y = promote(input, other, op='floor_divide')
     return _floor_divide(x, y)
 
 
@@ -274,11 +279,7 @@ sqrt = unary("sqrt", lambda xp, x: xp.sqrt(x), lambda ctx: 0.5 / ctx.out,
 rsqrt = unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda ctx: -0.5 * ctx.out ** 3,
               save_input=False, save_output=True)
 abs = unary("abs", lambda xp, x: xp.abs(x), lambda ctx: sign(ctx.x))
-sign = nondiff("sign", lambda xp, x: xp.sign(x))
-sign.differentiable = True
-sign.vjp = (lambda ctx, g: g * 0,)
-sign.jvp = (lambda ctx, t: t * 0,)
-sign.save = ()
+sign = unary("sign", lambda xp, x: xp.sign(x), lambda ctx: 0, save_input=False)  # piecewise constant
 tanh = unary("tanh", lambda xp, x: xp.tanh(x), lambda ctx: 1 - ctx.out * ctx.out,
              save_input=False, save_output=True)
 sigmoid = unary("sigmoid", lambda xp, x: _sigmoid_impl(xp, x),
@@ -327,7 +328,7 @@ def _float_unary(prim):
         return prim(input)
     op.__name__ = prim.name
     op.prim = prim
-    return op
+    return tensor_op(op)
 
 
 for _name in ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "cos", "tan", "log1p",
@@ -335,24 +336,41 @@ for _name in ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "cos", "t
     globals()[_name] = _float_unary(globals()[_name])
 
 
+@tensor_op
 def square(input):
     return input * input
 
 
+@tensor_op
 def reciprocal(input):
     return 1 / input
 
 
-floor = nondiff("floor", lambda xp, x: xp.floor(x))
-ceil = nondiff("ceil", lambda xp, x: xp.ceil(x))
-round = nondiff("round", lambda xp, x, decimals=0: xp.round(x, decimals))
-trunc = nondiff("trunc", lambda xp, x: xp.trunc(x))
-for _p in (floor, ceil, round, trunc):
-    # piecewise constant: zero derivative, as torch
-    _p.differentiable = True
-    _p.save = ()
-    _p.vjp = (lambda ctx, g, **kw: g * 0,)
-    _p.jvp = (lambda ctx, t, **kw: t * 0,)
+# piecewise constant: zero derivative, as torch
+floor = unary("floor", lambda xp, x: xp.floor(x), lambda ctx: 0, save_input=False)
+ceil = unary("ceil", lambda xp, x: xp.ceil(x), lambda ctx: 0, save_input=False)
+trunc = unary("trunc", lambda xp, x: xp.trunc(x), lambda ctx: 0, save_input=False)
+_round = Primitive("round", lambda xp, x, decimals: xp.round(x, decimals), save=(),
+                   vjp=(lambda ctx, g, decimals: g * 0,), jvp=(lambda ctx, t, decimals: t * 0,))
+_round.batch = elementwise_batch(_round)
+
+
+@tensor_op
+def round(input, *, decimals=0):
+    return _round(input, decimals=decimals)
+
+
+def _tensor_unary(prim):
+    """Public form of a unary primitive: its argument must be a Tensor."""
+    def op(input):
+        return prim(input)
+    op.__name__ = prim.name
+    op.prim = prim
+    return tensor_op(op)
+
+
+for _name in ("abs", "sign", "relu", "floor", "ceil", "trunc"):
+    globals()[_name] = _tensor_unary(globals()[_name])
 
 
 # ----------------------------------------------------------------- clamp, max
@@ -380,6 +398,7 @@ _clamp = Primitive("clamp", _clamp_impl, node_name="ClampBackward1", save=(0,),
 _clamp.batch = elementwise_batch(_clamp)
 
 
+@tensor_op
 def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
@@ -398,10 +417,12 @@ def clamp(input, min=None, max=None):
 clip = clamp
 
 
+@tensor_op
 def clamp_min(input, min):
     return clamp(input, min=min)
 
 
+@tensor_op
 def clamp_max(input, max):
     return clamp(input, max=max)
 
@@ -447,7 +468,7 @@ def _where_impl(xp, cond, x, y):
 
 
 _where = Primitive(
-    "where", _where_impl, save=(0,), nondiff_inputs=(0,),
+    "where", _where_impl, save=(0,), nondiff_inputs=(0,), arg_names=("condition", "self", "other"),
     vjp=(lambda ctx, g: None,
          lambda ctx, g: _where(ctx.x, g, _zero_like(g)),
          lambda ctx, g: _where(ctx.x, _zero_like(g), g)),
@@ -470,7 +491,7 @@ def where(condition, input=None, other=None):
         condition = _as_tensor(condition)
     if condition.dtype is not _dt.bool:
         condition = condition != 0
-    x, y = promote(input, other)
+    x, y = promote(input, other, op='where')
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         # two Python scalars: the result has their promoted dtype (float -> the default)
         from .creation import full
@@ -483,7 +504,7 @@ def _cmp(name, fn):
     prim = nondiff(name, _checked(name, fn))
 
     def op(input, other):
-        x, y = promote(input, other)
+        x, y = promote(input, other, op=name)
         return prim(x, y)
     op.__name__ = name
     return op
@@ -511,51 +532,56 @@ _isfinite = nondiff("isfinite", lambda xp, x: xp.isfinite(x))
 
 
 def logical_and(a, b):
-    return _logical_and(*promote(a, b))
+    return _logical_and(*promote(a, b, op='logical_and'))
 
 
 def logical_or(a, b):
-    return _logical_or(*promote(a, b))
+    return _logical_or(*promote(a, b, op='logical_or'))
 
 
 def logical_xor(a, b):
-    return _logical_xor(*promote(a, b))
+    return _logical_xor(*promote(a, b, op='logical_xor'))
 
 
+@tensor_op
 def logical_not(a):
     return _logical_not(a)
 
 
 def bitwise_and(a, b):
-    x, y = promote(a, b)
+    x, y = promote(a, b, op='bitwise_and')
     if x.dtype.is_floating_point:
         raise TypeError("bitwise_and: only integer and bool tensors are supported")
     return _bitwise_and(x, y)
 
 
 def bitwise_or(a, b):
-    x, y = promote(a, b)
+    x, y = promote(a, b, op='bitwise_or')
     if x.dtype.is_floating_point:
         raise TypeError("bitwise_or: only integer and bool tensors are supported")
     return _bitwise_or(x, y)
 
 
 def bitwise_xor(a, b):
-    return _bitwise_xor(*promote(a, b))
+    return _bitwise_xor(*promote(a, b, op='bitwise_xor'))
 
 
+@tensor_op
 def bitwise_not(a):
     return _bitwise_not(a)
 
 
+@tensor_op
 def isnan(a):
     return _isnan(a)
 
 
+@tensor_op
 def isinf(a):
     return _isinf(a)
 
 
+@tensor_op
 def isfinite(a):
     return _isfinite(a)
 
@@ -569,7 +595,7 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    a, b = promote(a, b)
+    a, b = promote(a, b, op='isclose')
     prim = nondiff("isclose", lambda xp, x, y: xp.isclose(x, y, rtol=rtol, atol=atol,
                                                            equal_nan=equal_nan))
     return prim(a, b)
@@ -626,12 +652,13 @@ _xlogy = binary("xlogy", _checked("xlogy", _xlogy_impl),
 
 def xlogy(input, other):
     """input * log(other), 0 where input is 0."""
-    x, y = promote(input, other, float_only=True)
+    x, y = promote(input, other, float_only=True, op='xlogy')
     dtype = (x if isinstance(x, Tensor) else y).dtype
     x, y = (v if isinstance(v, Tensor) else _as_tensor(v).to(dtype) for v in (x, y))
     return _xlogy(x, y)
 
 
+@tensor_op
 def logit(input, eps=None):
     if eps is not None:
         input = clamp(input, eps, 1 - eps)

@@ -10,6 +10,7 @@ import builtins
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
+from ._checks import tensor_op
 from ._rules import batch_size, to_front
 
 Tensor = _t.Tensor
@@ -307,6 +308,7 @@ def _gather_batch(args, bdims, dim, index):
 _gather.batch = _gather_batch
 
 
+@tensor_op(others=('index',))
 def gather(input, dim, index):
     if index.dtype is not _dt.int64:
         raise RuntimeError("gather(): Expected dtype int64 for index")
@@ -360,16 +362,19 @@ def scatter_into(g, index, dim, shape):
     return _scatter_add_zeros(g, dim=dim, index=idx, shape=tuple(shape))
 
 
+@tensor_op(others=('index', 'src'))
 def scatter_add(input, dim, index, src):
     d = _t._wrap_dim(dim, input.ndim)
     return input + scatter_into(src, index, d, input.shape)
 
 
+@tensor_op(others=('index',))
 def index_select(input, dim, index):
     d = _t._wrap_dim(dim, input.ndim)
     return input[(slice(None),) * d + (index,)]
 
 
+@tensor_op(others=('mask',))
 def masked_fill(input, mask, value):
     from .elementwise import where
     if isinstance(value, Tensor):
@@ -377,12 +382,14 @@ def masked_fill(input, mask, value):
     return where(mask, value, input)
 
 
+@tensor_op(others=('mask',))
 def masked_select(input, mask):
     from .shape import broadcast_tensors
     x, m = broadcast_tensors(input, mask)
     return x[m]
 
 
+@tensor_op
 def nonzero(input, *, as_tuple=False):
     import numpy as np
     if input._lvl is not None and _t._batched(input):
@@ -394,10 +401,12 @@ def nonzero(input, *, as_tuple=False):
     return _t.make(np.stack(nz, axis=1).astype(np.int64) if nz else np.zeros((0, 0), np.int64))
 
 
+@tensor_op(others=('indices',))
 def take_along_dim(input, indices, dim):
     return gather(input, dim, indices)
 
 
+@tensor_op(others=('index',))
 def take(input, index):
     return input.reshape(-1)[index]
 
@@ -612,6 +621,7 @@ def _dim_index(dim, index):
     return (slice(None),) * dim + (index._data,)
 
 
+@tensor_op
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     """input with src (or value) written at `index` along `dim` (unique indices for src)."""
     from .elementwise import where
@@ -628,6 +638,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     return where(hit, scatter_into(src, index, d, input.shape), input)
 
 
+@tensor_op(others=('index', 'source'))
 def index_add(input, dim, index, source, *, alpha=1):
     d = _t._wrap_dim(dim, input.ndim)
     if alpha != 1:
@@ -636,6 +647,7 @@ def index_add(input, dim, index, source, *, alpha=1):
                                    _dim_index(d, index))
 
 
+@tensor_op(others=('index',))
 def index_fill(input, dim, index, value):
     from .elementwise import where
     from .creation import ones

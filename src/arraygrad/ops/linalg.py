@@ -2,6 +2,7 @@
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
 from ..backends import silent
+from ._checks import tensor_op
 from ._rules import to_front
 from .elementwise import promote
 
@@ -18,17 +19,33 @@ def _matmul_impl(xp, x, y):
 
 
 _matmul = Primitive(
-    "matmul", _matmul_impl, node_name="MmBackward0",
+    "matmul", _matmul_impl, node_name="MmBackward0", arg_names=("self", "mat2"),
     vjp=(lambda ctx, g: g @ _mT(ctx.y), lambda ctx, g: _mT(ctx.x) @ g),
     jvp=(lambda ctx, t: _matmul(t, ctx.y), lambda ctx, t: _matmul(ctx.x, t)))
 
 
+# NOTE [matmul batching]: one batched operand against an unbatched one folds the vmap dim
+# into its rows (x) or columns (y): vmap(F.linear) then runs the very GEMM that the batched
+# call runs and equals it bit for bit (a stack of per-example GEMMs rounds differently), and
+# conv's rows of all examples meet in one GEMM. Two batched operands broadcast, batch first.
 def _matmul_batch(args, bdims):
-    # batch dim first and both operands of one rank, so NumPy's broadcasting lines them up
-    rank = max(a.ndim - (d is not None) for a, d in zip(args, bdims))
+    (x, y), (dx, dy) = args, bdims
+    if dy is None:
+        x = x.movedim(dx, -3)
+        b, m, k = x.shape[-3:]
+        out = _matmul(x.reshape(tuple(x.shape[:-3]) + (b * m, k)), y)
+        out = out.reshape(tuple(out.shape[:-2]) + (b, m, out.shape[-1]))
+        return out, out.ndim - 3
+    if dx is None:
+        y = y.movedim(dy, -2)
+        k, b, n = y.shape[-3:]
+        out = _matmul(x, y.reshape(tuple(y.shape[:-3]) + (k, b * n)))
+        out = out.reshape(tuple(out.shape[:-1]) + (b, n))
+        return out, out.ndim - 2
+    rank = max(a.ndim - 1 for a in args)
     out = []
     for a, d in zip(args, bdims):
-        a = to_front(a, d) if d is not None else a.unsqueeze(0)
+        a = to_front(a, d)
         missing = rank - (a.ndim - 1)
         if missing:
             a = a.reshape((a.shape[0],) + (1,) * missing + tuple(a.shape[1:]))
@@ -46,8 +63,9 @@ def _shape_error(x, y):
                         f"{b[-1] if len(b) > 1 else 1})")
 
 
+@tensor_op(others=('other',))
 def matmul(input, other):
-    x, y = promote(input, other)
+    x, y = promote(input, other, op="matmul")
     if x.ndim == 0 or y.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{x.ndim}D and {y.ndim}D")
@@ -68,12 +86,14 @@ def matmul(input, other):
     return out
 
 
+@tensor_op(others=('mat2',))
 def mm(input, mat2):
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"mm: expected 2D tensors, got {input.ndim}D and {mat2.ndim}D")
     return matmul(input, mat2)
 
 
+@tensor_op(others=('mat2',))
 def bmm(input, mat2):
     if input.ndim != 3 or mat2.ndim != 3:
         raise RuntimeError(f"bmm: expected 3D tensors, got {input.ndim}D and {mat2.ndim}D")
@@ -82,10 +102,12 @@ def bmm(input, mat2):
     return matmul(input, mat2)
 
 
+@tensor_op(others=('vec',))
 def mv(input, vec):
     return matmul(input, vec)
 
 
+@tensor_op(others=('other',))
 def dot(input, other):
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
@@ -100,6 +122,7 @@ inner = dot
 vdot = dot
 
 
+@tensor_op(others=('vec2',))
 def outer(input, vec2):
     return input.unsqueeze(-1) * vec2
 
@@ -107,6 +130,7 @@ def outer(input, vec2):
 ger = outer
 
 
+@tensor_op(others=('mat1', 'mat2'))
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     out = mm(mat1, mat2)
     if alpha != 1:
@@ -178,6 +202,7 @@ def einsum(equation, *operands):
     return out.permute([kept.index(c) for c in rhs]) if kept else out
 
 
+@tensor_op(others=('b',))
 def tensordot(a, b, dims=2):
     """Sum over `dims` of a (its last ones, or the listed ones) against b's first/listed ones."""
     if isinstance(dims, int):
@@ -198,6 +223,7 @@ def tensordot(a, b, dims=2):
     return (x @ y).reshape([a.shape[d] for d in free_a] + [b.shape[d] for d in free_b])
 
 
+@tensor_op(others=('other',))
 def kron(input, other):
     n = max(input.ndim, other.ndim)
     a = input.reshape((1,) * (n - input.ndim) + tuple(input.shape))
@@ -208,6 +234,7 @@ def kron(input, other):
         [p * q for p, q in zip(a.shape, b.shape)])
 
 
+@tensor_op(others=('other',))
 def cross(input, other, dim=None):
     from .shape import broadcast_tensors, stack
     x, y = broadcast_tensors(input, other)

@@ -6,6 +6,7 @@ from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
 from ..backends import silent
+from ._checks import tensor_op
 from ._rules import to_front
 from .elementwise import convert, exp, where, log
 
@@ -82,6 +83,7 @@ _sum = Primitive(
 _sum.batch = _reduce_batch(_sum)
 
 
+@tensor_op
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
@@ -112,6 +114,7 @@ _mean = Primitive(
 _mean.batch = _reduce_batch(_mean)
 
 
+@tensor_op
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
@@ -121,6 +124,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return _mean(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
 
 
+@tensor_op
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
@@ -220,12 +224,14 @@ _min_all = _reduction("min", lambda xp, x, dims, keepdim: xp.min(x, axis=dims, k
                       "MinBackward1")
 
 
+@tensor_op
 def amax(input, dim=(), keepdim=False):
     dims = _dims(dim if dim != () else None, input.ndim)
     _check_nonempty("amax", input, dims)
     return _amax(input, dims=dims, keepdim=keepdim)
 
 
+@tensor_op
 def amin(input, dim=(), keepdim=False):
     dims = _dims(dim if dim != () else None, input.ndim)
     _check_nonempty("amin", input, dims)
@@ -318,7 +324,7 @@ def _minmax(name, all_prim, dim_prim, binary):
             return values_indices(*dim_prim(input.reshape(1), dims=(0,), keepdim=False))
         return values_indices(*dim_prim(input, dims=dims, keepdim=keepdim))
     op.__name__ = name
-    return op
+    return tensor_op(op)
 
 
 def _max_binary(a, b):
@@ -346,7 +352,7 @@ def _arg_select(name, prim):
             return prim(input.reshape(1), dims=(0,), keepdim=False)[1]
         return prim(input, dims=dims, keepdim=keepdim)[1]
     op.__name__ = name
-    return op
+    return tensor_op(op)
 
 
 argmax = _arg_select("argmax", _max_dim)
@@ -376,6 +382,7 @@ _logsumexp = Primitive(
 _logsumexp.batch = _reduce_batch(_logsumexp)
 
 
+@tensor_op
 def logsumexp(input, dim, keepdim=False):
     if not input.dtype.is_floating_point:
         input = convert(input, _dt.get_default_dtype())
@@ -427,6 +434,7 @@ _softmax.batch = _dim_batch(_softmax)
 _log_softmax.batch = _dim_batch(_log_softmax)
 
 
+@tensor_op
 def softmax(input, dim=None, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
@@ -438,6 +446,7 @@ def softmax(input, dim=None, dtype=None):
     return _softmax(input, dim=d)
 
 
+@tensor_op
 def log_softmax(input, dim=None, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
@@ -505,10 +514,12 @@ def _var_args(name, input, dim, correction, unbiased):
     return dict(dims=_dims(dim, input.ndim), correction=correction)
 
 
+@tensor_op
 def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     return _var(input, keepdim=keepdim, **_var_args("var", input, dim, correction, unbiased))
 
 
+@tensor_op
 def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     return _std(input, keepdim=keepdim, **_var_args("std", input, dim, correction, unbiased))
 
@@ -530,6 +541,7 @@ _norm2 = Primitive(
 _norm2.batch = _reduce_batch(_norm2)
 
 
+@tensor_op
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     from .elementwise import abs
     if dtype is not None:
@@ -543,11 +555,13 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return sum(abs(input) ** p, dim, keepdim) ** (1.0 / p)
 
 
+@tensor_op
 def all(input, dim=None, keepdim=False):
     prim = _bool_reduce("all")
     return prim(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
 
 
+@tensor_op
 def any(input, dim=None, keepdim=False):
     prim = _bool_reduce("any")
     return prim(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
@@ -566,6 +580,7 @@ def _bool_reduce(name):
     return prim
 
 
+@tensor_op
 def cumsum(input, dim, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
@@ -600,6 +615,7 @@ sort_result = namedtuple("sort", ["values", "indices"])
 topk_result = namedtuple("topk", ["values", "indices"])
 
 
+@tensor_op
 def argsort(input, dim=-1, descending=False, stable=False):
     d = _t._wrap_dim(dim, input.ndim)
     if input.ndim == 0:
@@ -607,6 +623,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
     return _argsort(input, dim=d, descending=descending)
 
 
+@tensor_op
 def sort(input, dim=-1, descending=False, stable=False):
     """Values and indices along `dim`; the gradient flows to the values' origins."""
     from .index import gather
@@ -616,6 +633,7 @@ def sort(input, dim=-1, descending=False, stable=False):
     return sort_result(gather(input, dim, idx), idx)
 
 
+@tensor_op
 def topk(input, k, dim=-1, largest=True, sorted=True):
     d = _t._wrap_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
@@ -628,16 +646,19 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 
 
 # ----------------------------------------------------------------- more composites
+@tensor_op
 def var_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     return (var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
             mean(input, dim, keepdim=keepdim))
 
 
+@tensor_op
 def std_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     return (std(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
             mean(input, dim, keepdim=keepdim))
 
 
+@tensor_op
 def count_nonzero(input, dim=None):
     return sum(input != 0, dim)
 
@@ -690,6 +711,7 @@ _cumprod = Primitive("cumprod", silent(lambda xp, x, dim: xp.cumprod(x, axis=dim
 _cumprod.batch = _dim_batch(_cumprod)
 
 
+@tensor_op
 def cumprod(input, dim, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)

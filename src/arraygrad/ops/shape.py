@@ -4,6 +4,7 @@ import builtins
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
 from ..backends import backend_of
+from ._checks import tensor_op
 from ._rules import all_front, same_bdim_batch, shifted_dims_batch, to_front
 
 Tensor = _t.Tensor
@@ -58,6 +59,7 @@ def _shape_args(shape):
     return tuple(builtins.int(s) for s in shape)
 
 
+@tensor_op
 def reshape(input, *shape):
     shape = _infer_shape(_shape_args(shape), input.numel())
     if shape == input.shape:
@@ -71,6 +73,7 @@ def reshape(input, *shape):
     return out
 
 
+@tensor_op
 def view(input, *shape):
     shape = _infer_shape(_shape_args(shape), input.numel())
     out = _reshape(input, shape=shape)
@@ -97,6 +100,7 @@ _alias_prim = _view_prim("alias", lambda xp, x: x.view(), lambda ctx, g: g,
 _alias_prim.batch = same_bdim_batch(_alias_prim)
 
 
+@tensor_op
 def flatten(input, start_dim=0, end_dim=-1):
     if input.ndim == 0:
         return reshape(input, 1)
@@ -109,6 +113,7 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, tuple(shape[:s]) + (n,) + tuple(shape[e + 1:]))
 
 
+@tensor_op
 def unflatten(input, dim, sizes):
     d = _wrap_dim(dim, input.ndim)
     shape = input.shape
@@ -122,6 +127,7 @@ _transpose = _view_prim("transpose", lambda xp, x, d0, d1: xp.swapaxes(x, d0, d1
 _transpose.batch = shifted_dims_batch(_transpose, "d0", "d1")
 
 
+@tensor_op
 def transpose(input, dim0, dim1):
     n = input.ndim
     return _transpose(input, d0=_wrap_dim(dim0, n), d1=_wrap_dim(dim1, n))
@@ -130,6 +136,7 @@ def transpose(input, dim0, dim1):
 swapaxes = swapdims = transpose
 
 
+@tensor_op
 def t(input):
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
@@ -149,6 +156,7 @@ _permute.batch = lambda args, bdims, dims: (
     _permute(to_front(args[0], bdims[0]), dims=(0,) + tuple(d + 1 for d in dims)), 0)
 
 
+@tensor_op
 def permute(input, *dims):
     dims = _shape_args(dims)
     n = input.ndim
@@ -162,6 +170,7 @@ def permute(input, *dims):
     return _permute(input, dims=dims)
 
 
+@tensor_op
 def movedim(input, source, destination):
     n = input.ndim
     src = (source,) if isinstance(source, builtins.int) else tuple(source)
@@ -187,6 +196,7 @@ _unsqueeze = _view_prim("unsqueeze", lambda xp, x, dim: xp.expand_dims(x, dim),
 _unsqueeze.batch = shifted_dims_batch(_unsqueeze, "dim")
 
 
+@tensor_op
 def unsqueeze(input, dim):
     return _unsqueeze(input, dim=_wrap_dim(dim, input.ndim + 1))
 
@@ -196,6 +206,7 @@ _squeeze = _view_prim("squeeze", lambda xp, x, dims: xp.squeeze(x, axis=dims),
 _squeeze.batch = shifted_dims_batch(_squeeze, "dims")
 
 
+@tensor_op
 def squeeze(input, dim=None):
     shape = input.shape
     if dim is None:
@@ -234,6 +245,7 @@ def _expand_batch(args, bdims, shape):
 _expand.batch = _expand_batch
 
 
+@tensor_op
 def expand(input, *sizes):
     sizes = _shape_args(sizes)
     shape = input.shape
@@ -262,10 +274,12 @@ def expand(input, *sizes):
     return _expand(input, shape=out)
 
 
+@tensor_op(others=('other',))
 def expand_as(input, other):
     return expand(input, other.shape)
 
 
+@tensor_op
 def broadcast_to(input, shape):
     return expand(input, shape)
 
@@ -286,10 +300,12 @@ _clone = Primitive("clone", lambda xp, x: x.copy(), save=(), vjp=(lambda ctx, g:
 _clone.batch = same_bdim_batch(_clone)
 
 
+@tensor_op
 def clone(input, *, memory_format=None):
     return _clone(input)
 
 
+@tensor_op
 def contiguous(input, memory_format=None):
     """`input` itself when its memory is in row-major order, else a copy (as torch)."""
     flags = getattr(input._base_array(), "flags", None)
@@ -303,6 +319,7 @@ _detach = Primitive("detach", lambda xp, x: x.view(), differentiable=False, is_v
 _detach.batch = same_bdim_batch(_detach)
 
 
+@tensor_op
 def detach(input):
     return _detach(input)
 
@@ -313,6 +330,7 @@ _flip = Primitive("flip", lambda xp, x, dims: xp.flip(x, axis=dims).copy(), save
 _flip.batch = shifted_dims_batch(_flip, "dims")
 
 
+@tensor_op
 def flip(input, *dims):
     dims = tuple(_wrap_dim(d, input.ndim) for d in _shape_args(dims))
     if len(set(dims)) != len(dims):
@@ -323,6 +341,7 @@ def flip(input, *dims):
     return _flip(input, dims=dims)
 
 
+@tensor_op
 def roll(input, shifts, dims=None):
     shifts = (shifts,) if isinstance(shifts, builtins.int) else tuple(shifts)
     if dims is None:
@@ -386,7 +405,7 @@ def cat(tensors, dim=0):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. Expected "
                                    f"size {ref.shape[j]} but got size {x.shape[j]} for tensor "
                                    f"number {i} in the list.")
-    tensors = promote(*tensors)
+    tensors = promote(*tensors, op="cat")
     return _cat(*tensors, dim=d)
 
 
@@ -414,12 +433,14 @@ def vstack(tensors):
     return cat([x if x.ndim > 1 else x.reshape(1, -1) for x in tensors], 0)
 
 
+@tensor_op
 def narrow(input, dim, start, length):
     d = _wrap_dim(dim, input.ndim)
     idx = (slice(None),) * d + (slice(start, start + length),)
     return input[idx]
 
 
+@tensor_op
 def split(tensor, split_size_or_sections, dim=0):
     d = _wrap_dim(dim, tensor.ndim)
     n = tensor.shape[d]
@@ -439,22 +460,26 @@ def split(tensor, split_size_or_sections, dim=0):
     return tuple(out)
 
 
+@tensor_op
 def chunk(input, chunks, dim=0):
     n = input.shape[_wrap_dim(dim, input.ndim)]
     size = -(-n // chunks)
     return split(input, builtins.max(size, 1), dim)
 
 
+@tensor_op
 def unbind(input, dim=0):
     d = _wrap_dim(dim, input.ndim)
     return tuple(select(input, d, i) for i in range(input.shape[d]))
 
 
+@tensor_op
 def select(input, dim, index):
     d = _wrap_dim(dim, input.ndim)
     return input[(slice(None),) * d + (index,)]
 
 
+@tensor_op
 def repeat(input, *sizes):
     sizes = _shape_args(sizes)
     x = input
@@ -477,10 +502,12 @@ def repeat(input, *sizes):
     return x.reshape(tuple(r * s for r, s in zip(sizes, shape)))
 
 
+@tensor_op
 def tile(input, dims):
     return repeat(input, *dims)
 
 
+@tensor_op
 def diagonal(input, offset=0, dim1=0, dim2=1):
     return _diagonal(input, offset=offset, dim1=_wrap_dim(dim1, input.ndim),
                      dim2=_wrap_dim(dim2, input.ndim))
@@ -520,10 +547,12 @@ _diag_scatter.batch = lambda args, bdims, offset, dim1, dim2: (
     _diag_scatter(*all_front(args, bdims), offset=offset, dim1=dim1 + 1, dim2=dim2 + 1), 0)
 
 
+@tensor_op
 def trace(input):
     return diagonal(input).sum()
 
 
+@tensor_op
 def diag(input, diagonal_=0):
     if input.ndim == 1:
         from .creation import zeros
@@ -542,11 +571,13 @@ def _tri_mask(shape, diagonal, lower):
     return offset <= diagonal if lower else offset >= diagonal
 
 
+@tensor_op
 def tril(input, diagonal=0):
     from .elementwise import where
     return where(_tri_mask(input.shape, diagonal, True), input, 0)
 
 
+@tensor_op
 def triu(input, diagonal=0):
     from .elementwise import where
     return where(_tri_mask(input.shape, diagonal, False), input, 0)
@@ -570,10 +601,12 @@ def meshgrid(*tensors, indexing="ij"):
     return tuple(out)
 
 
+@tensor_op
 def ravel(input):
     return reshape(input, -1)
 
 
+@tensor_op
 def sum_to_size(input, *size):
     size = _shape_args(size)
     shape = input.shape
@@ -584,6 +617,7 @@ def sum_to_size(input, *size):
     return _sum_to(input, size)
 
 
+@tensor_op
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     d = _wrap_dim(dim, input.ndim)
     parts = [t for t in (prepend, input, append) if t is not None]
