@@ -42,6 +42,9 @@ class OpInfo:
     gradgrad: bool = True
     rtol: float = 1e-10
     atol: float = 1e-12
+    # checks where torch is no oracle ("jvp", "forward_over": jvp of vjp/jvp) -> the reason;
+    # test_op_fd and the op's own tests check those against finite differences instead
+    torch_not_oracle: dict = field(default_factory=dict)
 
 
 # ----------------------------------------------------------------- sample makers
@@ -581,3 +584,301 @@ BOUNDARY = [
 
 
 OPS = BOUNDARY + MORE + UNARY + BINARY + OTHER_ELEMENTWISE + REDUCE + LINALG + SHAPE + INDEX + COMPARE
+
+
+# ---- nn.functional (nnfunc14)
+# gradgrad=False below marks the ops torch has no double backward for (their second derivatives
+# are checked against finite differences in test_nn_functional.py).
+# Activations, losses, normalisation, distances, embeddings and attention of nn.functional, all
+# compositions of primitives: the rows check that each composition is torch's function (values,
+# first and second derivatives, jvp) and that its primitives' rules compose under vmap.
+def _nnf(name, call, samples, **kw):
+    """An nn.functional op: `call(F, lib, *args, **kwargs)` with F the lib's nn.functional."""
+    return OpInfo(name, lambda lib, *a, **k: call(lib.nn.functional, lib, *a, **k), samples, **kw)
+
+
+def _act(name, *args, low=-3.0, high=3.0, **kw):
+    return _nnf(name, lambda F, lib, x: getattr(F, name)(x, *args),
+                one(S((2, 3), gen_x=lambda rng, s: uniform(rng, s, low, high)), S((0, 2))), **kw)
+
+
+def _const(lib, array, like):
+    """A constant (non-differentiable) tensor of `like`'s dtype: targets torch takes no grad of."""
+    return lib.tensor(np.asarray(array)).to(like.dtype)
+
+
+_SIGNS = np.array([1.0, -1.0, -1.0, 1.0])
+_CLASSES = np.array([0, 2, 1, 2])
+_BAG_INPUT = np.array([1, 2, 4, 5, 4, 3, 2, 0])
+_BAG_OFFSETS = np.array([0, 2, 2, 5])
+_RUN_MEAN = np.array([0.3, -0.2, 0.5])
+_RUN_VAR = np.array([0.8, 1.5, 0.6])
+
+
+def _probs(rng, shape):
+    return uniform(rng, shape, 0.05, 0.95)
+
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _mha(F, lib, q, k, v, w, b, ow, ob, *padding_mask, **kw):
+    """2 heads of size 1 (need_weights=False runs torch's flash kernel: no gradgrad or jvp)."""
+    return F.multi_head_attention_forward(q, k, v, 2, 2, w, b, None, None, False, 0.0, ow, ob,
+                                          key_padding_mask=(padding_mask or [None])[0], **kw)
+
+
+_CTC_TARGETS = np.array([[1, 2, 2], [2, 1, 1]])
+_NO_BAG_JVP = {"jvp": "torch has no forward AD for _embedding_bag"}
+_NORM_FWD = {"forward_over": "torch's jvp of jvp through its fused norm kernels is wrong "
+                             "(checked against finite differences in test_nn_functional.py)"}
+
+
+NN_FUNCTIONAL = [
+    _act("gelu"), _nnf("gelu_tanh", lambda F, lib, x: F.gelu(x, approximate="tanh"),
+                       one(S((2, 3)), S((4,)))),
+    _act("silu"), _act("mish"), _act("elu", 0.7), _act("selu"), _act("celu", 1.5),
+    _act("leaky_relu", 0.2), _act("hardtanh", -1.5, 2.0), _act("relu6", low=-2.0, high=8.0),
+    _act("hardswish", low=-4.0, high=4.0), _act("softsign"), _act("tanhshrink"),
+    _act("threshold", 0.3, -2.0), _act("logsigmoid", low=-30.0, high=30.0),
+    _act("softplus", 2.0, 3.0), _act("hardshrink", 0.4), _act("softshrink", 0.4),
+    # torch multiplies hardsigmoid's gradient by 1/6 rounded to float32; it has no gradgrad
+    _act("hardsigmoid", low=-4.0, high=4.0, rtol=1e-7, gradgrad=False),
+    # kinks: the derivative there is torch's convention
+    _nnf("activations_at_kinks", lambda F, lib, x: lib.stack([
+        F.hardtanh(x, -1.0, 1.0), F.relu6(x + 1.0), F.leaky_relu(x, 0.2), F.hardswish(x * 3),
+        F.threshold(x, 1.0, -2.0), F.hardshrink(x, 1.0), F.softshrink(x, 1.0),
+        F.relu6(x * 6)]), one(_fixed([-1.0, 0.0, 1.0, 0.5, -0.0]))),
+    _nnf("hardsigmoid_at_kinks", lambda F, lib, x: F.hardsigmoid(x), one(_fixed([-3.0, 3.0, 0.0])),
+         rtol=1e-7, gradgrad=False),
+    _nnf("prelu_at_zero", lambda F, lib, x, w: F.prelu(x, w),
+         one(kink(lambda rng: Sample((np.array([0.0, -0.0, 1.0]), np.array([0.3]))))),
+         gradgrad=False,     # torch's mixed second derivative there takes the x > 0 side
+         torch_not_oracle={"jvp": "torch's prelu jvp at 0 takes slope 1, its backward the weight"
+                                  " (ours follows the backward in both modes)"}),
+    # torch's second derivative of the elu family at 0 is 0 (its first is alpha): first order
+    _nnf("elus_at_zero", lambda F, lib, x: lib.stack([F.elu(x, 0.5), F.selu(x), F.celu(x, 2.0)]),
+         one(_fixed([0.0, -0.0, 1.0])), gradgrad=False),
+    _nnf("softplus_at_threshold", lambda F, lib, x: F.softplus(x, 2.0, 3.0),
+         one(_fixed([1.5, 1.0, 2.0])), gradgrad=False),
+    _nnf("rrelu_eval", lambda F, lib, x: F.rrelu(x, 0.1, 0.3), one(S((2, 3)))),
+    _nnf("prelu", lambda F, lib, x, w: F.prelu(x, w), one(
+        S((2, 3, 4), (3,)), S((2, 3), (1,)), S((4,), (1,)))),
+    _nnf("glu", lambda F, lib, x, *d: F.glu(x, *d), one(S((2, 4)), S((4, 3, 2), 0)),
+         torch_not_oracle={"forward_over": "torch has no forward AD for glu_jvp"}),
+    _nnf("softmin", lambda F, lib, x, d: F.softmin(x, d), one(S((2, 3), 1), S((3, 4), 0))),
+    # losses
+    _nnf("huber_loss", lambda F, lib, x, y, r: F.huber_loss(x, y, r, delta=0.8), one(
+        *(S((3, 4), (3, 4), r) for r in _REDUCTIONS)),
+         torch_not_oracle={"forward_over": "torch has no forward AD for huber_loss_backward"}),
+    _nnf("smooth_l1_loss", lambda F, lib, x, y: F.smooth_l1_loss(x, y, beta=0.6), one(
+        S((3, 4), (3, 4)))),
+    _nnf("binary_cross_entropy", lambda F, lib, x, y, r: F.binary_cross_entropy(
+        x, y, _const(lib, [0.5, 2.0, 1.0], x), reduction=r), one(
+        *(lambda rng, r=r: Sample((_probs(rng, (4, 3)), _probs(rng, (4, 3)), r))
+          for r in _REDUCTIONS)), rtol=1e-9),
+    _nnf("binary_cross_entropy_with_logits", lambda F, lib, x, y, r: (
+        F.binary_cross_entropy_with_logits(x, y, reduction=r,
+                                           pos_weight=_const(lib, [1.0, 3.0, 0.5], x))),
+        one(*(lambda rng, r=r: Sample((uniform(rng, (4, 3), -6, 6), _probs(rng, (4, 3)), r))
+              for r in _REDUCTIONS))),
+    _nnf("kl_div", lambda F, lib, x, y: F.kl_div(x, y, reduction="batchmean"), one(
+        lambda rng: Sample((uniform(rng, (4, 3)), _probs(rng, (4, 3)))))),
+    _nnf("kl_div_log_target", lambda F, lib, x, y: F.kl_div(x, y, reduction="sum",
+                                                           log_target=True), one(S((4, 3), (4, 3)))),
+    _nnf("poisson_nll_loss", lambda F, lib, x, y, **k: F.poisson_nll_loss(x, y, **k), one(
+        S((4, 3), (4, 3), gen_x=_positive),
+        S((4, 3), (4, 3), gen_x=_positive, log_input=False, full=True))),
+    _nnf("gaussian_nll_loss", lambda F, lib, x, y, v, **k: F.gaussian_nll_loss(x, y, v, **k), one(
+        S((4, 3), (4, 3), lambda rng: _positive(rng, (4, 3)), full=True),
+        S((4, 3), (4, 3), lambda rng: _positive(rng, (4,)), reduction="sum"))),
+    _nnf("margin_ranking_loss", lambda F, lib, a, b: F.margin_ranking_loss(
+        a, b, _const(lib, _SIGNS, a), margin=0.1), one(S((4,), (4,)))),
+    _nnf("hinge_embedding_loss", lambda F, lib, x: F.hinge_embedding_loss(
+        x, _const(lib, _SIGNS, x), margin=0.9, reduction="none"), one(S((4,)))),
+    _nnf("soft_margin_loss", lambda F, lib, x: F.soft_margin_loss(x, _const(lib, _SIGNS, x)),
+         one(S((4,))), torch_not_oracle={
+             "forward_over": "torch has no forward AD for soft_margin_loss_backward"}),
+    _nnf("cosine_embedding_loss", lambda F, lib, a, b: F.cosine_embedding_loss(
+        a, b, _const(lib, _SIGNS, a), margin=-0.5, reduction="none"), one(S((4, 3), (4, 3)))),
+    _nnf("triplet_margin_loss", lambda F, lib, a, b, c, **k: F.triplet_margin_loss(a, b, c, **k),
+         one(S((4, 3), (4, 3), (4, 3), margin=2.0),
+             S((4, 3), (4, 3), (4, 3), p=1, swap=True, margin=2.0, reduction="sum"))),
+    _nnf("multi_margin_loss", lambda F, lib, x, t, **k: F.multi_margin_loss(x, t, **k), one(
+        S((4, 3), lambda rng: _CLASSES, margin=3.0),
+        S((4, 3), lambda rng: _CLASSES, p=2, margin=3.0, reduction="none")), gradgrad=False,
+         torch_not_oracle={"jvp": "torch has no forward AD for multi_margin_loss"}),
+    _nnf("multilabel_margin_loss", lambda F, lib, x, t, **k: F.multilabel_margin_loss(x, t, **k),
+         one(S((3, 4), lambda rng: np.array([[2, 0, -1, 1], [1, -1, 3, 3], [3, 2, 1, 0]])),
+             S((4,), lambda rng: np.array([3, 1, -1, 0]), reduction="sum")), gradgrad=False,
+         torch_not_oracle={"jvp": "torch has no forward AD for multilabel_margin_loss"}),
+    _nnf("multilabel_soft_margin_loss", lambda F, lib, x, y: F.multilabel_soft_margin_loss(x, y),
+         one(lambda rng: Sample((uniform(rng, (4, 3)), _probs(rng, (4, 3)))))),
+    _nnf("cross_entropy_smoothing", lambda F, lib, x, t: F.cross_entropy(
+        x, t, _const(lib, [0.5, 2.0, 1.0], x), ignore_index=1, label_smoothing=0.2),
+        one(S((4, 3), lambda rng: _CLASSES))),
+    _nnf("cross_entropy_probs", lambda F, lib, x, y: F.cross_entropy(x, y, label_smoothing=0.1),
+         one(lambda rng: Sample((uniform(rng, (4, 3)), _probs(rng, (4, 3)))))),
+    # normalisation
+    _nnf("batch_norm_train", lambda F, lib, x, w, b: F.batch_norm(x, None, None, w, b, True),
+         one(S((5, 3), (3,), (3,)), S((4, 3, 2), (3,), (3,))), torch_not_oracle=_NORM_FWD),
+    _nnf("batch_norm_eval", lambda F, lib, x, w, b: F.batch_norm(
+        x, _const(lib, _RUN_MEAN, x), _const(lib, _RUN_VAR, x), w, b, False), one(
+        S((4, 3, 2), (3,), (3,)))),
+    _nnf("instance_norm", lambda F, lib, x, w, b: F.instance_norm(x, weight=w, bias=b), one(
+        S((2, 3, 4), (3,), (3,))), torch_not_oracle=_NORM_FWD),
+    _nnf("layer_norm", lambda F, lib, x, w, b, s: F.layer_norm(x, s, w, b), one(
+        S((2, 3, 4), (3, 4), (3, 4), L(3, 4)), S((3, 5), (5,), (5,), L(5))),
+         torch_not_oracle=_NORM_FWD),
+    _nnf("group_norm", lambda F, lib, x, w, b: F.group_norm(x, 2, w, b), one(
+        S((2, 4, 3), (4,), (4,)), S((1, 6, 2, 2), (6,), (6,)))),
+    _nnf("local_response_norm", lambda F, lib, x: F.local_response_norm(x, 3, 0.5, 0.75, 1.5),
+         one(S((2, 5, 3)), S((1, 4, 2, 3)))),
+    _nnf("rms_norm", lambda F, lib, x, w: F.rms_norm(x, (4,), w, 1e-6), one(S((3, 4), (4,)))),
+    # distances
+    _nnf("pairwise_distance", lambda F, lib, a, b, **k: F.pairwise_distance(a, b, **k), one(
+        S((4, 3), (4, 3)), S((4, 3), (3,), p=3.0, keepdim=True))),
+    _nnf("cosine_similarity", lambda F, lib, a, b, **k: F.cosine_similarity(a, b, **k), one(
+        S((4, 3), (4, 3)), S((2, 4, 3), (4, 3), dim=-1))),
+    _nnf("normalize", lambda F, lib, x, **k: F.normalize(x, **k), one(
+        S((4, 3)), S((4, 3), p=1.0, dim=0))),
+    OpInfo("cdist", lambda lib, a, b, **k: lib.cdist(a, b, **k), one(
+        S((4, 3), (5, 3)), S((2, 3, 2), (2, 4, 2), p=1.0)), gradgrad=False,
+        torch_not_oracle={"jvp": "torch has no forward AD for _cdist_forward"}),
+    # zero distances: torch's gradient there is 0 (a kink)
+    OpInfo("cdist_self", lambda lib, x: lib.cdist(x, x, p=3.0), one(kink(S((4, 3)))),
+           gradgrad=False, torch_not_oracle={"jvp": "torch has no forward AD for _cdist_forward"}),
+    _nnf("pdist", lambda F, lib, x, *p: F.pdist(x, *p), one(S((5, 3)), S((4, 2), 3.0)),
+         gradgrad=False, torch_not_oracle={"jvp": "torch has no forward AD for _pdist_forward"}),
+    # embeddings, bilinear, attention
+    _nnf("embedding", lambda F, lib, w, i, **k: F.embedding(i, w, **k), one(
+        S((6, 3), lambda rng: np.array([[0, 2, 5], [2, 2, 1]])),
+        # torch's backward gives the padding row no gradient (finite differences see one)
+        kink(S((6, 3), lambda rng: np.array([0, 2, 5, 2]), padding_idx=2)))),
+    _nnf("embedding_bag", lambda F, lib, w, i, o, **k: F.embedding_bag(i, w, o, **k), one(
+        S((6, 3), lambda rng: _BAG_INPUT, lambda rng: _BAG_OFFSETS),
+        S((6, 3), lambda rng: _BAG_INPUT, lambda rng: _BAG_OFFSETS, mode="sum",
+          padding_idx=4)), gradgrad=False, torch_not_oracle=_NO_BAG_JVP),
+    _nnf("embedding_bag_psw", lambda F, lib, w, i, o, p: F.embedding_bag(
+        i, w, o, mode="sum", per_sample_weights=p), one(
+        S((6, 3), lambda rng: _BAG_INPUT, lambda rng: _BAG_OFFSETS, (8,))), gradgrad=False,
+         torch_not_oracle=_NO_BAG_JVP),
+    _nnf("bilinear", lambda F, lib, a, b, w, *c: F.bilinear(a, b, w, *c), one(
+        S((4, 3), (4, 2), (5, 3, 2), (5,)), S((2, 3), (2, 2), (4, 3, 2)))),
+    _nnf("scaled_dot_product_attention", lambda F, lib, q, k, v, **kw: (
+        F.scaled_dot_product_attention(q, k, v, **kw)), one(
+        S((2, 3, 2), (2, 4, 2), (2, 4, 2)), S((1, 3, 2), (1, 4, 2), (1, 4, 2), is_causal=True),
+        S((3, 2), (4, 2), (4, 2), scale=0.3))),
+    _nnf("scaled_dot_product_attention_mask", lambda F, lib, q, k, v, m: (
+        F.scaled_dot_product_attention(q, k, v, attn_mask=m)), one(
+        S((2, 3, 4), (2, 5, 4), (2, 5, 2), lambda rng: np.array(
+            [[1, 0, 1, 1, 0], [0, 0, 0, 0, 0], [1, 1, 1, 1, 1]], dtype=bool)))),
+    _nnf("multi_head_attention_forward", _mha, one(
+        S((2, 1, 2), (3, 1, 2), (3, 1, 2), (6, 2), (6,), (2, 2), (2,)),
+        S((2, 2), (2, 2), (2, 2), (6, 2), (6,), (2, 2), (2,)),
+        S((2, 2, 2), (3, 2, 2), (3, 2, 2), (6, 2), (6,), (2, 2), (2,), lambda rng: np.array(
+            [[False, True, False], [False, False, True]]),
+          average_attn_weights=False))),
+    _nnf("ctc_loss", lambda F, lib, x, **kw: F.ctc_loss(
+        x.log_softmax(-1), lib.tensor(_CTC_TARGETS), lib.tensor([5, 4]), lib.tensor([3, 0]),
+        **kw), one(S((5, 2, 4)), S((5, 2, 4), reduction="none", blank=3)), gradgrad=False,
+        torch_not_oracle={"jvp": "torch has no forward AD for ctc_loss"}),
+]
+OPS += NN_FUNCTIONAL
+
+
+# ---- conv/pool (conv14)
+def _functional(name):
+    """fn(lib, *args, **kwargs) calling lib.nn.functional.<name>."""
+    return lambda lib, *a, **k: getattr(lib.nn.functional, name)(*a, **k)
+
+
+CONV_POOL = [
+    OpInfo("conv1d", _functional("conv1d"), one(
+        S((1, 4, 5), (4, 2, 3), (4,), stride=2, padding=1, groups=2),
+        S((3, 6), (2, 3, 2), None, padding="same", dilation=2))),
+    OpInfo("conv2d", _functional("conv2d"), one(
+        S((1, 2, 4, 4), (3, 2, 3, 2), (3,)),
+        S((1, 4, 4, 5), (2, 2, 2, 3), None, stride=(2, 1), padding=(1, 0), dilation=(1, 2),
+          groups=2),
+        S((1, 2, 4, 3), (2, 2, 3, 3), (2,), padding="same", dilation=(2, 1)),
+        S((0, 2, 4, 4), (3, 2, 3, 3), (3,)))),
+    OpInfo("conv3d", _functional("conv3d"), one(
+        S((1, 1, 3, 3, 2), (2, 1, 2, 2, 2), (2,), padding=1, stride=(1, 2, 1)))),
+    OpInfo("conv_transpose1d", _functional("conv_transpose1d"), one(
+        S((1, 4, 3), (4, 2, 3), (4,), stride=2, padding=1, output_padding=1, groups=2))),
+    OpInfo("conv_transpose2d", _functional("conv_transpose2d"), one(
+        S((1, 2, 3, 3), (2, 2, 3, 2), (2,), stride=2, padding=1, output_padding=1,
+          dilation=(1, 2)),
+        S((2, 3, 3), (2, 2, 2, 2), None))),
+    OpInfo("unfold", _functional("unfold"), one(
+        S((1, 2, 5, 4), kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),
+        S((2, 4, 4), kernel_size=2))),
+    OpInfo("fold", _functional("fold"), one(
+        S((1, 6, 9), output_size=(5, 6), kernel_size=(2, 3), padding=1, stride=2),
+        S((8, 9), output_size=4, kernel_size=2, dilation=1, stride=1))),
+    OpInfo("max_pool1d", _functional("max_pool1d"), one(
+        S((1, 2, 7), 3, 2, 1, ceil_mode=True, return_indices=True, gen_x=distinct))),
+    OpInfo("max_pool2d", _functional("max_pool2d"), one(
+        S((1, 2, 4, 4), 2, gen_x=distinct),
+        S((1, 2, 7, 6), L(3, 2), 2, 1, ceil_mode=True, return_indices=True, gen_x=distinct),
+        S((1, 5, 6), 2, 1, 1, dilation=2, return_indices=True, gen_x=distinct))),
+    OpInfo("avg_pool1d", _functional("avg_pool1d"), one(
+        S((1, 2, 7), 3, 2, 1, ceil_mode=True, count_include_pad=False))),
+    OpInfo("avg_pool2d", _functional("avg_pool2d"), one(
+        S((1, 2, 4, 4), 2),
+        S((1, 1, 7, 6), L(3, 2), 2, 1, ceil_mode=True),
+        S((1, 7, 6), 3, 2, 1, count_include_pad=False),
+        S((1, 1, 7, 6), 3, 2, divisor_override=4))),
+    OpInfo("adaptive_avg_pool1d", _functional("adaptive_avg_pool1d"), one(S((1, 2, 7), 3))),
+    OpInfo("adaptive_avg_pool2d", _functional("adaptive_avg_pool2d"), one(
+        S((1, 1, 7, 6), L(3, 4)), S((2, 5, 4), L(None, 1)))),
+    OpInfo("adaptive_max_pool2d", _functional("adaptive_max_pool2d"), one(
+        S((1, 1, 7, 6), L(3, 4), gen_x=distinct),
+        S((2, 5, 4), 2, return_indices=True, gen_x=distinct))),
+    OpInfo("pad_constant", _functional("pad"), one(
+        S((2, 3, 4), L(1, 2, 0, 3)), S((2, 3, 4), L(-1, 2, 1, -1), value=1.5))),
+    OpInfo("pad_reflect", _functional("pad"), one(S((1, 2, 4, 5), L(2, 1, 3, 1), mode="reflect"))),
+    OpInfo("pad_replicate", _functional("pad"), one(S((2, 3, 4), L(3, 1), mode="replicate"))),
+    OpInfo("pad_circular", _functional("pad"), one(
+        S((1, 2, 3, 4), L(4, 1, 2, -1), mode="circular"))),
+    OpInfo("interpolate_nearest", _functional("interpolate"), one(
+        S((1, 2, 4, 5), scale_factor=(1.7, 0.6)), S((2, 3, 4), size=7))),
+    OpInfo("interpolate_bilinear", _functional("interpolate"), one(
+        S((1, 2, 4, 5), size=(3, 7), mode="bilinear"),
+        S((1, 2, 3, 4), scale_factor=2.3, mode="bilinear", align_corners=True))),
+    OpInfo("pixel_shuffle", _functional("pixel_shuffle"), one(S((1, 8, 2, 2), 2), S((4, 2, 3), 2))),
+]
+OPS += CONV_POOL
+# their grad_fn is the last op of the composition (torch has one fused node)
+CONV_POOL_NAMED_DIFFERENTLY = {op.name for op in CONV_POOL}
+
+
+# ---- special functions
+def _special(name):
+    return lambda lib, *a, **k: getattr(lib.special, name)(*a, **k)
+
+
+# torch's polygamma (the derivative of digamma) is accurate to ~1e-9 only; ours agrees with
+# mpmath to 1e-15 (test_special.py), so comparisons that reach it use rtol=1e-8
+SPECIAL = [
+    _unary("lgamma", 0.2, 6.0, rtol=1e-8), _unary("digamma", 0.2, 6.0, rtol=1e-8),
+    _unary("erfinv", -0.95, 0.95),
+    _unary("erfc"), _unary("i0"), _unary("sinc", avoid_zero=True),
+    OpInfo("lgamma_negative", lambda lib, x: lib.lgamma(x), unary_samples(-2.9, -2.1), rtol=1e-8),
+    OpInfo("digamma_negative", lambda lib, x: x.digamma(), unary_samples(-1.9, -1.1), rtol=1e-8),
+    OpInfo("polygamma", lambda lib, x, n: lib.polygamma(n, x), one(
+        S((2, 3), 1, gen_x=_positive), S((4,), 2, gen_x=_positive), S((), 0, gen_x=_positive)),
+        rtol=1e-8),
+    OpInfo("special.i0e", _special("i0e"), unary_samples(-9.0, 9.0, avoid_zero=True)),
+    OpInfo("special.i1e", _special("i1e"), unary_samples(-9.0, 9.0, avoid_zero=True)),
+    OpInfo("special.i1", _special("i1"), unary_samples(avoid_zero=True)),
+    OpInfo("special.ndtr", _special("ndtr"), unary_samples(-4.0, 4.0)),
+    OpInfo("special.ndtri", _special("ndtri"), unary_samples(0.05, 0.95)),
+    OpInfo("special.log_ndtr", _special("log_ndtr"), unary_samples(-6.0, 6.0)),
+    OpInfo("special.entr", _special("entr"), unary_samples(0.1, 3.0)),
+    OpInfo("special.xlog1py", _special("xlog1py"), binary_samples(-2.0, 2.0, -0.5, 2.0,
+                                                                  scalars=(0.5,))),
+    OpInfo("special.expit", _special("expit"), unary_samples()),
+]
+OPS += SPECIAL

@@ -229,14 +229,12 @@ def test_seed_usage_with_keyword_options():
         assert gradcheck(lambda t: 1 / (1 + ag.exp(-t)), (x,), eps=1e-6, atol=1e-4)
 
 
-def test_fwd_over_rev_works_or_says_what_is_missing():
-    from arraygrad.autograd.gradcheck import _fwd_over_rev_supported
-    f, inputs = _with_jvp(ag).apply, (_x(ag, 3),)
-    if _fwd_over_rev_supported():
-        assert gradgradcheck(f, inputs, check_fwd_over_rev=True)
-    else:
-        with pytest.raises(NotImplementedError, match="forward AD over eager backward"):
-            gradgradcheck(f, inputs, check_fwd_over_rev=True)
+def test_fwd_over_rev_checks_the_function_jvp_in_backward():
+    # the Function's backward calls cos, whose forward rule fwd-over-rev checks; its own
+    # (wrong) jvp is what gradcheck(check_forward_ad=True) sees, not gradgradcheck
+    inputs = (_x(ag, 3),)
+    assert gradgradcheck(_with_jvp(ag).apply, inputs, check_fwd_over_rev=True)
+    assert gradgradcheck(_with_jvp(ag, wrong=True).apply, inputs, check_fwd_over_rev=True)
 
 
 def test_gradgradcheck_batched_with_an_unused_input():

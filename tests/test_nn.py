@@ -58,7 +58,10 @@ def TorchNet():
 def test_parameter_is_a_tensor_that_registers():
     src = ag.randn(2, 3)
     p = nn.Parameter(src)
-    assert type(p) is ag.Tensor and isinstance(p, nn.Parameter) and isinstance(p, ag.Tensor)
+    # a real subclass, as torch's (issue 9): its type's name and repr say Parameter
+    assert type(p).__name__ == "Parameter" and isinstance(p, nn.Parameter)
+    assert isinstance(p, ag.Tensor) and repr(p).startswith("Parameter containing:\ntensor(")
+    assert type(p * 2) is ag.Tensor and type(p.detach()) is ag.Tensor
     assert not isinstance(src, nn.Parameter)
     assert p.requires_grad and p.is_leaf and p.grad_fn is None
     p.data.mul_(2)                       # shares memory with the source, like torch

@@ -85,6 +85,8 @@ MODULES = [
     ("EmbeddingBag", (6, 3), {"mode": "max"}, [np.array([[0, 2, 5], [1, 1, 4]])]),
     ("EmbeddingBag", (6, 3), {"mode": "sum", "padding_idx": 2},
      [np.array([[0, 2, 5], [2, 1, 4]])]),
+    ("PairwiseDistance", (), {"p": 3.0, "keepdim": True}, [_u(4, 3), _u(4, 3)]),
+    ("CosineSimilarity", (), {"dim": 0}, [_u(4, 3), _u(4, 3)]),
     ("Dropout", (0.3,), {}, [_u(3, 4)]),
     ("AlphaDropout", (0.3,), {}, [_u(3, 4)]),
 ] + [(name, args, {}, [_u(2, 4)]) for name, args in [
@@ -199,6 +201,8 @@ def test_loss_modules_match_torch(torch):
         ("CosineEmbeddingLoss", {"margin": 0.1}, [x, _u(4, 3), sign]),
         ("SoftMarginLoss", {}, [_u(4), sign]),
         ("MultiLabelSoftMarginLoss", {}, [x, (y > 0.5) * 1.0]),
+        ("MultiLabelMarginLoss", {},
+         [x, np.array([[2, 0, -1], [1, -1, 0], [0, 1, 2], [-1, 0, 0]])]),
         ("MultiMarginLoss", {"p": 2, "weight": np.array([1.0, 2.0, 0.5])},
          [x, np.array([0, 2, 1, 1])]),
         ("TripletMarginLoss", {"swap": True}, [x, _u(4, 3), _u(4, 3)]),
@@ -219,3 +223,51 @@ def test_loss_modules_match_torch(torch):
         ga, = ag.autograd.grad(la, xa[0])
         gt, = torch.autograd.grad(lt, xt[0])
         assert_close(ga, gt, what=f"{name} grad: ")
+
+
+MHA_CASES = [
+    ({}, {}),
+    ({"batch_first": True}, {"need_weights": False}),
+    ({"add_bias_kv": True, "add_zero_attn": True}, {"average_attn_weights": False}),
+    ({"kdim": 3, "vdim": 5, "bias": False}, {}),
+    ({}, {"key_padding_mask": np.array([[False, True, False, False, False],
+                                        [False, False, False, True, True]])}),
+    ({"add_bias_kv": True}, {"attn_mask": R.uniform(-1, 0, (3, 5))}),
+    ({}, {"attn_mask": np.triu(np.ones((3, 5), bool), 1), "need_weights": False,
+          "is_causal": True}),
+]
+
+
+@pytest.mark.parametrize("ctor,call", MHA_CASES)
+def test_multihead_attention_matches_torch(torch, ctor, call):
+    am, tm = _both(torch, "MultiheadAttention", 4, 2, **ctor)
+    assert list(am.state_dict()) == list(tm.state_dict()) and repr(am) == repr(tm)
+    kdim, vdim = ctor.get("kdim", 4), ctor.get("vdim", 4)
+    first = ctor.get("batch_first", False)
+    shape = (lambda n, l, e: (n, l, e)) if first else (lambda n, l, e: (l, n, e))
+    arrays = [_u(*shape(2, 3, 4)), _u(*shape(2, 5, kdim)), _u(*shape(2, 5, vdim))]
+    xa, xt = _inputs(torch, arrays)
+    kw_a = {k: ag.tensor(v) if isinstance(v, np.ndarray) else v for k, v in call.items()}
+    kw_t = {k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in call.items()}
+    (oa, wa), (ot, wt) = am(*xa, **kw_a), tm(*xt, **kw_t)
+    assert_close(oa, ot)
+    assert (wa is None) == (wt is None)
+    if wt is not None:
+        assert_close(wa, wt)
+    cot = R.standard_normal(tuple(ot.shape))
+    pa, pt = list(am.parameters()) + xa, list(tm.parameters()) + xt
+    for a, t in zip(ag.autograd.grad(oa, pa, ag.tensor(cot)),
+                    torch.autograd.grad(ot, pt, torch.tensor(cot))):
+        assert_close(a, t)
+
+
+def test_multihead_attention_unbatched_and_errors(torch):
+    am, tm = _both(torch, "MultiheadAttention", 4, 2)
+    x = _u(3, 4)
+    (oa, wa), (ot, wt) = am(*[ag.tensor(x)] * 3), tm(*[torch.tensor(x)] * 3)
+    assert_close(oa, ot)
+    assert_close(wa, wt)
+    with pytest.raises(AssertionError, match="divisible"):
+        ag.nn.MultiheadAttention(5, 2)
+    with pytest.raises(RuntimeError, match="Need attn_mask"):
+        am(*[ag.tensor(x)] * 3, is_causal=True)

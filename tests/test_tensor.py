@@ -190,7 +190,7 @@ def test_metadata():
     assert a.size() == (2, 3, 4) and a.size(1) == 3 and a.size(-1) == 4
     assert a.dim() == a.ndim == 3 and a.numel() == 24 and len(a) == 2
     assert a.T.shape == (4, 3, 2)
-    assert a.device == "cpu" and a.device.type == "cpu" and not a.is_cuda
+    assert a.device == ag.device("cpu") and str(a.device) == "cpu" and a.device.type == "cpu" and not a.is_cuda
     assert repr(a.shape) == "arraygrad.Size([2, 3, 4])"
     assert a.shape.numel() == 24
     assert ag.tensor(1.0).shape == () and ag.tensor(1.0).dim() == 0

@@ -8,13 +8,16 @@
 from .dtypes import (dtype, float16, half, float32, float, float64, double, uint8, int8,  # noqa: F401
                      int16, short, int32, int, int64, long, bool, get_default_dtype,
                      set_default_dtype, promote_types, result_type as _result_type)
-from ._tensor import Tensor, Size, device  # noqa: F401
+from ._tensor import Tensor, Size  # noqa: F401
+from ._device import device, set_default_device, get_default_device  # noqa: F401
 from .core.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
                              is_grad_enabled, is_inference_mode_enabled)
+from .autograd.anomaly_mode import (is_anomaly_enabled, is_anomaly_check_nan_enabled,  # noqa: F401
+                                    set_anomaly_enabled)
 from .ops.creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empty, full,  # noqa: F401
                            zeros_like, ones_like, empty_like, full_like, arange, linspace,
-                           logspace, eye, manual_seed, seed, rand, randn, randint, randperm,
-                           rand_like, randn_like, normal)
+                           logspace, eye, manual_seed, seed, get_rng_state, set_rng_state,
+                           rand, randn, randint, randperm, rand_like, randn_like, normal)
 from .ops.elementwise import (add, sub, subtract, mul, multiply, div, divide, true_divide,  # noqa: F401
                               floor_divide, remainder, pow, neg, negative, rsub, exp, log, sqrt,
                               rsqrt, abs, sign, tanh, sigmoid, relu, sin, cos, tan, log1p, expm1,
@@ -47,7 +50,17 @@ from . import _tensor_methods  # noqa: F401
 from . import autograd  # noqa: F401
 from . import func  # noqa: F401
 from . import nn, optim  # noqa: F401
+from . import cuda, accelerator  # noqa: F401
+from .ops.special import lgamma, digamma, polygamma, erfinv, erfc, i0, sinc  # noqa: F401
+from . import special  # noqa: F401
+from .nn.functional import (cdist, pdist, pairwise_distance, cosine_similarity, bilinear,  # noqa: F401
+                            selu, celu, rrelu, prelu, hardshrink)
 from .func import vmap  # noqa: F401
+# training stack (train15): Generator, torch.utils.data, save/load
+from ._generator import Generator  # noqa: F401
+from .utils import data as _utils_data  # noqa: F401  (makes torch.utils.data reachable)
+from .serialization import save, load  # noqa: F401
+from .utils import checkpoint as _utils_checkpoint, benchmark as _utils_benchmark  # noqa: F401
 
 __version__ = "0.1.0"
 

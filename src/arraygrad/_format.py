@@ -28,20 +28,36 @@ def _nonfinite(v):
     return None
 
 
+_THRESHOLD, _EDGE = 1000, 3
+
+
+def _summarized(a):
+    """The entries a summarised print shows (torch's get_summarized_data): the number format
+    is chosen from these, so printing a huge tensor costs little more than a small one."""
+    if a.size <= _THRESHOLD:
+        return a
+    for axis, n in enumerate(a.shape):
+        if n > 2 * _EDGE:
+            a = np.concatenate([np.take(a, range(_EDGE), axis), np.take(a, range(n - _EDGE, n), axis)],
+                               axis)
+    return a
+
+
 def format_array(a, indent):
     a = np.asarray(a)
     if a.dtype.kind == "f":
-        fmt = _float_formatter(a.astype(np.float64))
+        fmt = _float_formatter(_summarized(a).astype(np.float64))
         formatter = {"float_kind": fmt}
     elif a.dtype.kind == "b":
-        width = 5 if a.size and not a.all() else 4     # torch pads True to False's width
+        shown = _summarized(a)
+        width = 5 if shown.size and not shown.all() else 4     # torch pads True to False's width
         formatter = {"bool": lambda v: ("True" if v else "False").rjust(width)}
     else:
         formatter = None
     if a.size == 0 and a.ndim == 1:
         return "[]"
     text = np.array2string(a, separator=", ", formatter=formatter, prefix=" " * indent,
-                           threshold=1000, edgeitems=3, max_line_width=80)
+                           threshold=_THRESHOLD, edgeitems=_EDGE, max_line_width=80)
     return text.replace(", ..., ", ",  ..., ")    # torch's summary marker within a row
 
 

@@ -7,6 +7,7 @@ interpreter it belongs to; its `_data` is None. See NOTE [levels].
 """
 import numpy as np
 
+from . import _device
 from . import dtypes as _dt
 from ._format import tensor_repr
 from .backends import backend_of
@@ -40,6 +41,7 @@ class Tensor:
     _hooks = None
     _post_accumulate_hooks = None
     _accum = None
+    _born = 0           # see core.dispatch.born_inside
 
     __array_priority__ = 1000
 
@@ -85,7 +87,7 @@ class Tensor:
 
     @property
     def device(self):
-        return _Device(backend_of(self._base_array()).device)
+        return _device.device(backend_of(self._base_array()).device)
 
     @property
     def is_cuda(self):
@@ -129,10 +131,14 @@ class Tensor:
 
     @property
     def requires_grad(self):
-        return self._requires_grad
+        return autograd_self(self)._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if self._lvl is not None and self._lvl.primal_autograd:
+            autograd_self(self).requires_grad = value
+            self._lvl.mirror(self)
+            return
         value = bool(value)
         if not value and self.grad_fn is not None:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
@@ -279,8 +285,6 @@ class Tensor:
             extra.append(f"grad_fn=<{self.grad_fn.name()}>")
         elif self._requires_grad:
             extra.append("requires_grad=True")
-        if "_is_param" in self.__dict__:
-            return "Parameter containing:\n" + tensor_repr(self, data, extra)
         return tensor_repr(self, data, extra)
 
     __str__ = __repr__
@@ -291,21 +295,25 @@ class Tensor:
         return iter(self.unbind(0))
 
     def __reduce_ex__(self, protocol):
-        return (_rebuild, (self.detach().numpy(), self._requires_grad, "_is_param" in self.__dict__))
+        return (_rebuild, (self.detach().numpy(), self._requires_grad))
 
     def __deepcopy__(self, memo):
-        out = self.detach().clone().requires_grad_(self._requires_grad) if self.is_leaf else self.clone()
-        if "_is_param" in self.__dict__:    # nn.Parameter stays a Parameter
-            out._is_param = True
+        """A new leaf with copies of the data and of `.grad`; only leaves can be copied (torch)."""
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support "
+                               "the deepcopy protocol at the moment.  If you were attempting to "
+                               "deepcopy a module, this may be because of a "
+                               "torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        out = self.detach().clone().requires_grad_(self._requires_grad)
         memo[id(self)] = out
+        if self._grad is not None:
+            out._grad = self._grad.__deepcopy__(memo)
         return out
 
 
-def _rebuild(array, requires_grad, is_param=False):
-    t = make(array.copy(), requires_grad)
-    if is_param:
-        t._is_param = True
-    return t
+def _rebuild(array, requires_grad):
+    return make(array.copy(), requires_grad)
 
 
 def _batched(t):
@@ -328,21 +336,6 @@ def _item_inside(t, control_flow=False):
                            "what you're doing with other operations.")
     # grad and jvp levels hold one concrete value: control flow on it is fine, as in torch.func
     return t._base_array().reshape(()).item()
-
-
-class _Device(str):
-    """Device name that compares equal to its string and has `.type`."""
-
-    @property
-    def type(self):
-        return self.split(":")[0]
-
-    def __repr__(self):
-        return f"device(type='{self.type}')"
-
-
-def device(name):
-    return _Device(str(name))
 
 
 def _wrap_dim(dim, ndim):
@@ -379,6 +372,34 @@ def lower(x):
         x = x._inner
         lvl = x._lvl
     return x
+
+
+def promote(t, lvl):
+    """Make `t`, a tensor below transform level `lvl`, a constant of `lvl` in place: what it
+    was moves into a new tensor one level down, which `t` now wraps. A view's base is
+    promoted first, and `t` stays a view of it at `lvl`."""
+    base = t._base
+    if base is not None and base._lvl is not lvl:
+        promote(base, lvl)
+    old = _new(Tensor)
+    for name in Tensor.__slots__[:-2]:
+        setattr(old, name, getattr(t, name))
+    old.__dict__.update(t.__dict__)
+    t.__dict__.clear()
+    t._data, t._lvl, t._inner, t._requires_grad, t.grad_fn, t._output_nr = \
+        None, lvl, old, False, None, 0
+    t._born = old._born
+    if base is not None:
+        old._base = base._inner
+        t._base, t._view_fn, t._view_version = base, old._view_fn, old._view_version
+
+
+def autograd_self(t):
+    """The tensor eager autograd tracks for `t`: `t`, or for a dual tensor its primal (a
+    dual level computes its primal with eager autograd, as torch's forward AD does)."""
+    while t._lvl is not None and t._lvl.primal_autograd:
+        t = t._inner
+    return t
 
 
 def wrap(inner, lvl, aux=None):

@@ -1,10 +1,13 @@
 """Tensor methods and operators: thin calls into the op families (one place)."""
 import builtins
 
+from . import _device
 from . import dtypes as _dt
 from ._tensor import Tensor
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
 from .ops import inplace
+from .ops import special as sp
+from .ops._checks import short_dtype_name
 
 
 def _m(fn):
@@ -56,25 +59,55 @@ _METHODS = {
     "index_fill": ix.index_fill, "fmod": ew.fmod, "diff": sh.diff, "kron": la.kron,
     "cross": la.cross, "cumprod": rd.cumprod,
 }
+_METHODS.update({"lgamma": sp.lgamma, "digamma": sp.digamma, "erfinv": sp.erfinv,
+                 "erfc": sp.erfc, "i0": sp.i0, "sinc": sp.sinc,
+                 "polygamma": lambda self, n: sp.polygamma(n, self)})
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _m(_fn))
 
 
-def _to(self, *args, dtype=None, **kwargs):
+def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False,
+        memory_format=None):
+    """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(other)`: a device this installation
+    cannot place data on raises (never silently stays on the cpu)."""
     for a in args:
         if isinstance(a, _dt.dtype):
             dtype = a
         elif isinstance(a, Tensor):
-            dtype = a.dtype
+            dtype, device = a.dtype, a.device
+        elif isinstance(a, (str, _device.device)):
+            device = a
+        else:
+            raise TypeError(f"to() received an invalid combination of arguments - got "
+                            f"{type(a).__name__}; expected a dtype, a device or a Tensor")
+    _device.check(device)
     if dtype is None or dtype is self.dtype:
-        return self
+        return self.clone() if copy else self
     return ew.convert(self, dtype)
 
 
+def _type(self, dtype=None, non_blocking=False):
+    """`x.type()` is torch's type string ('torch.FloatTensor'); `x.type(t)` converts to a dtype
+    or a type string."""
+    if dtype is None:
+        return f"torch.{short_dtype_name(self.dtype)}Tensor"
+    if isinstance(dtype, str):
+        name = dtype.rpartition(".")[2]
+        target = next((d for d in _dt._ALL if f"{short_dtype_name(d)}Tensor" == name), None)
+        if target is None or dtype.partition(".")[0] not in ("torch", "arraygrad"):
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = target
+    return _to(self, dtype)
+
+
+def _cuda(self, device=None, non_blocking=False, memory_format=None):
+    _device.check("cuda" if device is None else device)
+
+
 Tensor.to = _to
-Tensor.type = lambda self, dtype=None: self.dtype if dtype is None else _to(self, dtype)
-Tensor.cpu = lambda self: self
-Tensor.cuda = lambda self, *a, **k: self
+Tensor.type = _type
+Tensor.cpu = lambda self, memory_format=None: self
+Tensor.cuda = _cuda
 Tensor.float = lambda self: _to(self, _dt.float32)
 Tensor.double = lambda self: _to(self, _dt.float64)
 Tensor.half = lambda self: _to(self, _dt.float16)

@@ -3,8 +3,10 @@ from ..core.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_
                               is_grad_enabled)
 from .engine import backward, grad  # noqa: F401
 from . import graph  # noqa: F401
+from .anomaly_mode import set_detect_anomaly, detect_anomaly  # noqa: F401
 from . import functional  # noqa: F401
 from . import forward_ad  # noqa: F401,E402
 from .function import Function, FunctionCtx, once_differentiable, set_strict, is_strict  # noqa: F401,E402
 from . import function  # noqa: F401,E402
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401,E402
+from .check import check_function, CheckFunctionError  # noqa: F401,E402

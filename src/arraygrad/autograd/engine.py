@@ -10,18 +10,24 @@ import heapq
 
 from .. import _tensor as _t
 from ..core import grad_mode
+from .anomaly_mode import state as anomaly, apply_checked
 from .graph import AccumulateGrad, gradient_edge, checked_hook_result, FREED_MSG  # noqa: F401
 
 
-def _tensors(x, what):
+def _tensors(x, what, allow_none=True):
+    """`x` (a Tensor or a sequence) as a tuple; None entries only where `allow_none`."""
     if isinstance(x, _t.Tensor):
         return (x,)
     if x is None:
-        return ()
+        if allow_none:
+            return ()
+        raise TypeError(f"{what} must be a Tensor or a sequence of Tensors, got None")
     x = tuple(x)
-    for v in x:
-        if v is not None and not isinstance(v, _t.Tensor):
-            raise TypeError(f"{what} must be Tensors, got {type(v).__name__}")
+    for i, v in enumerate(x):
+        if v is None and allow_none:
+            continue
+        if not isinstance(v, _t.Tensor):
+            raise TypeError(f"{what} must be Tensors, got {type(v).__name__} at index {i}")
     return x
 
 
@@ -31,7 +37,7 @@ def _root_grads(roots, grads, create_graph):
         grads = (None,) * len(roots)
     grads = (grads,) if isinstance(grads, _t.Tensor) else tuple(grads)
     if len(grads) != len(roots):
-        raise RuntimeError(f"got {len(grads)} gradients for {len(roots)} outputs")
+        raise RuntimeError(f"got {len(roots)} tensors and {len(grads)} gradients")
     out = []
     for i, (r, g) in enumerate(zip(roots, grads)):
         if g is None:
@@ -47,8 +53,6 @@ def _root_grads(roots, grads, create_graph):
             if g.shape != r.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{g.shape} and output[{i}] has a shape of {r.shape}.")
-            if not create_graph:
-                g = g.detach()
         out.append(g)
     return out
 
@@ -66,13 +70,13 @@ def _edges(roots):
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
     """Accumulate d(tensors)/d(leaves) into the leaves' `.grad`."""
-    roots = _tensors(tensors, "tensors")
+    roots = _tensors(tensors, "backward(): tensors", allow_none=False)
     if retain_graph is None:
         retain_graph = create_graph
     edges = _edges(roots)
     grads = _root_grads(roots, grad_tensors, create_graph)
     if inputs is not None:
-        inputs = _tensors(inputs, "inputs")
+        inputs = _tensors(inputs, "backward(): inputs", allow_none=False)
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
     targets = None
@@ -91,8 +95,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
-    outs = _tensors(outputs, "outputs")
-    ins = _tensors(inputs, "inputs")
+    outs = _tensors(outputs, "grad(): outputs", allow_none=False)
+    ins = _tensors(inputs, "grad(): inputs", allow_none=False)
     if not ins:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     single = isinstance(inputs, _t.Tensor)
@@ -102,7 +106,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         retain_graph = create_graph
     if is_grads_batched:
         from ..func import vmap
-        gos = _tensors(grad_outputs, "grad_outputs")
+        gos = _tensors(grad_outputs, "grad(): grad_outputs")
         unused = set()      # vmap returns only tensors: unused inputs pass as zeros, then None
 
         def one(*g):
@@ -230,7 +234,12 @@ def run(root_edges, root_grads, keep_graph, create_graph, capture=None, targets=
             if needed is not None and not any(
                     needed.get(nxt) for nxt, _ in node.next_functions if nxt is not None):
                 continue
-            in_grads = _apply(node, buf) if buf else ()
+            if not buf:
+                in_grads = ()
+            elif anomaly.enabled:
+                in_grads = apply_checked(node, _apply, buf)
+            else:
+                in_grads = _apply(node, buf)
             nexts = node.next_functions
             for i, (nxt, nr) in enumerate(nexts):
                 if nxt is None or (needed is not None and not needed.get(nxt)):

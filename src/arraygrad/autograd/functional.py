@@ -61,6 +61,21 @@ def _check_v(v, others, is_tuple):
                                f"{a.shape}.")
 
 
+_SCALAR_INPUT = "the input to the user-provided function is a single Tensor with a single element"
+
+
+def _vector(v, refs, is_tuple, create_graph, fn_name, when_none):
+    """The product's vector as a tuple matching `refs`; None only where `refs` is one scalar."""
+    if v is None:
+        if len(refs) != 1 or refs[0].numel() != 1:
+            raise RuntimeError(f"The vector v can only be None if {when_none}.")
+        return (refs[0].new_ones(refs[0].shape),)
+    _, v = _as_tuple(v, "v", fn_name)
+    v = _fresh(v, create_graph, False)
+    _check_v(v, refs, is_tuple)
+    return v
+
+
 def _check_outputs(outputs, strict):
     if strict:
         for i, o in enumerate(outputs):
@@ -103,15 +118,8 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         is_in, inputs = _as_tuple(inputs, "inputs", "vjp")
         inputs = _fresh(inputs, create_graph, True)
         is_out, outputs = _call(func, inputs, "vjp", strict)
-        if v is None:
-            if len(outputs) != 1 or outputs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the user-provided function "
-                                   "returns a single Tensor with a single element.")
-            v = (outputs[0].new_ones(outputs[0].shape),)
-        else:
-            _, v = _as_tuple(v, "v", "vjp")
-            v = _fresh(v, create_graph, False)
-            _check_v(v, outputs, is_out)
+        v = _vector(v, outputs, is_out, create_graph, "vjp",
+                    "the user-provided function returns a single Tensor with a single element")
         grads = _grads(outputs, inputs, v, create_graph)
         res = _zeros_for_none(grads, inputs, strict, "output of the user-provided function")
     return _unpack(_finish(outputs, create_graph), is_out), _unpack(_finish(res, create_graph),
@@ -123,16 +131,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         is_in, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _fresh(inputs, create_graph, True)
-        if v is None:
-            if len(inputs) != 1 or inputs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the input to the "
-                                   "user-provided function is a single Tensor with a single "
-                                   "element.")
-            v = (inputs[0].new_ones(inputs[0].shape),)
-        else:
-            _, v = _as_tuple(v, "v", "jvp")
-            v = _fresh(v, create_graph, False)
-            _check_v(v, inputs, is_in)
+        v = _vector(v, inputs, is_in, create_graph, "jvp", _SCALAR_INPUT)
         is_out, outputs = _call(func, inputs, "jvp", strict)
         # NOTE [double backward]: g -> J^T g is linear in g; differentiating it with respect
         # to g along v gives J v
@@ -336,16 +335,7 @@ def _hessian_product(func, inputs, v, create_graph, strict, fn_name):
     with enable_grad():
         is_in, inputs = _as_tuple(inputs, "inputs", fn_name)
         inputs = _fresh(inputs, create_graph, True)
-        if v is None:
-            if len(inputs) != 1 or inputs[0].numel() != 1:
-                raise RuntimeError("The vector v can only be None if the input to the "
-                                   "user-provided function is a single Tensor with a single "
-                                   "element.")
-            v = (inputs[0].new_ones(inputs[0].shape),)
-        else:
-            _, v = _as_tuple(v, "v", fn_name)
-            v = _fresh(v, create_graph, False)
-            _check_v(v, inputs, is_in)
+        v = _vector(v, inputs, is_in, create_graph, fn_name, _SCALAR_INPUT)
         outputs = _scalar_output(func, inputs, fn_name, strict)
         jac = _grads(outputs, inputs, (outputs[0].new_ones(outputs[0].shape),), True)
         jac = _zeros_for_none(jac, inputs, strict, "output of the user-provided function")

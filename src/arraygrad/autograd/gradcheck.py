@@ -18,6 +18,7 @@ from .._tensor import Tensor
 from ..dtypes import float64
 from ..utils._pytree import tree_flatten
 from . import engine
+from .check_report import CheckReport, Mismatch, ModeResult, FAILED
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -26,7 +27,10 @@ _FULL_MAX = 36      # Jacobians up to this many entries are also printed in full
 
 
 class GradcheckError(RuntimeError):
-    """Raised by gradcheck/gradgradcheck when a check fails."""
+    """Raised by gradcheck/gradgradcheck when a check fails. For a Jacobian mismatch,
+    `.report` holds both Jacobians (`.report.plot()` draws them); otherwise None."""
+
+    report = None
 
 
 def _as_tuple(x):
@@ -223,7 +227,13 @@ def _compare(num, ana, atol, rtol, diff, outputs, what):
         for i, x in enumerate(diff):
             n, a = num[k][i], ana[k][i]
             if not np.allclose(a, n, rtol=rtol, atol=atol):
-                raise GradcheckError(what + _report(k, i, n, a, atol, rtol, x, o))
+                msg = what + _report(k, i, n, a, atol, rtol, x, o)
+                m = Mismatch(f"{what}output {k} w.r.t. input {i}", n, a, f"input {i}", x.shape,
+                             f"output {k}", o.shape, atol, rtol, "numerical", "analytical")
+                err = GradcheckError(msg)
+                err.report = CheckReport("gradcheck", [ModeResult("gradcheck", FAILED, msg,
+                                                                  mismatches=[m])])
+                raise err
 
 
 def _check_undefined_grad(func, inputs, diff):
@@ -389,11 +399,16 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   masked=False):
     """Check second derivatives: gradcheck of (inputs, grad_outputs) -> autograd.grad(...)."""
     inputs = _as_tuple(inputs)
-    if check_fwd_over_rev and not _fwd_over_rev_supported():
-        raise NotImplementedError("gradgradcheck(check_fwd_over_rev=True) needs autograd.grad "
-                                  "through dual tensors (forward AD over eager backward), which "
-                                  "arraygrad's forward_ad does not support yet; check "
-                                  "forward-over-reverse with func.jacfwd(func.jacrev(f)) instead")
+    # torch's argument checks, with torch's exception type
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError("Expected at least one of check_fwd_over_rev or check_rev_over_rev "
+                             "to be True")
+    if not check_rev_over_rev:
+        for flag, value in (("check_undefined_grad", check_undefined_grad),
+                            ("check_batched_grad", check_batched_grad)):
+            if value:
+                raise AssertionError(f"Setting {flag}=True requires check_rev_over_rev to be "
+                                     "True")
     if grad_outputs is None:
         rng = np.random.default_rng(0)
         outs = _outputs(func, inputs)
@@ -408,20 +423,68 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     else:
         grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)
+    diff_at = [i for i, t in enumerate(_tensors_in(inputs)) if t.requires_grad]
 
     def new_func(*args):
         ins, gos = args[:n_in], args[n_in:]
-        d = [t for t in _tensors_in(ins) if t.requires_grad]
+        # as torch, restore requires_grad: the forward-AD check passes detached dual inputs
+        flat = _tensors_in(ins)
+        d = [flat[i].requires_grad_() for i in diff_at]
         outs = [o for o in _outputs(func, ins) if o.requires_grad]
         grads = engine.grad(outs, d, gos, create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)
 
-    return gradcheck(new_func, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception, nondet_tol=nondet_tol,
-                     check_undefined_grad=check_undefined_grad,
-                     check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
-                     check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev,
-                     fast_mode=fast_mode)
+    checks = dict(eps=eps, atol=atol, rtol=rtol, raise_exception=raise_exception,
+                  nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
+                  check_grad_dtypes=check_grad_dtypes, fast_mode=fast_mode)
+    args = inputs + grad_outputs
+    fwd_func = new_func
+    if check_fwd_over_rev and not _fwd_over_rev_supported():
+        fwd_func = _reverse_by_transform(func, inputs, grad_outputs)
+    if fwd_func is new_func:
+        return gradcheck(new_func, args, check_batched_grad=check_batched_grad,
+                         check_forward_ad=check_fwd_over_rev,
+                         check_backward_ad=check_rev_over_rev, **checks)
+    ok = True
+    if check_rev_over_rev:
+        ok = gradcheck(new_func, args, check_batched_grad=check_batched_grad, **checks)
+    checks["check_undefined_grad"] = False      # a reverse-mode check
+    return ok and gradcheck(fwd_func, args, check_forward_ad=True, check_backward_ad=False,
+                            **checks)
+
+
+def _reverse_by_transform(func, inputs, grad_outputs):
+    """The gradients gradgradcheck differentiates, computed with func.vjp (which forward-AD
+    dual tensors pass through) instead of the eager engine, for the forward-over-reverse
+    check. Same outputs and same unused inputs dropped as the eager version."""
+    from ..func import vjp
+    n_in = len(inputs)
+    d_pos = [i for i, t in enumerate(_tensors_in(inputs)) if t.requires_grad]
+    outs = _outputs(func, inputs)
+    out_used = [o.requires_grad for o in outs]
+    eager = engine.grad([o for o in outs if o.requires_grad],
+                        [t for t in _tensors_in(inputs) if t.requires_grad], grad_outputs,
+                        allow_unused=True)
+    in_used = [g is not None for g in eager]
+
+    def rev(*args):
+        ins, gos = args[:n_in], args[n_in:]
+        ts = _tensors_in(ins)
+
+        def f(*dv):
+            new = ins
+            for i, v in zip(d_pos, dv):
+                new = _replace(new, ts[i], v)
+            return tuple(o for o, used in zip(_outputs(func, new), out_used) if used)
+        try:
+            _, pullback = vjp(f, *[ts[i] for i in d_pos])
+        except RuntimeError as e:
+            raise RuntimeError("gradgradcheck(check_fwd_over_rev=True) differentiates the "
+                               "gradients through func.vjp (forward AD does not run through "
+                               f"eager backward yet), which refused the function: {e}") from e
+        grads = pullback(tuple(gos))
+        return tuple(g for g, used in zip(grads, in_used) if used)
+    return rev
 
 
 def _fwd_over_rev_supported():

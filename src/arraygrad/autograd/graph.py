@@ -8,12 +8,14 @@ saved output of an eager node is held weakly (data strongly) so that a tensor
 and its own grad_fn form no reference cycle; it is rebuilt when needed.
 """
 import itertools
+import threading
 import weakref
 
 from .. import _tensor as _t
 from .._tensor import Tensor
 from ..dtypes import _FROM_NP
 from ..core import grad_mode
+from .anomaly_mode import state as anomaly, forward_stack
 
 _seq = itertools.count()
 
@@ -25,11 +27,23 @@ FREED_MSG = ("Trying to backward through the graph a second time (or directly ac
 
 
 class SavedTensor:
-    __slots__ = ("value", "version", "ref", "out_nr")
+    """One tensor a node keeps for its backward (torch's `_raw_saved_*` objects).
 
-    def __init__(self, value, owner_is_output=False, out_nr=0):
-        self.version = value._vc[0]
+    With saved-tensor hooks (`saved_tensors_hooks`, `register_hooks`) the node keeps what
+    `pack` returned and `unpack` rebuilds the tensor; as in torch there is then no
+    version check (the hooks own the value).
+    """
+    __slots__ = ("value", "version", "ref", "out_nr", "hooks", "edge")
+
+    def __init__(self, value, owner_is_output=False, out_nr=0, hooks=None):
         self.out_nr = out_nr
+        self.hooks = hooks
+        if hooks is not None:
+            self.ref = self.version = None
+            self.edge = _history(value, owner_is_output)
+            self.value = _run_pack(hooks[0], value)
+            return
+        self.version = value._vc[0]
         if owner_is_output:
             self.ref = weakref.ref(value)
             self.value = value._data
@@ -37,8 +51,56 @@ class SavedTensor:
             self.ref = None
             self.value = value
 
+    def register_hooks(self, pack_hook, unpack_hook):
+        """Pack the saved value now (detached, as torch) and unpack it on use."""
+        if not (callable(pack_hook) and callable(unpack_hook)):
+            raise TypeError("register_hooks: expected two callables (pack_hook, unpack_hook)")
+        if self.hooks is not None:
+            raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have "
+                               "already been set.")
+        t = self.value
+        if self.ref is not None:
+            t = self.ref()
+            t = _t.make(self.value) if t is None else t
+            self.edge = True
+        else:
+            self.edge = _history(t, False)
+        self.value = _run_pack(pack_hook, t.detach())
+        self.hooks = (pack_hook, unpack_hook)
+        self.ref = self.version = None
+
     def unpack(self, node):
         v = self.value
+        if self.hooks is not None:
+            cache = getattr(node, "_unpacked", None)
+            if cache is not None and self in cache:
+                return cache[self]
+            v = self.hooks[1](v)
+            if not isinstance(v, Tensor):
+                raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
+                                f"got result of type {type(v).__name__}")
+            v = self._reattach(v, node)
+            if cache is not None:
+                cache[self] = v
+            return v
+        return self._checked(v, node)
+
+    def _reattach(self, v, node):
+        """The unpacked value with the saved tensor's history (as torch: double backward
+        through a hooked saved tensor reaches what the original depended on)."""
+        edge = self.edge
+        if edge is None or v._lvl is not None:
+            return v
+        t = _t.make(v._data, True)
+        if edge is True:                    # a saved output: its node is `node`
+            t.grad_fn, t._output_nr = node, self.out_nr
+        elif isinstance(edge, AccumulateGrad):
+            t._accum = weakref.ref(edge)
+        else:
+            t.grad_fn, t._output_nr = edge
+        return t
+
+    def _checked(self, v, node):
         if self.ref is not None:
             t = self.ref()
             if t is None:
@@ -59,6 +121,98 @@ class SavedTensor:
         return v
 
 
+def _history(t, is_output):
+    """What a hooked saved tensor must reattach on unpack: True for an output of the
+    saving node, (grad_fn, output_nr), a leaf's AccumulateGrad, or None (no history)."""
+    if is_output:
+        return True
+    if t.grad_fn is not None:
+        return (t.grad_fn, t._output_nr)
+    return accumulator(t) if t._requires_grad else None
+
+
+# ----------------------------------------------------------------- saved-tensor hooks
+class _HooksState(threading.local):
+    def __init__(self):
+        self.stack = []           # (pack, unpack) pairs; the innermost is used
+        self.disabled = None      # the error message while disable_saved_tensors_hooks
+
+
+_hooks_state = _HooksState()
+
+
+def _run_pack(pack, t):
+    """pack(t) with the hooks suspended: what the hook itself computes is not packed again."""
+    stack = _hooks_state.stack
+    _hooks_state.stack = []
+    try:
+        return pack(t)
+    finally:
+        _hooks_state.stack = stack
+
+
+def current_saved_hooks():
+    """The innermost (pack, unpack) pair, or None: what a node recorded now should use."""
+    stack = _hooks_state.stack
+    return stack[-1] if stack else None
+
+
+class saved_tensors_hooks:
+    """Context manager: every tensor saved for backward inside it (by built-in ops and by
+    custom Functions' save_for_backward) is stored as `pack_hook(tensor)` and rebuilt by
+    `unpack_hook(packed)` when backward needs it. Graphs recorded by func transforms
+    (grad, vjp, jacrev) do not use them (torch refuses the hooks there).
+
+        >>> with autograd.graph.saved_tensors_hooks(lambda t: t.numpy(), torch.from_numpy):
+        ...     y = x.sin()         # keeps a NumPy array; backward rebuilds the tensor
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _hooks_state.disabled is not None:
+            raise RuntimeError(_hooks_state.disabled)
+        _hooks_state.stack.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        _hooks_state.stack.pop()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are kept on the CPU and moved back to their device for backward."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack(t):
+            return (t.device, t.cpu())
+
+        def unpack(packed):
+            device, t = packed
+            return t.to(device)
+        super().__init__(pack, unpack)
+
+
+class disable_saved_tensors_hooks:
+    """Context manager: saved-tensor hooks raise `error_message` while it is active
+    (for features that cannot work with them)."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        self._prev = _hooks_state.disabled
+        _hooks_state.disabled = self.error_message
+        if _hooks_state.stack:
+            _hooks_state.disabled = self._prev
+            raise RuntimeError(self.error_message)
+        return self
+
+    def __exit__(self, *exc):
+        _hooks_state.disabled = self._prev
+
+
 class Node:
     """Base of graph nodes (torch's `grad_fn` objects)."""
 
@@ -74,6 +228,8 @@ class Node:
     def __init__(self, next_functions=()):
         self.next_functions = next_functions
         self._seq = next(_seq)
+        if anomaly.enabled:
+            self.metadata["traceback_"] = forward_stack()
 
     @property
     def metadata(self):
@@ -165,13 +321,26 @@ _NOT_SAVED = object()
 class PrimNode(Node, RuleCtx):
     """Node of a builtin primitive: its vjp rule applied to the saved values."""
 
+    _edge_pos = None    # the args that are edges, where not all are (Primitive.nondiff_inputs)
+    hooked = False      # saved under saved-tensor hooks
+    _unpacked = None    # while a hooked node runs its vjp: SavedTensor -> unpacked value
+
     def __init__(self, prim, params, args, outs, next_functions, needs, level_owned):
+        if prim.nondiff_inputs or not prim.number_edges:
+            keep = tuple(i for i, a in enumerate(args) if i not in prim.nondiff_inputs
+                         and (prim.number_edges or isinstance(a, Tensor)))
+            if len(keep) != len(args):
+                self._edge_pos = keep
+                next_functions = tuple(next_functions[i] for i in keep)
         Node.__init__(self, next_functions)
         self.prim = prim
         self.params = params
         self.needs_input_grad = needs
         shapes, dtypes, saved = [], [], []
         save = prim.save
+        hooks = current_saved_hooks() if level_owned else None
+        if hooks is not None:
+            self.hooked = True
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
                 if a._lvl is None:
@@ -181,7 +350,8 @@ class PrimNode(Node, RuleCtx):
                 else:
                     shapes.append(tuple(a.shape))
                     dtypes.append(a.dtype)
-                saved.append(SavedTensor(a) if save is None or i in save else _NOT_SAVED)
+                saved.append(SavedTensor(a, hooks=hooks) if save is None or i in save
+                             else _NOT_SAVED)
             else:
                 shapes.append(None)
                 dtypes.append(None)
@@ -190,12 +360,37 @@ class PrimNode(Node, RuleCtx):
         self.dtypes = tuple(dtypes)
         self._saved = saved
         if prim.save_output:
-            self._saved_outs = [SavedTensor(o, level_owned, i) for i, o in enumerate(outs)]
+            self._saved_outs = [SavedTensor(o, level_owned, i, hooks) for i, o in enumerate(outs)]
         else:
             self._saved_outs = None
         self.n_outputs = len(outs)
         if self.n_outputs > 1:
             self._out_meta = [(o.shape, o.dtype) for o in outs]
+
+    def __getattr__(self, name):
+        """torch's saved-value attributes: `_saved_self`, `_saved_result`, `_saved_dim`,
+        `_raw_saved_self` (the SavedTensor), `_saved_self_sym_sizes` ..."""
+        raw = name.startswith("_raw_saved_")
+        if not (raw or name.startswith("_saved_")) or "prim" not in self.__dict__:
+            raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
+        key = name[11 if raw else 7:]
+        if key == "result" and self._saved_outs is not None and self.n_outputs == 1:
+            return self._saved_outs[0] if raw else self.outs[0]
+        names = self.prim.arg_names
+        if key in names[:len(self.shapes)]:
+            i = names.index(key)
+            v = self._saved[i] if self._saved is not None else None
+            if v is not _NOT_SAVED and (not raw or type(v) is SavedTensor or v is None):
+                if v is None and self._saved is None:
+                    raise RuntimeError(FREED_MSG)
+                return v if raw else self.inputs[i]
+        if not raw:
+            if key.endswith("_sym_sizes") and key[:-10] in names[:len(self.shapes)]:
+                return self.shapes[names.index(key[:-10])]
+            params = self.params
+            if key in params or (key == "dim" and "dims" in params):
+                return params[key] if key in params else params["dims"]
+        raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
 
     def materialize(self, grads):
         if self.n_outputs > 1 and any(g is None for g in grads):
@@ -225,14 +420,37 @@ class PrimNode(Node, RuleCtx):
         self._saved_outs = None
 
     def apply(self, grads):
+        if self._unpacked is None and self.hooked:
+            # NOTE [unpack once]: a rule may read a saved value several times; the user's
+            # unpack hook runs once per backward of the node, as torch's
+            self._unpacked = {}
+            try:
+                return self.apply(grads)
+            finally:
+                self._unpacked = None
         vjp = self.prim.vjp
         needs = self.needs_input_grad
         params = self.params
         if callable(vjp):
             res = vjp(self, *grads, **params)
+        elif vjp is None:
+            raise _no_vjp(self.prim, None)
         else:
-            res = [f(self, *grads, **params) if need else None for f, need in zip(vjp, needs)]
-        return validate_grads(self, res)
+            res = []
+            for i, (f, need) in enumerate(zip(vjp, needs)):
+                if need and f is None:
+                    raise _no_vjp(self.prim, i)
+                res.append(f(self, *grads, **params) if need else None)
+        res = validate_grads(self, res)
+        pos = self._edge_pos
+        return res if pos is None else [res[i] for i in pos]
+
+
+def _no_vjp(prim, i):
+    which = "" if i is None else f" for input {i}"
+    return RuntimeError(f"the derivative for '{prim.name}' is not implemented: primitive "
+                        f"'{prim.name}' has no vjp rule{which} (declare vjp= in its Primitive)")
+
 
 
 def validate_grads(node, grads):
@@ -295,17 +513,35 @@ class AccumulateGrad(Node):
 
     def accumulate(self, g, create_graph):
         v = self.variable
-        g = self.run_hooks(g)
-        if v.grad is None:
-            v.grad = g if create_graph else _fresh(g)
-        elif create_graph:
-            v.grad = v.grad + g
-        else:
-            grad = v.grad
-            grad._data += g._data if g._lvl is None else g.detach()._data
-            grad._vc[0] += 1    # an in-place add: anything that saved the old grad notices
+        if g._lvl is not None and v._lvl is None:
+            g = _t.autograd_self(g)     # a plain .grad holds a dual gradient's primal
+        accumulate_grad(v, self.run_hooks(g), create_graph, in_place=True)
         for hook in v._post_accumulate_hooks or ():
             hook(v)
+
+
+# NOTE [concurrent accumulation]
+# Backward passes may run in several threads into the same leaf (torch allows it and is
+# exact). `.grad += g` is a read-modify-write (NumPy releases the GIL inside it), so every
+# accumulation into a `.grad` holds this lock; hooks run outside it.
+_accumulate_lock = threading.Lock()
+
+
+def accumulate_grad(t, g, create_graph, in_place):
+    """`t.grad += g` under the lock. Without create_graph the first grad is a fresh copy and
+    a leaf's later ones are added in place (its version bumped: whatever saved the old
+    grad notices); with create_graph, or `in_place=False`, `.grad` becomes a new tensor."""
+    with _accumulate_lock:
+        grad = t.grad
+        if grad is None:
+            t.grad = g if create_graph else _fresh(g)
+        elif create_graph:
+            t.grad = grad + g
+        elif not in_place:
+            t.grad = grad + g.detach()
+        else:
+            grad._data += g._data if g._lvl is None else g.detach()._data
+            grad._vc[0] += 1
 
 
 def checked_hook_result(hook, g, r):
@@ -338,6 +574,8 @@ def accumulator(t):
 
 
 def gradient_edge(t):
+    if t._lvl is not None:
+        t = _t.autograd_self(t)
     if t._base is not None and t._vc[0] != t._view_version:
         from ..ops.inplace import refresh_view
         refresh_view(t)
@@ -372,13 +610,8 @@ def retain_grad_hook(t):
         t = ref()
         if t is None or t.grad_fn is None:
             return
-        create_graph = grad_mode.state.grad_enabled   # the engine runs in create_graph mode
-        if t.grad is None:
-            t.grad = g if create_graph else _fresh(g)
-        elif create_graph:
-            t.grad = t.grad + g
-        else:
-            t.grad = t.grad + g.detach()
+        # the engine runs in create_graph mode; a retained grad is replaced, as torch's
+        accumulate_grad(t, g, grad_mode.state.grad_enabled, in_place=False)
     hook._retains = True
     node = t.grad_fn
     if node._tensor_hooks is None:

@@ -34,5 +34,12 @@ class NumpyBackend:
         global _rng
         _rng = np.random.default_rng(s)
 
+    def rng_state(self):
+        """The global stream's state (a JSON-able dict)."""
+        return _rng.bit_generator.state
+
+    def set_rng_state(self, state):
+        _rng.bit_generator.state = state
+
 
 _rng = np.random.default_rng()

@@ -18,6 +18,7 @@ class _Stack(threading.local):
 
 
 _tls = _Stack()
+_entered = [0]      # transforms entered so far: tensors note it at birth (`born_here`)
 
 
 class Primitive:
@@ -34,11 +35,18 @@ class Primitive:
     reads the output(s). Unsaved tensors are not kept alive by the graph.
     node_name: the grad_fn's name, or a function of the node where torch's name
     depends on the overload (PowBackward0/1/2).
+    nondiff_inputs: inputs that are never edges of the node (where's condition);
+    number_edges: a Python number argument is an edge (None, 0) of the node, as torch's
+    wrapped-number tensors are (add, mul, where); False for ops whose torch overload takes
+    a Scalar (pow, fmod, remainder). Both only shape `next_functions` as torch's.
+    arg_names: torch's names of the inputs, for the node's `_saved_<name>` attributes
+    (default: self, other).
     """
 
     def __init__(self, name, impl, *, vjp=None, jvp=None, batch=None, save=None,
                  save_output=False, multiple_results=False, differentiable=True,
-                 node_name=None, nondiff_outputs=(), is_view=False):
+                 node_name=None, nondiff_outputs=(), is_view=False, nondiff_inputs=(),
+                 number_edges=True, arg_names=("self", "other")):
         self.name = name
         self.impl = impl
         self.vjp = vjp
@@ -51,6 +59,9 @@ class Primitive:
         self.node_name = node_name or "".join(p.capitalize() for p in name.split("_")) + "Backward0"
         self.nondiff_outputs = nondiff_outputs
         self.is_view = is_view
+        self.nondiff_inputs = nondiff_inputs
+        self.number_edges = number_edges
+        self.arg_names = arg_names
 
     custom = False  # True for autograd.Function calls: each level has one rule for them
 
@@ -71,6 +82,7 @@ class Interpreter:
     """
 
     kind = None
+    primal_autograd = False     # eager autograd sees this level's tensors as their values
 
     def __init__(self):
         self.level = None
@@ -79,6 +91,8 @@ class Interpreter:
     def __enter__(self):
         stack = _tls.interpreters
         self.level = len(stack) + 1
+        _entered[0] += 1
+        self.serial = _entered[0]
         self.alive = True
         stack.append(self)
         return self
@@ -99,9 +113,15 @@ class Interpreter:
         """A tensor of this level around `inner` laid out as `t`, with no derivative here."""
         return _t.wrap(inner, self)
 
-    def inplace(self, t, result):
+    def inplace(self, t, result, name):
+        """`t.op_(...)` for a tensor `t` of this level: make it hold `result`."""
         raise NotImplementedError(f"in-place operations on tensors inside {self.kind} are not "
                                   "supported yet; use the out-of-place op")
+
+    def snapshot(self, t, inner):
+        """`t` as it is now, around `inner` (a snapshot of its value): what an in-place op
+        computes from, so that saved values are not the ones it overwrites."""
+        return self.constant_like(t, inner)
 
 
 def current_interpreters():
@@ -114,14 +134,35 @@ def bind(prim, args, params):
         top = None
         for a in args:
             lvl = getattr(a, "_lvl", None)
-            if lvl is not None:
-                if not lvl.alive:
-                    return bind(prim, tuple(_t.lower(x) for x in args), params)
-                if top is None or lvl.level > top.level:
-                    top = lvl
-        if top is not None:
-            return top.process(prim, args, params)
+            if lvl is None:
+                base = getattr(a, "_base", None)
+                if base is None or base._lvl is None or not base._lvl.alive:
+                    continue
+                _t.promote(a, base._lvl)    # a view whose base became a tensor of a level
+                lvl = base._lvl
+            if not lvl.alive:
+                return bind(prim, tuple(_t.lower(x) for x in args), params)
+            if top is None or lvl.level > top.level:
+                top = lvl
+        out = eager.process(prim, args, params) if top is None else top.process(prim, args, params)
+        for o in (out if isinstance(out, (list, tuple)) else (out,)):
+            if isinstance(o, _t.Tensor):
+                o._born = _entered[0]
+        return out
     return eager.process(prim, args, params)
+
+
+def born_here(t):
+    """Mark `t`, just created, as born inside the live transforms (see `born_inside`)."""
+    if _tls.interpreters:
+        t._born = _entered[0]
+    return t
+
+
+def born_inside(t, lvl):
+    """Whether `t` was created while transform `lvl` (alive) was: torch lets a transform
+    write in place into such tensors, not into tensors it captured from outside."""
+    return t._born >= lvl.serial
 
 
 from .. import _tensor as _t  # noqa: E402

@@ -40,7 +40,7 @@ def process(prim, args, params):
     if record and prim.differentiable and grad_mode.state.grad_enabled:
         _record(prim, args, params, outs)
     if prim.is_view:
-        _mark_view(prim, args[0], params, outs[0])
+        mark_view(prim, args[0], params, outs[0])
     return outs if prim.multiple_results else outs[0]
 
 
@@ -61,7 +61,7 @@ def _record(prim, args, params, outs):
         o._output_nr = i
 
 
-def _mark_view(prim, src, params, out):
+def mark_view(prim, src, params, out):
     """`out` shares memory (and the version counter) with `src`; record how to redo the view."""
     out._vc = src._vc
     if not prim.differentiable:

@@ -71,7 +71,7 @@ class BatchInterpreter(Interpreter):
             return [self.wrap(o, d) for o, d in zip(out, out_bdims)]
         return self.wrap(out, out_bdims)
 
-    def inplace(self, t, result):
+    def inplace(self, t, result, name):
         """`t.op_(...)`: write the batched `result` into `t` (as torch allows in vmap)."""
         from ..ops import inplace
         r, rd = self.unwrap(result)
@@ -81,7 +81,7 @@ class BatchInterpreter(Interpreter):
                                    "result is vmapped over but the tensor written to is not (it "
                                    "was created outside vmap or from unbatched values). Please "
                                    "use the out-of-place operator instead.")
-            return inplace.apply(t, r)
+            return inplace.apply(t, r, name)
         logical = self.shape_of(t)
         bdim = t._aux
         if rd is None:
@@ -93,7 +93,7 @@ class BatchInterpreter(Interpreter):
             if missing:
                 r = r.reshape((r.shape[0],) + (1,) * missing + tuple(r.shape[1:]))
             r = move_bdim(r, 0, bdim)
-        inplace.apply(t._inner, r)
+        inplace.apply(t._inner, r, name)
         return t
 
     # ----------------------------------------------------------- randomness

@@ -12,6 +12,8 @@ from .. import _tensor as _t
 from ..autograd.graph import PrimNode, gradient_edge
 from ..core import grad_mode
 from ..core.dispatch import Interpreter, bind
+from ..core import eager
+from ..ops import inplace
 
 
 class GradInterpreter(Interpreter):
@@ -40,16 +42,27 @@ class GradInterpreter(Interpreter):
     def process(self, prim, args, params):
         if prim.custom:
             return prim.rule(self, args, params)
-        inner = tuple(self.unwrap(a) for a in args)
+        inner = []
+        track = False
+        for a in args:
+            if isinstance(a, _t.Tensor) and a._lvl is self:
+                if a._base is not None and a._vc[0] != a._view_version:
+                    inplace.refresh_view(a)     # its base was written: NOTE [in-place]
+                track = track or a._requires_grad
+                inner.append(a._inner)
+            else:
+                inner.append(a)
+        inner = tuple(inner)
         # lower levels keep the mode of outside the transform, and no_grad() inside it
         # holds at every level (a value computed under no_grad is constant to all of them)
         with grad_mode.set_grad_enabled(self.prev_grad_mode and grad_mode.state.grad_enabled):
             out = bind(prim, inner, params)
         outs = list(out) if prim.multiple_results else [out]
         wrapped = [self.lift(o) for o in outs]
-        if grad_mode.state.grad_enabled and prim.differentiable and any(
-                isinstance(a, _t.Tensor) and a._lvl is self and a._requires_grad for a in args):
+        if track and grad_mode.state.grad_enabled and prim.differentiable:
             self.record(prim, params, args, inner, outs, wrapped)
+        if prim.is_view and isinstance(args[0], _t.Tensor) and args[0]._lvl is self:
+            eager.mark_view(prim, args[0], params, wrapped[0])
         return wrapped if prim.multiple_results else wrapped[0]
 
     def record(self, prim, params, args, inner, outs, wrapped):
@@ -66,9 +79,17 @@ class GradInterpreter(Interpreter):
             w.grad_fn = node
             w._output_nr = i
 
-    def inplace(self, t, result):
-        from ..ops import inplace
-        inplace.apply(t._inner, result._inner if result._lvl is self else result)
-        if result._lvl is self and result.grad_fn is not None:
-            t.grad_fn, t._output_nr, t._requires_grad = result.grad_fn, result._output_nr, True
+    def inplace(self, t, result, name):
+        """Write below, then rewrite `t`'s history at this level as eager autograd does
+        (views of a base rewrite the base's: NOTE [in-place])."""
+        inplace.check(t, name)
+        inplace.apply(t._inner, result._inner if result._lvl is self else result, name)
+        inplace.track(t, result if result._lvl is self else self.lift(result), name)
         return t
+
+    def snapshot(self, t, inner):
+        if t._base is not None and t._vc[0] != t._view_version:
+            inplace.refresh_view(t)
+        s = self.lift(inner, t._requires_grad)
+        s.grad_fn, s._output_nr = t.grad_fn, t._output_nr
+        return s

@@ -14,4 +14,16 @@ from .modules import (Bilinear, Softmin, Softmax2d, SiLU, Mish, SELU, Hardswish,
                       BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d,
                       InstanceNorm3d, LayerNorm, RMSNorm, GroupNorm, LocalResponseNorm, Dropout,
                       Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout,
-                      Embedding, EmbeddingBag)
+                      Embedding, EmbeddingBag, MultiheadAttention, CTCLoss,
+                      MultiLabelMarginLoss, PairwiseDistance, CosineSimilarity)
+from .modules import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,  # noqa: F401
+                      ConvTranspose3d, MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d,
+                      AvgPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
+                      AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d, Fold, Unfold,
+                      PixelShuffle, PixelUnshuffle, Upsample, UpsamplingNearest2d,
+                      UpsamplingBilinear2d, ZeroPad1d, ZeroPad2d, ZeroPad3d, ConstantPad1d,
+                      ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
+                      ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
+                      CircularPad1d, CircularPad2d, CircularPad3d)
+from .modules import ModuleDict, ParameterList, ParameterDict  # noqa: F401
+from . import utils  # noqa: F401

@@ -1,7 +1,9 @@
-"""torch.nn.functional: activations and losses built from arraygrad ops.
+"""torch.nn.functional: activations, losses, normalisation, dropout, embeddings,
+distances and attention built from arraygrad ops.
 
 Every function here is a composition of primitives, so gradients, double
-gradients and the func transforms work through it with no extra rules.
+gradients and the func transforms work through it with no extra rules; the one
+exception, the padded embedding lookup, is a custom Function (NOTE [padding rows]).
 
     import arraygrad.nn.functional as F
     loss = F.cross_entropy(logits, target)      # logits (N, C), target (N,) int64
@@ -11,10 +13,18 @@ import warnings
 
 from .. import dtypes as _dt
 from .. import _tensor as _t
+from ..autograd.function import Function
 from ..core.grad_mode import no_grad
 from ..ops import creation, elementwise as ew, index as ix, linalg as la, reduce as rd, shape as sh
 from ..ops.inplace import apply as _inplace
 from .modules.module import _size
+from ..ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d,  # noqa: F401
+                        conv_transpose2d, conv_transpose3d, unfold, fold)
+from ..ops.pool import (max_pool1d, max_pool2d, max_pool3d, avg_pool1d,  # noqa: F401
+                        avg_pool2d, avg_pool3d, adaptive_avg_pool1d, adaptive_avg_pool2d,
+                        adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
+                        adaptive_max_pool3d)
+from ..ops.resample import pad, interpolate, pixel_shuffle, pixel_unshuffle  # noqa: F401
 
 
 # ----------------------------------------------------------------- activations
@@ -103,17 +113,16 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 
 
 def prelu(input, weight):
-    """leaky_relu with a learned slope per channel (dim 1, or dim 0 of a 1-d input)."""
+    """leaky_relu with a learned slope: one, or one per channel (dim 1)."""
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: weight must be 0-d or 1-d, got {weight.ndim}-d")
     c = weight.numel()
     if c != 1:
-        cdim = 0 if input.ndim == 1 else 1
-        if input.ndim == 0 or input.shape[cdim] != c:
+        channels = input.shape[1] if input.ndim >= 2 else 1
+        if channels != c:
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
-                               f"parameter numbers = {c} and channel size = "
-                               f"{input.shape[cdim] if input.ndim else 1}.")
-        weight = weight.reshape([c] + [1] * (input.ndim - cdim - 1))
+                               f"parameter numbers = {c} and channel size = {channels}.")
+        weight = weight.reshape([c] + [1] * (input.ndim - 2))
     elif weight.ndim == 1 and input.ndim == 0:
         weight = weight.reshape(())
     return ew.where(input > 0, input, weight * input)
@@ -396,7 +405,12 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     d = input - target
     a = ew.abs(d)
     loss = ew.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
-    return _weighted(loss, weight, input, reduction)
+    if weight is not None:
+        # unlike mse/l1, torch's weighted huber mean is a plain mean of the weighted terms
+        if weight.shape != input.shape:
+            raise ValueError("Weights and input must have the same size.")
+        loss = loss * weight
+    return _reduce(loss, reduction)
 
 
 def _check_bce_sizes(input, target):
@@ -599,6 +613,28 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return _reduce(loss, reduction)
 
 
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """sum over target classes j and non-target classes i of max(0, 1 - x[j] + x[i]) / C;
+    each row of `target` lists its classes, ended by the first -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    unbatched = input.ndim <= 1
+    x = input.reshape(1, -1) if unbatched else input
+    t = target.reshape(1, -1) if unbatched else target
+    if t.shape != x.shape:
+        raise RuntimeError(f"multilabel_margin_loss: inconsistent target size: "
+                           f"{_size(target.shape)} for input of size: {_size(input.shape)}")
+    valid = rd.cumprod((t != -1).to(_dt.int64), 1) > 0              # (N, J) before the first -1
+    classes = creation.arange(x.shape[1])
+    member = (ew.eq(t.unsqueeze(2), classes) & valid.unsqueeze(2)).any(1)      # (N, C)
+    x_j = x.gather(1, ew.where(valid, t, 0)).unsqueeze(2)                      # (N, J, 1)
+    hinge = ew.clamp_min(1 - x_j + x.unsqueeze(1), 0)                          # (N, J, C)
+    keep = valid.unsqueeze(2) & ~member.unsqueeze(1)
+    loss = ew.where(keep, hinge, 0.0).sum((1, 2)) / x.shape[1]
+    if unbatched:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction="mean"):
     reduction = _reduction(size_average, reduce, reduction)
@@ -610,11 +646,30 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 
 # ----------------------------------------------------------------- distances
+def _pnorm(d, p, dim, keepdim=False):
+    """p-norm along `dim` whose gradient at a zero vector is 0, as torch's distances
+    (sum |d|^p is replaced by 1 there before the root, so no inf * 0)."""
+    if p in (1, 2, math.inf):
+        return rd.norm(d, p, dim, keepdim)
+    total = (ew.abs(d) ** p).sum(dim, keepdim)
+    zero = total == 0
+    return ew.where(zero, 0.0, ew.where(zero, 1.0, total) ** (1.0 / p))
+
+
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """p-norm of x1 - x2 + eps along the last dim."""
     d = x1 - x2 + eps
-    return rd.norm(d, p, -1 if d.ndim else None, keepdim)
+    return _pnorm(d, p, -1 if d.ndim else None, keepdim)
 
+
+
+def pdist(input, p=2):
+    """Distances between the rows of a 2-d input, the upper triangle of cdist, row-major."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    rows = creation.arange(input.shape[0])
+    i, j = (rows.unsqueeze(1) < rows).nonzero(as_tuple=True)
+    return _pnorm(input[i] - input[j], p, -1)
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1/|x1| * x2/|x2|) along `dim`; the norms are clamped at eps (gradient passes)."""
@@ -643,7 +698,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     d = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     if p == 0:
         return (d != 0).sum(-1).to(x1.dtype)
-    return rd.norm(d, p, -1)
+    return _pnorm(d, p, -1)
 
 
 # ----------------------------------------------------------------- normalisation
@@ -659,6 +714,11 @@ def _channel(param, ndim):
 
 
 def _update_running(running, value, momentum):
+    """running = (1 - momentum) running + momentum value, in place. Statistics carry no
+    derivative: like torch, the update sees `value` below any grad or jvp transform (under
+    vmap a batched value cannot go into an unbatched buffer, and the batch level says so)."""
+    while value._lvl is not None and value._lvl.kind != "batch":
+        value = value._inner
     with no_grad():
         running.mul_(1 - momentum).add_(value.detach() * momentum)
 
@@ -939,6 +999,37 @@ def _row_counts(input, num):
     return ew.eq(input.reshape(-1).unsqueeze(1), creation.arange(num)).sum(0)
 
 
+# NOTE [padding rows]: torch's embedding backward gives the padding row no gradient, while its
+# forward AD (and finite differences) see the true derivative, which includes that row. No
+# composition has a reverse rule that differs from its forward rule, so the padded lookup is a
+# custom Function: a primitive whose backward masks and whose jvp does not.
+class _PaddedLookup(Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(weight, input, padding_idx):
+        return weight[input]
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        weight, input, ctx.padding_idx = inputs
+        ctx.rows = weight.shape[0]
+        ctx.save_for_backward(input)
+        ctx.save_for_forward(input)
+
+    @staticmethod
+    def backward(ctx, g):
+        input, = ctx.saved_tensors
+        g = ew.where((input == ctx.padding_idx).unsqueeze(-1), 0.0, g)
+        grad = creation.zeros(ctx.rows, g.shape[-1], dtype=g.dtype)
+        return ix.index_put(grad, (input,), g, accumulate=True), None, None
+
+    @staticmethod
+    def jvp(ctx, weight_t, input_t, padding_t):
+        input, = ctx.saved_tensors
+        return weight_t[input]
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Rows of `weight` picked by the integer `input`: out[..., :] = weight[input[...]]."""
@@ -956,12 +1047,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             raise IndexError("index out of range in self")
     if max_norm is not None:
         _renorm_rows(weight, input, max_norm, norm_type)
-    out = weight[input]
+    out = weight[input] if padding_idx is None else _PaddedLookup.apply(weight, input,
+                                                                        padding_idx)
     if scale_grad_by_freq:
         freq = _row_counts(input, num)[input].to(weight.dtype)
         out = _scale_grad(out, (1.0 / freq).unsqueeze(-1))
-    if padding_idx is not None:
-        out = ew.where((input == padding_idx).unsqueeze(-1), out.detach(), out)
     return out
 
 
@@ -1034,7 +1124,7 @@ def _bags_from_offsets(input, offsets, include_last_offset, per_sample_weights):
     L the longest bag: the padded layout lets every mode reduce along dim 1."""
     n = input.shape[0]
     if offsets.numel() and int(offsets[0]) != 0:
-        raise ValueError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
+        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
                          f"has to start from position 0. However, got {int(offsets[0])}")
     ends = creation.tensor([n], dtype=_dt.int64)
     if include_last_offset:
@@ -1106,3 +1196,202 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0:
         weights = dropout(weights, dropout_p, True)
     return la.matmul(weights, value)
+
+
+def _float_mask(mask, dtype, name):
+    """A bool mask (True = masked out) as an additive float mask; a float mask stays."""
+    if mask is None:
+        return None
+    if mask.dtype is _dt.bool:
+        return ew.where(mask, -math.inf, 0.0).to(dtype)
+    if not mask.dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of {name} are supported")
+    return mask
+
+
+def _pad_last(mask):
+    """`mask` with one more (unmasked) column: the extra key of bias_k or add_zero_attn."""
+    return None if mask is None else sh.cat(
+        [mask, creation.zeros(*mask.shape[:-1], 1, dtype=mask.dtype)], -1)
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
+                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
+                                 key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights=True, is_causal=False):
+    """torch's multi-head attention: (L, N, E) or unbatched (L, E) inputs -> (output, weights
+    averaged over heads or per head, or None without need_weights)."""
+    batched = query.ndim == 3
+    if query.ndim not in (2, 3) or key.ndim != query.ndim or value.ndim != query.ndim:
+        raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received "
+                             f"{query.ndim}-D query tensor")
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {embed_dim}")
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the "
+                           "Transformer module method `generate_square_subsequent_mask` to "
+                           "create this mask.")
+    key_padding_mask = _float_mask(key_padding_mask, query.dtype, "key_padding_mask")
+    attn_mask = _float_mask(attn_mask, query.dtype, "attn_mask")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    b_q = b_k = b_v = None
+    if in_proj_bias is not None:
+        b_q, b_k, b_v = sh.chunk(in_proj_bias, 3)
+    if use_separate_proj_weight:
+        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+    else:
+        w_q, w_k, w_v = sh.chunk(in_proj_weight, 3)
+    q = linear(query, w_q, b_q)
+    k = linear(key, w_k, b_k)
+    v = linear(value, w_v, b_v)
+    if attn_mask is not None:
+        if attn_mask.ndim == 2:
+            if tuple(attn_mask.shape) != (tgt_len, key.shape[0]):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {_size(attn_mask.shape)}, "
+                                   f"but should be {(tgt_len, key.shape[0])}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, key.shape[0]):
+            raise RuntimeError(f"The shape of the 3D attn_mask is {_size(attn_mask.shape)}, but "
+                               f"should be {(bsz * num_heads, tgt_len, key.shape[0])}.")
+    if bias_k is not None and bias_v is not None:
+        k = sh.cat([k, bias_k.expand(1, bsz, embed_dim)])
+        v = sh.cat([v, bias_v.expand(1, bsz, embed_dim)])
+        attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
+    # heads folded into the batch: (N * heads, length, head_dim)
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = (k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+         if static_k is None else static_k)
+    v = (v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+         if static_v is None else static_v)
+    if add_zero_attn:
+        k = sh.cat([k, creation.zeros(bsz * num_heads, 1, head_dim, dtype=k.dtype)], 1)
+        v = sh.cat([v, creation.zeros(bsz * num_heads, 1, head_dim, dtype=v.dtype)], 1)
+        attn_mask, key_padding_mask = _pad_last(attn_mask), _pad_last(key_padding_mask)
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (bsz, src_len):
+            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
+                                 f"{tuple(key_padding_mask.shape)}")
+        kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)
+        kpm = kpm.reshape(bsz * num_heads, 1, src_len)
+        attn_mask = kpm if attn_mask is None else attn_mask + kpm
+    if not training:
+        dropout_p = 0.0
+    scores = la.matmul(q * math.sqrt(1.0 / head_dim), k.transpose(-2, -1))
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    weights = rd.softmax(scores, -1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p)
+    out = la.matmul(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+    if not batched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
+    if average_attn_weights:
+        weights = weights.mean(1)
+    return out, (weights.squeeze(0) if not batched else weights)
+
+
+# NOTE [ctc in log space]: the forward (alpha) recursion runs over time (a loop over T, the
+# recursion's own order) and is vectorised over the batch and the extended label positions.
+# Impossible states hold a large finite negative number instead of -inf, so that logsumexp's
+# gradient stays finite (exp(-1e30 - x) is exactly 0); a loss that no alignment reaches is
+# then mapped back to inf, as torch's.
+_CTC_NEG = -1e30
+
+
+def _as_lengths(lengths, n, name):
+    if not isinstance(lengths, _t.Tensor):
+        lengths = creation.tensor(list(lengths), dtype=_dt.int64)
+    if lengths.ndim != 1 or lengths.shape[0] != n:
+        raise RuntimeError(f"ctc_loss: {name} must be of size batch_size ({n}), got "
+                           f"{_size(lengths.shape)}")
+    return lengths.to(_dt.int64)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    """Connectionist temporal classification loss of log_probs (T, N, C) (or (T, C)) against
+    padded (N, S) or concatenated targets."""
+    reduction = _reduction(None, None, reduction)
+    unbatched = log_probs.ndim == 2
+    if unbatched:
+        log_probs = log_probs.unsqueeze(1)
+        targets = targets.unsqueeze(0) if targets.ndim == 1 else targets
+        input_lengths = [int(input_lengths)] if not isinstance(input_lengths, _t.Tensor) \
+            else input_lengths.reshape(1)
+        target_lengths = [int(target_lengths)] if not isinstance(target_lengths, _t.Tensor) \
+            else target_lengths.reshape(1)
+    if log_probs.ndim != 3:
+        raise RuntimeError(f"ctc_loss: log_probs must be 2-d or 3-d, got {log_probs.ndim}-d")
+    t_max, n, c = log_probs.shape
+    if not 0 <= blank < c:
+        raise RuntimeError("blank must be in label range")
+    in_len = _as_lengths(input_lengths, n, "input_lengths")
+    tg_len = _as_lengths(target_lengths, n, "target_lengths")
+    if in_len.numel() and int(in_len.max()) > t_max:
+        raise RuntimeError(f"Expected input_lengths to have value at most {t_max}, but got "
+                           f"value {int(in_len.max())} (while checking arguments for ctc_loss_cpu)")
+    s_max = int(tg_len.max()) if n else 0
+    if targets.ndim == 2:
+        if targets.shape[1] < s_max:
+            raise RuntimeError(f"Expected tensor to have size at least {s_max} at dimension 1, "
+                               f"but got size {targets.shape[1]} for argument #2 'targets' (while "
+                               "checking arguments for ctc_loss_cpu)")
+        labels = targets[:, :s_max].to(_dt.int64)
+    else:
+        ends = rd.cumsum(tg_len, 0)
+        pos = (ends - tg_len).unsqueeze(1) + creation.arange(s_max)
+        labels = targets.to(_dt.int64)[ew.where(creation.arange(s_max) < tg_len.unsqueeze(1),
+                                                pos, 0)] if targets.numel() else \
+            creation.zeros(n, s_max, dtype=_dt.int64)
+    width = 2 * s_max + 1
+    # extended labels: blank, l1, blank, l2, ..., blank
+    ext = creation.full((n, width), blank, dtype=_dt.int64)
+    if s_max:
+        ext[:, 1::2] = labels
+    s_idx = creation.arange(width)
+    live = s_idx < (2 * tg_len + 1).unsqueeze(1)                      # (N, W)
+    skip = creation.zeros(n, width, dtype=_dt.bool) if width < 3 else sh.cat(
+        [creation.zeros(n, 2, dtype=_dt.bool), (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])],
+        1)
+    lp = log_probs.gather(2, ext.unsqueeze(0).expand(t_max, n, width))  # (T, N, W)
+    neg = creation.full((n, 1), _CTC_NEG, dtype=log_probs.dtype)
+    alpha = ew.where((s_idx < 2).unsqueeze(0) & live, lp[0], _CTC_NEG) if t_max else None
+    for t in range(1, t_max):
+        prev1 = sh.cat([neg, alpha[:, :-1]], 1)
+        prev2 = ew.where(skip, sh.cat([neg, neg, alpha[:, :-2]], 1)[:, :width], _CTC_NEG)
+        new = rd.logsumexp(sh.stack([alpha, prev1, prev2]), 0) + lp[t]
+        new = ew.where(live, new, _CTC_NEG)
+        alpha = ew.where((in_len > t).unsqueeze(1), new, alpha)
+    last = 2 * tg_len
+    ends_at = (s_idx == last.unsqueeze(1)) | ((s_idx == (last - 1).unsqueeze(1)) &
+                                              (tg_len > 0).unsqueeze(1))
+    if alpha is None:
+        loss = creation.full((n,), math.inf, dtype=log_probs.dtype)
+    else:
+        loss = -rd.logsumexp(ew.where(ends_at, alpha, _CTC_NEG), 1)
+        loss = ew.where(loss > -_CTC_NEG / 2, math.inf, loss)
+        if t_max and bool((in_len == 0).any()):
+            loss = ew.where(in_len == 0, ew.where(tg_len == 0, 0.0, math.inf), loss)
+    if zero_infinity:
+        loss = ew.where(ew.isinf(loss), 0.0, loss)
+    if reduction == "mean":
+        return (loss / ew.clamp_min(tg_len, 1).to(loss.dtype)).mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss.squeeze(0) if unbatched else loss

@@ -5,7 +5,9 @@
 """
 import math
 
+from ..backends import default_backend
 from ..core.grad_mode import no_grad
+from ..ops import creation
 
 
 def calculate_gain(nonlinearity, param=None):
@@ -48,14 +50,101 @@ def _fan(tensor, mode):
     return fan_in if mode == "fan_in" else fan_out
 
 
-def uniform_(tensor, a=0.0, b=1.0, generator=None):
+def _rng(generator):
+    """The stream to draw from: the generator's own, or the global one."""
+    return generator._rng if generator is not None else default_backend().random()
+
+
+def _fill(tensor, values):
+    """Copy drawn values into `tensor` without recording history."""
     with no_grad():
-        return tensor.uniform_(a, b)
+        return tensor.copy_(creation.tensor(values, dtype=tensor.dtype))
+
+
+def uniform_(tensor, a=0.0, b=1.0, generator=None):
+    if generator is None:
+        with no_grad():
+            return tensor.uniform_(a, b)
+    return _fill(tensor, generator._rng.uniform(a, b, tuple(tensor.shape)))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
+    if generator is None:
+        with no_grad():
+            return tensor.normal_(mean, std)
+    return _fill(tensor, generator._rng.normal(mean, std, tuple(tensor.shape)))
+
+
+def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+    """N(mean, std) restricted to [a, b] (redrawing the values that fall outside)."""
+    if not a < b:
+        raise ValueError(f"trunc_normal_: expected a < b, got a={a}, b={b}")
+    rng, shape = _rng(generator), tuple(tensor.shape)
+    values = rng.normal(mean, std, shape)
+    bad = (values < a) | (values > b)
+    while bad.any():
+        values[bad] = rng.normal(mean, std, int(bad.sum()))
+        bad = (values < a) | (values > b)
+    return _fill(tensor, values)
+
+
+def orthogonal_(tensor, gain=1, generator=None):
+    """A (semi-)orthogonal matrix from the QR decomposition of a Gaussian one (the trailing
+    dimensions flattened), as torch."""
+    if tensor.dim() < 2:
+        raise ValueError("Only tensors with 2 or more dimensions are supported")
+    if tensor.numel() == 0:
+        return tensor
+    rows = tensor.shape[0]
+    cols = tensor.numel() // rows
+    flat = _rng(generator).normal(0.0, 1.0, (rows, cols))
+    if rows < cols:
+        flat = flat.T
+    xp = default_backend().xp
+    q, r = xp.linalg.qr(flat)
+    q = q * xp.sign(xp.diagonal(r))
+    if rows < cols:
+        q = q.T
+    return _fill(tensor, (q * gain).reshape(tuple(tensor.shape)))
+
+
+def eye_(tensor):
+    """The identity matrix (2-d tensors)."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
     with no_grad():
-        return tensor.normal_(mean, std)
+        return tensor.copy_(creation.eye(*tensor.shape, dtype=tensor.dtype))
+
+
+def dirac_(tensor, groups=1):
+    """The convolution kernel that keeps its input (per group): 1 at each centre of
+    channel d -> d, 0 elsewhere (3-, 4- or 5-d tensors)."""
+    dims = tensor.dim()
+    if dims not in (3, 4, 5):
+        raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
+    if tensor.shape[0] % groups != 0:
+        raise ValueError("dim 0 must be divisible by groups")
+    per_group = tensor.shape[0] // groups
+    centre = tuple(s // 2 for s in tensor.shape[2:])
+    with no_grad():
+        tensor.zero_()
+        for g in range(groups):
+            for d in range(min(per_group, tensor.shape[1])):
+                tensor[(g * per_group + d, d) + centre] = 1
+    return tensor
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """N(0, std) with a fraction `sparsity` of each column set to zero (2-d tensors)."""
+    if tensor.dim() != 2:
+        raise ValueError("Only tensors with 2 dimensions are supported")
+    rows, cols = tensor.shape
+    rng = _rng(generator)
+    values = rng.normal(0.0, std, (rows, cols))
+    num_zeros = int(math.ceil(sparsity * rows))
+    for c in range(cols):
+        values[rng.permutation(rows)[:num_zeros], c] = 0
+    return _fill(tensor, values)
 
 
 def constant_(tensor, val):
@@ -74,12 +163,12 @@ def ones_(tensor):
 def xavier_uniform_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     bound = gain * math.sqrt(6.0 / float(fan_in + fan_out))
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def xavier_normal_(tensor, gain=1.0, generator=None):
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)))
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
@@ -88,11 +177,11 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
         return tensor
     fan = _fan(tensor, mode)
     bound = math.sqrt(3.0) * calculate_gain(nonlinearity, a) / math.sqrt(fan)
-    return uniform_(tensor, -bound, bound)
+    return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     if 0 in tensor.shape:
         return tensor
     fan = _fan(tensor, mode)
-    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan))
+    return normal_(tensor, 0.0, calculate_gain(nonlinearity, a) / math.sqrt(fan), generator)

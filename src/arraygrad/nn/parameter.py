@@ -1,22 +1,16 @@
 """Parameter: a leaf tensor that a Module registers when assigned to it.
 
 # NOTE [Parameter is a Tensor]
-The dispatcher's fast path tests `type(a) is Tensor`, so a subclass would be
-slower everywhere and missed by exact type checks. A Parameter is therefore a
-plain Tensor carrying the flag `_is_param`; `isinstance(t, Parameter)` reads
-the flag (as torch's `_ParameterMeta` does for its own purposes). It shares
-memory and the version counter with the tensor it was made from.
+A Parameter is a Tensor subclass, as torch's. Ops on it return plain Tensors
+(their results are made by `_tensor.make`), and nothing in the dispatcher's fast
+path depends on the exact type of a leaf. It shares memory and the version
+counter with the tensor it was made from.
 """
 from .. import _tensor as _t
 from ..ops import creation, shape
 
 
-class _ParameterMeta(type):
-    def __instancecheck__(cls, obj):
-        return type(obj) is _t.Tensor and "_is_param" in obj.__dict__
-
-
-class Parameter(metaclass=_ParameterMeta):
+class Parameter(_t.Tensor):
     """A tensor that is a module parameter: `nn.Parameter(torch.randn(3, 4))`.
 
     Assigning it to a Module attribute registers it in `parameters()`.
@@ -31,7 +25,30 @@ class Parameter(metaclass=_ParameterMeta):
         if data._lvl is not None:
             raise RuntimeError("Parameter(): cannot make a parameter from a tensor inside a "
                                f"{data._lvl.kind} transform; create parameters outside transforms")
-        p = shape.detach(data)
+        src = shape.detach(data)
+        p = object.__new__(cls)
+        p._data, p._vc = src._data, src._vc
+        p._lvl, p._requires_grad, p.grad_fn, p._output_nr = None, False, None, 0
         p.requires_grad_(requires_grad)
-        p._is_param = True
         return p
+
+    def __init__(self, data=None, requires_grad=True):
+        pass    # built by __new__ (Tensor.__init__ refuses direct construction)
+
+    def __repr__(self):
+        return "Parameter containing:\n" + _t.Tensor.__repr__(self)
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild_parameter, (self.detach().numpy(), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        # as torch: the copy is a Parameter without the gradient
+        out = Parameter(self.detach().clone(), self._requires_grad)
+        memo[id(self)] = out
+        return out
+
+
+def _rebuild_parameter(array, requires_grad):
+    return Parameter(_t.make(array.copy()), requires_grad)

@@ -5,6 +5,7 @@ from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
 from ..backends import silent
+from ._checks import tensor_op, not_tensor, number_arg, short_dtype_name, type_name
 from ._rules import unary as _unary, binary, nondiff, elementwise_batch
 
 Tensor = _t.Tensor
@@ -18,8 +19,9 @@ def _dtype(v):
 _WEAK_OK = {builtins.float: "f", builtins.int: "fiu", builtins.bool: "fiub"}
 
 
-def promote(*operands, float_only=False):
-    """Cast tensor operands to torch's result dtype; scalars stay weak."""
+def promote(*operands, float_only=False, op="op"):
+    """Cast tensor operands to torch's result dtype; scalars stay weak. Operands that are
+    neither tensors nor numbers are a TypeError naming `op`, as torch's."""
     if len(operands) == 2 and not float_only:
         # fast path: same dtype, or a Python scalar that cannot change the dtype
         a, b = operands
@@ -27,6 +29,8 @@ def promote(*operands, float_only=False):
             kinds = _WEAK_OK.get(type(b))
             if kinds is not None:
                 if a._data.dtype.kind in kinds:
+                    if type(b) is builtins.int and a._data.dtype.kind in "iu":
+                        return a, _wrapped_int(b, a.dtype)
                     return operands
             elif isinstance(b, Tensor) and b._lvl is None and a._data.dtype == b._data.dtype:
                 return operands
@@ -34,11 +38,15 @@ def promote(*operands, float_only=False):
     if float_only and not res.is_floating_point:
         res = _dt.get_default_dtype()
     out = []
-    for v in operands:
+    for i, v in enumerate(operands):
         if isinstance(v, Tensor):
             if v.dtype is not res:
                 v = convert(v, res)
-        elif v is not None and type(v) not in (builtins.bool, builtins.int, builtins.float):
+        elif type(v) is builtins.int and res is not None and res._category == 1:
+            v = _wrapped_int(v, res)
+        elif type(v) not in (builtins.bool, builtins.int, builtins.float):
+            if getattr(getattr(v, "dtype", None), "kind", None) not in ("b", "i", "u", "f"):
+                raise not_tensor(op, ("input", "other")[builtins.min(i, 1)], i + 1, v)
             # NumPy scalars too (np.float64 is a float): as weak scalars they take the result
             # dtype, where NumPy would compute in their own
             v = _as_tensor(v)
@@ -46,6 +54,16 @@ def promote(*operands, float_only=False):
                 v = convert(v, res)
         out.append(v)
     return out
+
+
+def _wrapped_int(v, dtype):
+    """A Python int taken modulo 2**bits of an integer dtype: torch wraps (int32 + 2**40),
+    NumPy raises OverflowError."""
+    bits = 8 * dtype.itemsize
+    lo = -(1 << (bits - 1)) if dtype.is_signed else 0
+    if lo <= v < lo + (1 << bits):
+        return v
+    return (v - lo) % (1 << bits) + lo
 
 
 def _as_tensor(v):
@@ -71,9 +89,9 @@ def unary(name, impl, deriv, **kw):
     return _unary(name, silent(impl), deriv, **kw)
 
 
-def _checked(name, fn):
-    """Binary impl: torch's broadcast error, no floating-point warnings."""
-    @silent
+def _checked(name, fn, quiet=True):
+    """Binary impl: torch's broadcast error; without floating-point warnings when `quiet`
+    (comparisons and logical ops cannot produce them, so they skip the cost)."""
     def impl(xp, x, y):
         try:
             return fn(xp, x, y)
@@ -84,7 +102,7 @@ def _checked(name, fn):
             except ValueError:
                 raise _broadcast_error(name, (sx, sy)) from None
             raise RuntimeError(f"{name}: {e}") from None    # e.g. ints to negative int powers
-    return impl
+    return silent(impl) if quiet else impl
 
 
 # ----------------------------------------------------------------- casts
@@ -154,28 +172,28 @@ def _pow_dy(ctx, g):
 
 
 _pow = binary("pow", _checked("pow", lambda xp, x, y: xp.power(x, y)), _pow_dx, _pow_dy,
-              save_output=True,
+              save_output=True, number_edges=False, arg_names=("self", "exponent"),
               node_name=lambda node: "PowBackward" + ("2" if node.shapes[0] is None else
                                                       "0" if node.shapes[1] is None else "1"))
 
 
 def _binop(prim, float_only=False):
     def op(input, other):
-        x, y = promote(input, other, float_only=float_only)
+        x, y = promote(input, other, float_only=float_only, op=prim.name)
         return prim(x, y)
     op.__name__ = prim.name
     return op
 
 
 def add(input, other, *, alpha=1):
-    x, y = promote(input, other)
+    x, y = promote(input, other, op='add')
     if alpha != 1:
         y = y * alpha
     return _add(x, y)
 
 
 def sub(input, other, *, alpha=1):
-    x, y = promote(input, other)
+    x, y = promote(input, other, op='sub')
     if alpha != 1:
         y = y * alpha
     return _sub(x, y)
@@ -186,10 +204,13 @@ multiply, subtract = mul, sub
 
 
 def div(input, other, *, rounding_mode=None):
+    if rounding_mode not in (None, "trunc", "floor"):
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                           f"found '{rounding_mode}'")
     if rounding_mode is None:
-        x, y = promote(input, other, float_only=True)
+        x, y = promote(input, other, float_only=True, op='div')
         return _div(x, y)
-    x, y = promote(input, other)
+    x, y = promote(input, other, op='div')
     q = _floor_divide(x, y) if rounding_mode == "floor" else _trunc_divide(x, y)
     return q
 
@@ -199,18 +220,22 @@ true_divide = divide = div
 
 def pow(input, exponent):
     if not isinstance(input, Tensor):
-        x, y = promote(input, exponent)
+        x, y = promote(input, exponent, op='pow')
         return _pow(x if isinstance(x, Tensor) else x, y)
     if isinstance(exponent, Tensor):
-        x, y = promote(input, exponent)
+        x, y = promote(input, exponent, op='pow')
         return _pow(x, y)
     if type(exponent) not in (builtins.int, builtins.float, builtins.bool):
+        if getattr(getattr(exponent, "dtype", None), "kind", None) not in ("b", "i", "u", "f"):
+            raise TypeError(f"pow() received an invalid combination of arguments - got (Tensor, "
+                            f"{type_name(exponent)})")
         exponent = exponent.item()      # a NumPy scalar: weak, like a Python number
     if isinstance(exponent, builtins.float) and not input.dtype.is_floating_point:
         input = convert(input, _dt.get_default_dtype())
     return _pow(input, exponent)
 
 
+@tensor_op
 def neg(input):
     return _neg(input)
 
@@ -242,12 +267,13 @@ _trunc_divide = nondiff("trunc_divide", _int_checked(
     "trunc_divide", lambda xp, x, y: xp.trunc(xp.true_divide(x, y)).astype(xp.result_type(x, y))))
 _remainder = binary("remainder", _int_checked("remainder", lambda xp, x, y: xp.mod(x, y)),
                     lambda ctx, g: g,
-                    lambda ctx, g: -g * floor_divide(ctx.x, ctx.y), save=(0, 1))
+                    lambda ctx, g: -g * floor_divide(ctx.x, ctx.y), save=(0, 1),
+                    number_edges=False)
 remainder = _binop(_remainder)
 
 
 def floor_divide(input, other):
-    x, y = promote(input, other)
+    x, y = promote(input, other, op='floor_divide')
     return _floor_divide(x, y)
 
 
@@ -259,17 +285,15 @@ sqrt = unary("sqrt", lambda xp, x: xp.sqrt(x), lambda ctx: 0.5 / ctx.out,
 rsqrt = unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda ctx: -0.5 * ctx.out ** 3,
               save_input=False, save_output=True)
 abs = unary("abs", lambda xp, x: xp.abs(x), lambda ctx: sign(ctx.x))
-sign = nondiff("sign", lambda xp, x: xp.sign(x))
-sign.differentiable = True
-sign.vjp = (lambda ctx, g: g * 0,)
-sign.jvp = (lambda ctx, t: t * 0,)
-sign.save = ()
+sign = unary("sign", lambda xp, x: xp.sign(x), lambda ctx: 0, save_input=False)  # piecewise constant
 tanh = unary("tanh", lambda xp, x: xp.tanh(x), lambda ctx: 1 - ctx.out * ctx.out,
              save_input=False, save_output=True)
 sigmoid = unary("sigmoid", lambda xp, x: _sigmoid_impl(xp, x),
                 lambda ctx: ctx.out * (1 - ctx.out), save_input=False, save_output=True)
 relu = unary("relu", lambda xp, x: xp.maximum(x, xp.zeros((), x.dtype)),
-             lambda ctx: convert(ctx.out > 0, ctx.out.dtype), save_input=False, save_output=True)
+             # not (out <= 0): a NaN input passes its gradient, as torch's threshold_backward
+             lambda ctx: convert(logical_not(ctx.out <= 0), ctx.out.dtype),
+             save_input=False, save_output=True)
 sin = unary("sin", lambda xp, x: xp.sin(x), lambda ctx: cos(ctx.x))
 cos = unary("cos", lambda xp, x: xp.cos(x), lambda ctx: -sin(ctx.x))
 tan = unary("tan", lambda xp, x: xp.tan(x), lambda ctx: 1 + ctx.out * ctx.out,
@@ -310,7 +334,7 @@ def _float_unary(prim):
         return prim(input)
     op.__name__ = prim.name
     op.prim = prim
-    return op
+    return tensor_op(op)
 
 
 for _name in ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "cos", "tan", "log1p",
@@ -318,24 +342,41 @@ for _name in ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "cos", "t
     globals()[_name] = _float_unary(globals()[_name])
 
 
+@tensor_op
 def square(input):
     return input * input
 
 
+@tensor_op
 def reciprocal(input):
     return 1 / input
 
 
-floor = nondiff("floor", lambda xp, x: xp.floor(x))
-ceil = nondiff("ceil", lambda xp, x: xp.ceil(x))
-round = nondiff("round", lambda xp, x, decimals=0: xp.round(x, decimals))
-trunc = nondiff("trunc", lambda xp, x: xp.trunc(x))
-for _p in (floor, ceil, round, trunc):
-    # piecewise constant: zero derivative, as torch
-    _p.differentiable = True
-    _p.save = ()
-    _p.vjp = (lambda ctx, g, **kw: g * 0,)
-    _p.jvp = (lambda ctx, t, **kw: t * 0,)
+# piecewise constant: zero derivative, as torch
+floor = unary("floor", lambda xp, x: xp.floor(x), lambda ctx: 0, save_input=False)
+ceil = unary("ceil", lambda xp, x: xp.ceil(x), lambda ctx: 0, save_input=False)
+trunc = unary("trunc", lambda xp, x: xp.trunc(x), lambda ctx: 0, save_input=False)
+_round = Primitive("round", lambda xp, x, decimals: xp.round(x, decimals), save=(),
+                   vjp=(lambda ctx, g, decimals: g * 0,), jvp=(lambda ctx, t, decimals: t * 0,))
+_round.batch = elementwise_batch(_round)
+
+
+@tensor_op
+def round(input, *, decimals=0):
+    return _round(input, decimals=decimals)
+
+
+def _tensor_unary(prim):
+    """Public form of a unary primitive: its argument must be a Tensor."""
+    def op(input):
+        return prim(input)
+    op.__name__ = prim.name
+    op.prim = prim
+    return tensor_op(op)
+
+
+for _name in ("abs", "sign", "relu", "floor", "ceil", "trunc"):
+    globals()[_name] = _tensor_unary(globals()[_name])
 
 
 # ----------------------------------------------------------------- clamp, max
@@ -363,9 +404,13 @@ _clamp = Primitive("clamp", _clamp_impl, node_name="ClampBackward1", save=(0,),
 _clamp.batch = elementwise_batch(_clamp)
 
 
+@tensor_op
 def clamp(input, min=None, max=None):
     if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        raise RuntimeError("arraygrad.clamp: At least one of 'min' or 'max' must not be None")
+    for v in (min, max):
+        if v is not None and not isinstance(v, Tensor):
+            number_arg("clamp", v, "min" if v is min else "max", 2)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         out = input
         if min is not None:
@@ -381,10 +426,12 @@ def clamp(input, min=None, max=None):
 clip = clamp
 
 
+@tensor_op
 def clamp_min(input, min):
     return clamp(input, min=min)
 
 
+@tensor_op
 def clamp_max(input, max):
     return clamp(input, max=max)
 
@@ -430,7 +477,7 @@ def _where_impl(xp, cond, x, y):
 
 
 _where = Primitive(
-    "where", _where_impl, save=(0,),
+    "where", _where_impl, save=(0,), nondiff_inputs=(0,), arg_names=("condition", "self", "other"),
     vjp=(lambda ctx, g: None,
          lambda ctx, g: _where(ctx.x, g, _zero_like(g)),
          lambda ctx, g: _where(ctx.x, _zero_like(g), g)),
@@ -450,10 +497,11 @@ def where(condition, input=None, other=None):
         from .index import nonzero
         return nonzero(condition, as_tuple=True)
     if not isinstance(condition, Tensor):
-        condition = _as_tensor(condition)
+        raise not_tensor("where", "condition", 1, condition)
     if condition.dtype is not _dt.bool:
-        condition = condition != 0
-    x, y = promote(input, other)
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {short_dtype_name(condition.dtype)}")
+    x, y = promote(input, other, op='where')
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         # two Python scalars: the result has their promoted dtype (float -> the default)
         from .creation import full
@@ -463,10 +511,10 @@ def where(condition, input=None, other=None):
 
 # ----------------------------------------------------------------- comparisons
 def _cmp(name, fn):
-    prim = nondiff(name, _checked(name, fn))
+    prim = nondiff(name, _checked(name, fn, quiet=False))
 
     def op(input, other):
-        x, y = promote(input, other)
+        x, y = promote(input, other, op=name)
         return prim(x, y)
     op.__name__ = name
     return op
@@ -480,13 +528,13 @@ gt = _cmp("gt", lambda xp, x, y: xp.greater(x, y))
 ge = _cmp("ge", lambda xp, x, y: xp.greater_equal(x, y))
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
-_logical_and = nondiff("logical_and", _checked("logical_and", lambda xp, x, y: xp.logical_and(x, y)))
-_logical_or = nondiff("logical_or", _checked("logical_or", lambda xp, x, y: xp.logical_or(x, y)))
-_logical_xor = nondiff("logical_xor", _checked("logical_xor", lambda xp, x, y: xp.logical_xor(x, y)))
+_logical_and = nondiff("logical_and", _checked("logical_and", lambda xp, x, y: xp.logical_and(x, y), quiet=False))
+_logical_or = nondiff("logical_or", _checked("logical_or", lambda xp, x, y: xp.logical_or(x, y), quiet=False))
+_logical_xor = nondiff("logical_xor", _checked("logical_xor", lambda xp, x, y: xp.logical_xor(x, y), quiet=False))
 _logical_not = nondiff("logical_not", lambda xp, x: xp.logical_not(x))
-_bitwise_and = nondiff("bitwise_and", _checked("bitwise_and", lambda xp, x, y: xp.bitwise_and(x, y)))
-_bitwise_or = nondiff("bitwise_or", _checked("bitwise_or", lambda xp, x, y: xp.bitwise_or(x, y)))
-_bitwise_xor = nondiff("bitwise_xor", _checked("bitwise_xor", lambda xp, x, y: xp.bitwise_xor(x, y)))
+_bitwise_and = nondiff("bitwise_and", _checked("bitwise_and", lambda xp, x, y: xp.bitwise_and(x, y), quiet=False))
+_bitwise_or = nondiff("bitwise_or", _checked("bitwise_or", lambda xp, x, y: xp.bitwise_or(x, y), quiet=False))
+_bitwise_xor = nondiff("bitwise_xor", _checked("bitwise_xor", lambda xp, x, y: xp.bitwise_xor(x, y), quiet=False))
 _bitwise_not = nondiff("bitwise_not", lambda xp, x: xp.invert(x))
 _isnan = nondiff("isnan", lambda xp, x: xp.isnan(x))
 _isinf = nondiff("isinf", lambda xp, x: xp.isinf(x))
@@ -494,53 +542,63 @@ _isfinite = nondiff("isfinite", lambda xp, x: xp.isfinite(x))
 
 
 def logical_and(a, b):
-    return _logical_and(*promote(a, b))
+    return _logical_and(*promote(a, b, op='logical_and'))
 
 
 def logical_or(a, b):
-    return _logical_or(*promote(a, b))
+    return _logical_or(*promote(a, b, op='logical_or'))
 
 
 def logical_xor(a, b):
-    return _logical_xor(*promote(a, b))
+    return _logical_xor(*promote(a, b, op='logical_xor'))
 
 
-def logical_not(a):
-    return _logical_not(a)
+@tensor_op
+def logical_not(input):
+    return _logical_not(input)
+
+
+def _integral(op, x):
+    """Bitwise ops have no floating-point kernel (torch: NotImplementedError)."""
+    if isinstance(x, Tensor) and x.dtype.is_floating_point:
+        raise NotImplementedError(f'"{op}_cpu" not implemented for '
+                                  f"'{short_dtype_name(x.dtype)}'")
+    return x
 
 
 def bitwise_and(a, b):
-    x, y = promote(a, b)
-    if x.dtype.is_floating_point:
-        raise TypeError("bitwise_and: only integer and bool tensors are supported")
-    return _bitwise_and(x, y)
+    x, y = promote(a, b, op='bitwise_and')
+    return _bitwise_and(_integral("bitwise_and", x), _integral("bitwise_and", y))
 
 
 def bitwise_or(a, b):
-    x, y = promote(a, b)
-    if x.dtype.is_floating_point:
-        raise TypeError("bitwise_or: only integer and bool tensors are supported")
-    return _bitwise_or(x, y)
+    x, y = promote(a, b, op='bitwise_or')
+    return _bitwise_or(_integral("bitwise_or", x), _integral("bitwise_or", y))
 
 
 def bitwise_xor(a, b):
-    return _bitwise_xor(*promote(a, b))
+    x, y = promote(a, b, op='bitwise_xor')
+    return _bitwise_xor(_integral("bitwise_xor", x), _integral("bitwise_xor", y))
 
 
-def bitwise_not(a):
-    return _bitwise_not(a)
+@tensor_op
+def bitwise_not(input):
+    return _bitwise_not(input)
 
 
-def isnan(a):
-    return _isnan(a)
+@tensor_op
+def isnan(input):
+    return _isnan(input)
 
 
-def isinf(a):
-    return _isinf(a)
+@tensor_op
+def isinf(input):
+    return _isinf(input)
 
 
-def isfinite(a):
-    return _isfinite(a)
+@tensor_op
+def isfinite(input):
+    return _isfinite(input)
 
 
 def equal(a, b):
@@ -552,7 +610,7 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    a, b = promote(a, b)
+    a, b = promote(a, b, op='isclose')
     prim = nondiff("isclose", lambda xp, x, y: xp.isclose(x, y, rtol=rtol, atol=atol,
                                                            equal_nan=equal_nan))
     return prim(a, b)
@@ -570,7 +628,7 @@ atan2 = arctan2 = _binop(_atan2, float_only=True)
 
 
 _fmod = binary("fmod", _int_checked("fmod", lambda xp, x, y: xp.fmod(x, y)),
-               lambda ctx, g: g, lambda ctx, g: -g * trunc(ctx.x / ctx.y),
+               lambda ctx, g: g, lambda ctx, g: -g * trunc(ctx.x / ctx.y), number_edges=False,
                node_name=lambda node: "FmodBackward" + ("0" if node.shapes[1] is None else "1"))
 fmod = _binop(_fmod)
 
@@ -609,12 +667,13 @@ _xlogy = binary("xlogy", _checked("xlogy", _xlogy_impl),
 
 def xlogy(input, other):
     """input * log(other), 0 where input is 0."""
-    x, y = promote(input, other, float_only=True)
+    x, y = promote(input, other, float_only=True, op='xlogy')
     dtype = (x if isinstance(x, Tensor) else y).dtype
     x, y = (v if isinstance(v, Tensor) else _as_tensor(v).to(dtype) for v in (x, y))
     return _xlogy(x, y)
 
 
+@tensor_op
 def logit(input, eps=None):
     if eps is not None:
         input = clamp(input, eps, 1 - eps)

@@ -10,15 +10,24 @@ so a backward that needs an overwritten value raises instead of lying. The op
 itself reads a snapshot of x (`source`), so its own node never saves the value
 it overwrites. Other views of the base notice the write by version and rebuild
 their history from the base when next used (`refresh_view`).
+
+The same holds at every grad level (`func.grad`, `vjp`, `jacrev`): a level
+writes one level down, then rewrites its own tensors' history with `track`,
+views of that level included; the snapshot is taken at every level. A
+tensor created inside a grad or jvp transform that receives a value of it
+joins the level (`promote`, with its base if it is a view), as torch's
+functorch wraps every tensor made inside; a captured outer tensor is refused.
 """
 from .. import _tensor as _t
 from ..core import grad_mode
+from ..core.dispatch import born_inside
 from ..autograd.graph import Node, gradient_edge
 
 Tensor = _t.Tensor
 
 
-def _check(self, name):
+def check(self, name):
+    """torch's refusals of in-place writes into leaves that require grad and their views."""
     if not grad_mode.state.grad_enabled:
         return
     if self.grad_fn is None and self._requires_grad:
@@ -45,8 +54,8 @@ def _check(self, name):
 def apply(self, result, name="inplace"):
     """Make `self` hold `result` in place (see NOTE [in-place]); returns self."""
     if self._lvl is not None or result._lvl is not None:
-        return _apply_wrapped(self, result)
-    _check(self, name)
+        return _apply_wrapped(self, result, name)
+    check(self, name)
     if result.shape != self.shape:
         try:
             result = result.expand(self.shape)
@@ -65,10 +74,17 @@ def apply(self, result, name="inplace"):
                            "performing the operation.")
     data[...] = result._data
     self._vc[0] += 1
-    track = grad_mode.state.grad_enabled and (result._requires_grad or self._requires_grad or
-                                              (self._base is not None and self._base._requires_grad))
-    if not track:
-        return self
+    track(self, result, name)
+    return self
+
+
+def track(self, result, name):
+    """Rewrite the history of `self` (a tensor of one graph level: eager or a grad level)
+    after `result`, a tensor of the same level, was written into it."""
+    if not (grad_mode.state.grad_enabled and (
+            result._requires_grad or self._requires_grad or
+            (self._base is not None and self._base._requires_grad))):
+        return
     if self._base is not None and self._view_fn is not None:
         _rebase(self, result)
     elif result.grad_fn is not None:
@@ -79,7 +95,6 @@ def apply(self, result, name="inplace"):
         # every value was replaced by constants (fill_, copy_ of a constant)
         self.grad_fn = Overwritten(gradient_edge(self), name)
         self._output_nr = 0
-    return self
 
 
 class Overwritten(Node):
@@ -99,19 +114,28 @@ class Overwritten(Node):
 
 
 def source(self, args):
-    """What `self.op_(*args)` computes from: `self`, or, when the op is recorded, a snapshot
-    of it. The op's node may save its input, which the write is about to overwrite (torch
-    clones `original_self` for the same reason)."""
-    if self._lvl is not None or not grad_mode.state.grad_enabled:
+    """What `self.op_(*args)` computes from: `self`, or, when the op may be recorded, a
+    snapshot of it. The op's node may save its input, which the write is about to overwrite
+    (torch clones `original_self` for the same reason)."""
+    if not grad_mode.state.grad_enabled:
         return self
-    if not (self._requires_grad or any(getattr(a, "_requires_grad", False) for a in args)):
+    if self._lvl is None and not (self._requires_grad or any(
+            isinstance(a, Tensor) and (a._requires_grad or a._lvl is not None) for a in args)):
         return self
-    _check(self, "inplace")
-    if self._base is not None and self._vc[0] != self._view_version:
-        refresh_view(self)
-    snap = _t.make(self._data.copy(), self._requires_grad)
-    snap.grad_fn = self.grad_fn
-    snap._output_nr = self._output_nr
+    return snapshot(self)
+
+
+def snapshot(t):
+    """A copy of `t`'s value carrying `t`'s history, tangent or batch dim at every level."""
+    t = _t.lower(t)
+    if t._lvl is not None:
+        return t._lvl.snapshot(t, snapshot(t._inner))
+    check(t, "inplace")
+    if t._base is not None and t._vc[0] != t._view_version:
+        refresh_view(t)
+    snap = _t.make(t._data.copy(), t._requires_grad)
+    snap.grad_fn = t.grad_fn
+    snap._output_nr = t._output_nr
     return snap
 
 
@@ -122,11 +146,10 @@ def _short(dtype):
 
 
 class CopySlices(Node):
-    """The base after one of its views was written: view region from `result`."""
+    """The base after one of its views was written: view region from the written value."""
 
-    def __init__(self, base_old, result, view_fn, shape, dtype):
-        edges = (gradient_edge(base_old) or (None, 0), gradient_edge(result) or (None, 0))
-        Node.__init__(self, edges)
+    def __init__(self, base_edge, result_edge, view_fn, shape, dtype):
+        Node.__init__(self, (base_edge or (None, 0), result_edge or (None, 0)))
         self.view_fn = view_fn
         self.shape = shape
         self.dtype = dtype
@@ -148,10 +171,8 @@ def _region_mask(node):
 
 def _rebase(view, result):
     base = view._base
-    old = _t.make(base._data)
-    old._vc = base._vc
-    old.grad_fn, old._output_nr, old._requires_grad = base.grad_fn, base._output_nr, base._requires_grad
-    node = CopySlices(old, result, view._view_fn, base.shape, base.dtype)
+    node = CopySlices(gradient_edge(base), gradient_edge(result), view._view_fn,
+                      tuple(base.shape), base.dtype)
     base.grad_fn, base._output_nr, base._requires_grad = node, 0, True
     fresh = view._view_fn(base)
     view.grad_fn, view._output_nr, view._requires_grad = fresh.grad_fn, fresh._output_nr, True
@@ -170,16 +191,23 @@ def refresh_view(view):
     view.grad_fn, view._output_nr, view._requires_grad = fresh.grad_fn, fresh._output_nr, True
 
 
-def _apply_wrapped(self, result):
+def _apply_wrapped(self, result, name):
     """In-place on or from a transform's tensor: the higher level decides (see its `inplace`)."""
+    self, result = _t.lower(self), _t.lower(result)
     lvl, rl = self._lvl, result._lvl
     if rl is not None and rl.alive and (lvl is None or rl.level > lvl.level):
         if rl.kind != "batch":
-            raise RuntimeError("During a grad (vjp, jvp, grad, etc) transform, the function "
-                               "provided attempted to call an in-place operation that would "
-                               "mutate a captured Tensor. Please instead call the out-of-place "
-                               "version of this operation (e.g. use y = x + y instead of x += y).")
-        lvl = rl    # the batch level explains why this write cannot be done
+            # a tensor created inside the transform joins its level (torch's functorch wraps
+            # every tensor made inside); one captured from outside may not change
+            for t in (self, self._base):
+                if t is not None and t._lvl is not rl and not born_inside(t, rl):
+                    raise RuntimeError(
+                        "During a grad (vjp, jvp, grad, etc) transform, the function provided "
+                        f"attempted to call an in-place operation ({name}) that would mutate a "
+                        "captured Tensor. Please instead call the out-of-place version of this "
+                        "operation (e.g. use y = x + y instead of x += y).")
+            _t.promote(self, rl)
+        lvl = rl    # (the batch level explains why its write cannot be done)
     if lvl is None:
-        return apply(self, _t.lower(result))
-    return lvl.inplace(self, result)
+        return apply(self, _t.lower(result), name)
+    return lvl.inplace(self, result, name)

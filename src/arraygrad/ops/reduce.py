@@ -6,6 +6,7 @@ from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
 from ..backends import silent
+from ._checks import tensor_op, short_dtype_name
 from ._rules import to_front
 from .elementwise import convert, exp, where, log
 
@@ -18,7 +19,7 @@ Tensor = _t.Tensor
 # cumsum of 10^6 terms, overflow in float16). Impls pass these wider dtypes.
 def _acc(x):
     """Accumulation dtype of a sum over `x` (None: its own)."""
-    return "float32" if x.dtype.name == "float16" else None
+    return "float32" if x.dtype.char == "e" else None      # float16 ('.name' is slow)
 
 
 def _cum_acc(x):
@@ -82,6 +83,7 @@ _sum = Primitive(
 _sum.batch = _reduce_batch(_sum)
 
 
+@tensor_op
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
@@ -112,6 +114,7 @@ _mean = Primitive(
 _mean.batch = _reduce_batch(_mean)
 
 
+@tensor_op
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
@@ -121,6 +124,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return _mean(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
 
 
+@tensor_op
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
@@ -201,10 +205,10 @@ def _reduction(name, fn, node_name):
     return prim
 
 
-def _check_nonempty(name, x, dims):
+def _check_nonempty(name, x, dims, error=RuntimeError):
     if x.numel() == 0 and (not dims or builtins.any(x.shape[d] == 0 for d in dims)):
         if not dims:
-            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+            raise error(f"{name}(): Expected reduction dim to be specified for "
                                "input.numel() == 0. Specify the reduction dim with the 'dim' "
                                "argument.")
         raise IndexError(f"{name}(): Expected reduction dim {dims[0]} to have non-zero size.")
@@ -220,15 +224,17 @@ _min_all = _reduction("min", lambda xp, x, dims, keepdim: xp.min(x, axis=dims, k
                       "MinBackward1")
 
 
+@tensor_op
 def amax(input, dim=(), keepdim=False):
     dims = _dims(dim if dim != () else None, input.ndim)
-    _check_nonempty("amax", input, dims)
+    _check_nonempty("amax", input, dims if dim != () else ())
     return _amax(input, dims=dims, keepdim=keepdim)
 
 
+@tensor_op
 def amin(input, dim=(), keepdim=False):
     dims = _dims(dim if dim != () else None, input.ndim)
-    _check_nonempty("amin", input, dims)
+    _check_nonempty("amin", input, dims if dim != () else ())
     return _amin(input, dims=dims, keepdim=keepdim)
 
 
@@ -318,7 +324,7 @@ def _minmax(name, all_prim, dim_prim, binary):
             return values_indices(*dim_prim(input.reshape(1), dims=(0,), keepdim=False))
         return values_indices(*dim_prim(input, dims=dims, keepdim=keepdim))
     op.__name__ = name
-    return op
+    return tensor_op(op)
 
 
 def _max_binary(a, b):
@@ -335,16 +341,22 @@ max = _minmax("max", _max_all, _max_dim, _max_binary)
 min = _minmax("min", _min_all, _min_dim, _min_binary)
 
 
-def argmax(input, dim=None, keepdim=False):
-    if dim is None:
-        return _max_dim(input.reshape(-1), dims=(0,), keepdim=False)[1]
-    return _max_dim(input, dims=_dims(dim, input.ndim), keepdim=keepdim)[1]
+def _arg_select(name, prim):
+    def op(input, dim=None, keepdim=False):
+        if dim is None:
+            _check_nonempty(name, input, (), IndexError)     # torch's type for arg* here
+            return prim(input.reshape(-1), dims=(0,), keepdim=False)[1]
+        dims = _dims(dim, input.ndim)
+        _check_nonempty(name, input, dims)
+        if input.ndim == 0:
+            return prim(input.reshape(1), dims=(0,), keepdim=False)[1]
+        return prim(input, dims=dims, keepdim=keepdim)[1]
+    op.__name__ = name
+    return tensor_op(op)
 
 
-def argmin(input, dim=None, keepdim=False):
-    if dim is None:
-        return _min_dim(input.reshape(-1), dims=(0,), keepdim=False)[1]
-    return _min_dim(input, dims=_dims(dim, input.ndim), keepdim=keepdim)[1]
+argmax = _arg_select("argmax", _max_dim)
+argmin = _arg_select("argmin", _min_dim)
 
 
 # ----------------------------------------------------------------- logsumexp / softmax
@@ -370,6 +382,7 @@ _logsumexp = Primitive(
 _logsumexp.batch = _reduce_batch(_logsumexp)
 
 
+@tensor_op
 def logsumexp(input, dim, keepdim=False):
     if not input.dtype.is_floating_point:
         input = convert(input, _dt.get_default_dtype())
@@ -421,9 +434,17 @@ _softmax.batch = _dim_batch(_softmax)
 _log_softmax.batch = _dim_batch(_log_softmax)
 
 
+def _floating(op, input):
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"{op}" not implemented for '
+                                  f"'{short_dtype_name(input.dtype)}'")
+
+
+@tensor_op
 def softmax(input, dim=None, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
+    _floating("softmax_lastdim_kernel_impl", input)
     if dim is None:
         dim = 0 if input.ndim in (0, 1, 3) else 1
     d = _t._wrap_dim(dim, input.ndim)
@@ -432,9 +453,11 @@ def softmax(input, dim=None, dtype=None):
     return _softmax(input, dim=d)
 
 
+@tensor_op
 def log_softmax(input, dim=None, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
+    _floating("log_softmax_lastdim_kernel_impl", input)
     if dim is None:
         dim = 0 if input.ndim in (0, 1, 3) else 1
     d = _t._wrap_dim(dim, input.ndim)
@@ -499,10 +522,12 @@ def _var_args(name, input, dim, correction, unbiased):
     return dict(dims=_dims(dim, input.ndim), correction=correction)
 
 
+@tensor_op
 def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     return _var(input, keepdim=keepdim, **_var_args("var", input, dim, correction, unbiased))
 
 
+@tensor_op
 def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     return _std(input, keepdim=keepdim, **_var_args("std", input, dim, correction, unbiased))
 
@@ -524,6 +549,7 @@ _norm2 = Primitive(
 _norm2.batch = _reduce_batch(_norm2)
 
 
+@tensor_op
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     from .elementwise import abs
     if dtype is not None:
@@ -537,11 +563,13 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return sum(abs(input) ** p, dim, keepdim) ** (1.0 / p)
 
 
+@tensor_op
 def all(input, dim=None, keepdim=False):
     prim = _bool_reduce("all")
     return prim(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
 
 
+@tensor_op
 def any(input, dim=None, keepdim=False):
     prim = _bool_reduce("any")
     return prim(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
@@ -560,6 +588,7 @@ def _bool_reduce(name):
     return prim
 
 
+@tensor_op
 def cumsum(input, dim, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
@@ -594,6 +623,7 @@ sort_result = namedtuple("sort", ["values", "indices"])
 topk_result = namedtuple("topk", ["values", "indices"])
 
 
+@tensor_op
 def argsort(input, dim=-1, descending=False, stable=False):
     d = _t._wrap_dim(dim, input.ndim)
     if input.ndim == 0:
@@ -601,6 +631,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
     return _argsort(input, dim=d, descending=descending)
 
 
+@tensor_op
 def sort(input, dim=-1, descending=False, stable=False):
     """Values and indices along `dim`; the gradient flows to the values' origins."""
     from .index import gather
@@ -610,6 +641,7 @@ def sort(input, dim=-1, descending=False, stable=False):
     return sort_result(gather(input, dim, idx), idx)
 
 
+@tensor_op
 def topk(input, k, dim=-1, largest=True, sorted=True):
     d = _t._wrap_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
@@ -622,16 +654,19 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 
 
 # ----------------------------------------------------------------- more composites
+@tensor_op
 def var_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     return (var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
             mean(input, dim, keepdim=keepdim))
 
 
+@tensor_op
 def std_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     return (std(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
             mean(input, dim, keepdim=keepdim))
 
 
+@tensor_op
 def count_nonzero(input, dim=None):
     return sum(input != 0, dim)
 
@@ -684,6 +719,7 @@ _cumprod = Primitive("cumprod", silent(lambda xp, x, dim: xp.cumprod(x, axis=dim
 _cumprod.batch = _dim_batch(_cumprod)
 
 
+@tensor_op
 def cumprod(input, dim, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)

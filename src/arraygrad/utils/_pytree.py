@@ -9,9 +9,14 @@ class TreeSpec:
 
     @property
     def num_leaves(self):
-        if self.kind is None:
-            return 1
-        return sum(c.num_leaves for c in self.children)
+        n, stack = 0, [self]
+        while stack:
+            s = stack.pop()
+            if s.kind is None:
+                n += 1
+            else:
+                stack.extend(s.children)
+        return n
 
     def __eq__(self, other):
         return (isinstance(other, TreeSpec) and self.kind == other.kind and
@@ -38,37 +43,57 @@ def _children(x):
     return None
 
 
+# NOTE [no recursion]
+# Flattening and rebuilding walk the tree with explicit stacks: a custom Function's
+# apply runs them at every nesting level, and recursion here would cost Python frames
+# in proportion to the depth of the tree on top of the nesting itself.
 def tree_flatten(tree):
     """(leaves, spec) of `tree`, depth-first, dict keys in insertion order."""
     leaves = []
-
-    def go(x):
+    root = [None]
+    stack = [(tree, root, 0)]       # (subtree, list its spec goes into, at which index)
+    while stack:
+        x, slot, i = stack.pop()
         c = _children(x)
         if c is None:
             leaves.append(x)
-            return LEAF
+            slot[i] = LEAF
+            continue
         kind, meta, kids = c
-        return TreeSpec(kind, meta, [go(k) for k in kids])
-    spec = go(tree)
-    del go      # the recursive closure is a cycle holding `leaves`: break it (no gc needed)
-    return leaves, spec
+        specs = [None] * len(kids)
+        slot[i] = TreeSpec(kind, meta, specs)
+        for j in range(len(kids) - 1, -1, -1):
+            stack.append((kids[j], specs, j))
+    return leaves, root[0]
+
+
+def _build(spec, kids):
+    if spec.meta is not None:
+        return spec.kind(zip(spec.meta, kids))
+    if spec.kind is tuple or spec.kind is list:
+        return spec.kind(kids)
+    return spec.kind(*kids)
 
 
 def tree_unflatten(leaves, spec):
     it = iter(leaves)
-
-    def go(s):
-        if s.kind is None:
-            return next(it)
-        kids = [go(c) for c in s.children]
-        if s.meta is not None:
-            return s.kind(zip(s.meta, kids))
-        if s.kind is tuple or s.kind is list:
-            return s.kind(kids)
-        return s.kind(*kids)
-    out = go(spec)
-    del go      # as in tree_flatten: the closure would keep the leaves alive until gc
-    return out
+    if spec.kind is None:
+        return next(it)
+    frames = [(spec, [])]           # (spec being built, its children built so far)
+    while True:
+        s, kids = frames[-1]
+        if len(kids) < len(s.children):
+            c = s.children[len(kids)]
+            if c.kind is None:
+                kids.append(next(it))
+            else:
+                frames.append((c, []))
+            continue
+        frames.pop()
+        value = _build(s, kids)
+        if not frames:
+            return value
+        frames[-1][1].append(value)
 
 
 def tree_map(fn, tree, *rest):

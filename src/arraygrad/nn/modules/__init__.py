@@ -14,10 +14,25 @@ from .activation import (Softmin, Softmax2d, SiLU, Mish, SELU, Hardswish, Hardsi
 from .loss import (HuberLoss, BCELoss, BCEWithLogitsLoss, KLDivLoss, PoissonNLLLoss,  # noqa: F401
                    GaussianNLLLoss, MarginRankingLoss, HingeEmbeddingLoss, CosineEmbeddingLoss,
                    SoftMarginLoss, MultiLabelSoftMarginLoss, MultiMarginLoss, TripletMarginLoss,
-                   TripletMarginWithDistanceLoss)
+                   TripletMarginWithDistanceLoss, CTCLoss, MultiLabelMarginLoss)
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d,  # noqa: F401
                             InstanceNorm2d, InstanceNorm3d, LayerNorm, RMSNorm, GroupNorm,
                             LocalResponseNorm)
 from .dropout import (Dropout, Dropout1d, Dropout2d, Dropout3d, AlphaDropout,  # noqa: F401
                       FeatureAlphaDropout)
 from .sparse import Embedding, EmbeddingBag  # noqa: F401
+from .conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,  # noqa: F401
+                   ConvTranspose3d)
+from .pooling import (MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d,  # noqa: F401
+                      AvgPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
+                      AdaptiveMaxPool1d, AdaptiveMaxPool2d, AdaptiveMaxPool3d)
+from .fold import Fold, Unfold  # noqa: F401
+from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
+from .upsampling import Upsample, UpsamplingNearest2d, UpsamplingBilinear2d  # noqa: F401
+from .padding import (ZeroPad1d, ZeroPad2d, ZeroPad3d, ConstantPad1d,  # noqa: F401
+                      ConstantPad2d, ConstantPad3d, ReflectionPad1d, ReflectionPad2d,
+                      ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
+                      CircularPad1d, CircularPad2d, CircularPad3d)
+from .transformer import MultiheadAttention  # noqa: F401
+from .container import ModuleDict, ParameterList, ParameterDict  # noqa: F401
+from .distance import PairwiseDistance, CosineSimilarity  # noqa: F401

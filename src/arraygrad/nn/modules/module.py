@@ -12,11 +12,13 @@ by `__getattr__`, exactly as in torch, so code that walks `_parameters` or
 `_modules` directly (functional_call, state-dict tools) works unchanged.
 """
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 
 from ... import _tensor as _t
 from ... import dtypes as _dt
-from ...core.grad_mode import no_grad
+from ...autograd.function import Function
+from ...core.grad_mode import is_grad_enabled, no_grad
 from ..parameter import Parameter
 
 Tensor = _t.Tensor
@@ -63,38 +65,73 @@ class Module:
         d["_buffers"] = {}
         d["_non_persistent_buffers_set"] = set()
         d["_modules"] = {}
-        d["_forward_pre_hooks"] = {}
-        d["_forward_hooks"] = {}
+        d["_forward_pre_hooks"] = OrderedDict()
+        d["_forward_hooks"] = OrderedDict()
+        d["_backward_pre_hooks"] = OrderedDict()
+        d["_backward_hooks"] = OrderedDict()
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
                                   '"forward" function')
 
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        d = self.__dict__
+        if not (d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]
+                or d["_backward_pre_hooks"]):
             return self.forward(*args, **kwargs)
-        for hook in tuple(self._forward_pre_hooks.values()):
-            new = hook(self, args)
-            if new is not None:
-                args = new if isinstance(new, tuple) else (new,)
-        out = self.forward(*args, **kwargs)
-        for hook in tuple(self._forward_hooks.values()):
-            new = hook(self, args, out)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args, kwargs):
+        for hook, with_kwargs in tuple(self._forward_pre_hooks.values()):
+            if with_kwargs:
+                new = hook(self, args, kwargs)
+                if new is not None:
+                    if not (isinstance(new, tuple) and len(new) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {new}.")
+                    args, kwargs = new
+            else:
+                new = hook(self, args)
+                if new is not None:
+                    args = new if isinstance(new, tuple) else (new,)
+        backward = None
+        if self._backward_hooks or self._backward_pre_hooks:
+            backward = _BackwardHooks(self)
+            args = backward.wrap_inputs(args)
+        try:
+            out = self.forward(*args, **kwargs)
+        except Exception:
+            for hook, with_kwargs, always_call in tuple(self._forward_hooks.values()):
+                if always_call:
+                    hook(self, args, kwargs, None) if with_kwargs else hook(self, args, None)
+            raise
+        for hook, with_kwargs, _ in tuple(self._forward_hooks.values()):
+            new = hook(self, args, kwargs, out) if with_kwargs else hook(self, args, out)
             if new is not None:
                 out = new
+        if backward is not None:
+            out = backward.wrap_outputs(out)
         return out
 
-    def register_forward_pre_hook(self, hook):
-        """`hook(module, args)` runs before forward; it may return new args."""
-        h = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[h.id] = hook
-        return h
+    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+        """`hook(module, args)` runs before forward and may return new args
+        (`hook(module, args, kwargs)` -> (args, kwargs) with `with_kwargs=True`)."""
+        return _add_hook(self._forward_pre_hooks, (hook, with_kwargs), prepend)
 
-    def register_forward_hook(self, hook):
-        """`hook(module, args, output)` runs after forward; it may return a new output."""
-        h = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[h.id] = hook
-        return h
+    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
+                              always_call=False):
+        """`hook(module, args, output)` runs after forward and may return a new output."""
+        return _add_hook(self._forward_hooks, (hook, with_kwargs, always_call), prepend)
+
+    def register_full_backward_pre_hook(self, hook, prepend=False):
+        """`hook(module, grad_output)` runs when the gradients of the outputs are known; it
+        may return new ones."""
+        return _add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend=False):
+        """`hook(module, grad_input, grad_output)` runs when the gradients of the tensor
+        arguments are computed; it may return new ones (None for arguments without grad)."""
+        return _add_hook(self._backward_hooks, hook, prepend)
 
     # ----------------------------------------------------------- registration
     def __setattr__(self, name, value):
@@ -419,6 +456,96 @@ class Module:
         if not extra and not children:
             return f"{self._get_name()}()"
         return self._get_name() + "(\n  " + "\n  ".join(extra + children) + "\n)"
+
+
+def _add_hook(hooks, entry, prepend):
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = entry
+    if prepend:
+        hooks.move_to_end(handle.id, last=False)
+    return handle
+
+
+# NOTE [module backward hooks]
+# As torch's BackwardHook: the tensor arguments go through an identity Function
+# before forward and the outputs through another after it. The outputs' node runs
+# first in backward (it sees grad_output: backward pre-hooks run there); the
+# inputs' node then sees grad_input and calls the full backward hooks, whose
+# results replace the gradients that flow on to the inputs.
+class _HookIdentity(Function):
+    @staticmethod
+    def forward(hooks, kind, *tensors):
+        return tuple(t.view_as(t) for t in tensors)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.hooks, ctx.kind = inputs[0], inputs[1]
+
+    @staticmethod
+    def backward(ctx, *grads):
+        grads = tuple(g if need else None for g, need in zip(grads, ctx.needs_input_grad[2:]))
+        return (None, None) + tuple(ctx.hooks.on_grads(ctx.kind, grads))
+
+
+class _BackwardHooks:
+    """One forward call's link between its outputs' and its inputs' gradients."""
+
+    def __init__(self, module):
+        self.module, self.grad_output, self.inputs_wrapped, self.n_inputs = module, None, False, 0
+
+    def wrap_inputs(self, args):
+        where = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        self.n_inputs = len(where)
+        if not (is_grad_enabled() and any(args[i].requires_grad for i in where)):
+            return args
+        self.inputs_wrapped = True
+        new = list(args)
+        for i, t in zip(where, _HookIdentity.apply(self, "input", *[args[i] for i in where])):
+            new[i] = t
+        return tuple(new)
+
+    def wrap_outputs(self, out):
+        single = isinstance(out, Tensor)
+        outs = (out,) if single else out
+        if not isinstance(outs, (tuple, list)) or not is_grad_enabled():
+            return out
+        where = [i for i, o in enumerate(outs) if isinstance(o, Tensor) and o.requires_grad]
+        if not where:
+            return out
+        wrapped = list(outs)
+        for i, t in zip(where, _HookIdentity.apply(self, "output", *[outs[i] for i in where])):
+            wrapped[i] = t
+        return wrapped[0] if single else type(outs)(wrapped)
+
+    def on_grads(self, kind, grads):
+        module = self.module
+        if kind == "output":
+            for hook in tuple(module._backward_pre_hooks.values()):
+                new = hook(module, grads)
+                if new is not None:
+                    grads = _checked(new, grads, "grad_output")
+            self.grad_output = grads
+            if not self.inputs_wrapped and module._backward_hooks:
+                # no input needs grad: the hooks see Nones now, as torch (which warns)
+                warnings.warn("Full backward hook is firing when gradients are computed with "
+                              "respect to module outputs since no inputs require gradients.",
+                              UserWarning, stacklevel=2)
+                for hook in tuple(module._backward_hooks.values()):
+                    hook(module, (None,) * self.n_inputs, grads)
+            return grads
+        for hook in tuple(module._backward_hooks.values()):
+            new = hook(module, grads, self.grad_output)
+            if new is not None:
+                grads = _checked(new, grads, "grad_input")
+        return grads
+
+
+def _checked(new, old, what):
+    new = tuple(new) if isinstance(new, (tuple, list)) else (new,)
+    if len(new) != len(old):
+        raise RuntimeError(f"Backward hook returned an invalid number of {what}, got "
+                           f"{len(new)}, but expected {len(old)}")
+    return new
 
 
 def _remove_from(name, *registries):

@@ -1,0 +1,278 @@
+"""Pooling: max/avg pooling over im2col rows, adaptive pooling by windows of varying size.
+
+Every pool is a composition: windows come from `conv.im2col` (fixed windows) or
+from `index_select` with clamped window indices (adaptive max), averages of
+adaptive windows are a matmul with an averaging matrix per spatial dim. So the
+vjp, jvp and batch rules are those of the primitives, and nothing loops over
+output positions.
+"""
+import math
+
+from . import creation, elementwise as ew, reduce as rd
+from .conv import im2col, ntuple
+from .index import index_select
+from .linalg import matmul
+
+
+def _batched(input, nd, op):
+    """(input with a batch dim, whether one was added): pools take (C, *s) or (N, C, *s)."""
+    if input.ndim == nd + 1:
+        x, unbatched = input.unsqueeze(0), True
+    elif input.ndim == nd + 2:
+        x, unbatched = input, False
+    else:
+        raise RuntimeError(f"{op}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor for input, "
+                           f"but got input of size {list(input.shape)}")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: integer inputs are not supported yet (got {input.dtype}); "
+                           "convert the input to a floating point dtype")
+    if any(s == 0 for s in x.shape[1:]):
+        raise RuntimeError(f"{op}: Expected input's non-batch dimensions to have positive length,"
+                           f" but input has a shape of {list(input.shape)}")
+    return x, unbatched
+
+
+def _geometry(x, kernel, stride, padding, dilation, ceil_mode, op):
+    """((lo, hi) padding per dim, output sizes): hi also covers ceil_mode's partial windows."""
+    pads, out = [], []
+    for size, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation):
+        span = d * (k - 1) + 1
+        n = (size + 2 * p - span + (s - 1 if ceil_mode else 0)) // s + 1
+        if ceil_mode and (n - 1) * s >= size + p:
+            n -= 1
+        out.append(n)
+        pads.append((p, p + max(0, (n - 1) * s + span - (size + 2 * p))))
+    if any(n < 1 for n in out):
+        sizes = "x".join(str(v) for v in x.shape[1:])
+        outs = "x".join(str(v) for v in [x.shape[1]] + out)
+        raise RuntimeError(f"{op}: Given input size: ({sizes}). Calculated output size: ({outs}). "
+                           "Output size is too small")
+    return tuple(pads), tuple(out)
+
+
+def _pool_args(kernel_size, stride, padding, dilation, nd, op):
+    kernel = ntuple(kernel_size, nd, "kernel_size", op)
+    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) \
+        else ntuple(stride, nd, "stride", op)
+    padding = ntuple(padding, nd, "padding", op)
+    dilation = ntuple(dilation, nd, "dilation", op)
+    if any(v <= 0 for v in kernel + stride + dilation):
+        raise RuntimeError(f"{op}: kernel_size, stride and dilation must be greater than zero, but"
+                           f" got kernel_size={list(kernel)}, stride={list(stride)}, "
+                           f"dilation={list(dilation)}")
+    return kernel, stride, padding, dilation
+
+
+def _windows(x, kernel, pads, stride, dilation, fill):
+    """(N, C, K, *out): every window of x flattened along dim 2."""
+    cols = im2col(x, kernel, dilation, pads, stride, fill=fill)
+    return cols.reshape((x.shape[0], x.shape[1], math.prod(kernel))
+                        + tuple(cols.shape[2 + len(kernel):]))
+
+
+def max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd, op):
+    x, unbatched = _batched(input, nd, op)
+    kernel, stride, padding, dilation = _pool_args(kernel_size, stride, padding, dilation, nd, op)
+    for k, p, d in zip(kernel, padding, dilation):
+        if p < 0 or 2 * p > d * (k - 1) + 1:
+            raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, but "
+                               f"got pad={p}, kernel_size={k} and dilation={d}")
+    pads, out = _geometry(x, kernel, stride, padding, dilation, ceil_mode, op)
+    y, arg = rd.max(_windows(x, kernel, pads, stride, dilation, float("-inf")), 2)
+    if unbatched:
+        y = y.squeeze(0)
+    if not return_indices:
+        return y
+    # the flat input position (per channel) of each window's maximum
+    flat = None
+    rem = arg
+    offsets = []
+    for k in reversed(kernel):
+        offsets.append(ew.remainder(rem, k))
+        rem = ew.floor_divide(rem, k)
+    offsets.reverse()
+    for j, (size, o, s, p, d, off) in enumerate(zip(x.shape[2:], out, stride, padding, dilation,
+                                                    offsets)):
+        shape = [1] * (nd + 2)
+        shape[2 + j] = o
+        pos = creation.arange(o).reshape(shape) * s - p + off * d
+        flat = pos if flat is None else flat * size + pos
+    return y, (flat.squeeze(0) if unbatched else flat)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    return max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1,
+                    "max_pool1d")
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """Max over windows of (N, C, H, W); with return_indices also each max's flat h*W+w."""
+    return max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 2,
+                    "max_pool2d")
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    return max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3,
+                    "max_pool3d")
+
+
+def avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override,
+             nd, op):
+    x, unbatched = _batched(input, nd, op)
+    kernel, stride, padding, dilation = _pool_args(kernel_size, stride, padding, 1, nd, op)
+    for k, p in zip(kernel, padding):
+        if p < 0 or 2 * p > k:
+            raise RuntimeError(f"{op}: pad should be at most half of kernel size, but got "
+                               f"pad={p} and kernel_size={k}")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError(f"{op}: divisor must be not zero")
+    pads, out = _geometry(x, kernel, stride, padding, dilation, ceil_mode, op)
+    total = _windows(x, kernel, pads, stride, dilation, 0.0).sum(2)
+    if divisor_override is not None:
+        y = total / divisor_override
+    else:
+        # NOTE [avg_pool divisor]: as torch, a window counts the padding inside [-p, size+p)
+        # (with count_include_pad) or only the input, never ceil_mode's overhang past it
+        spatial = tuple(x.shape[2:])
+        if count_include_pad:
+            ones = creation.ones((1, 1) + tuple(s + 2 * p for s, p in zip(spatial, padding)),
+                                 dtype=x.dtype)
+            cpads = tuple((0, hi - p) for (lo, hi), p in zip(pads, padding))
+        else:
+            ones = creation.ones((1, 1) + spatial, dtype=x.dtype)
+            cpads = pads
+        y = total / _windows(ones, kernel, cpads, stride, dilation, 0.0).sum(2)
+    return y.squeeze(0) if unbatched else y
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    return avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1,
+                    "avg_pool1d")
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """Mean over windows of (N, C, H, W) (zero padding counted when count_include_pad)."""
+    return avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                    divisor_override, 2, "avg_pool2d")
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    return avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                    divisor_override, 3, "avg_pool3d")
+
+
+# ----------------------------------------------------------------- adaptive pooling
+def _adaptive_sizes(x, output_size, nd, op):
+    if isinstance(output_size, int) or output_size is None:
+        output_size = (output_size,) * nd
+    output_size = tuple(output_size)
+    if len(output_size) == 1:
+        output_size *= nd
+    if len(output_size) != nd:
+        raise ValueError(f"{op}: output_size must be an int or {nd} ints, got {list(output_size)}")
+    out = tuple(s if o is None else o for s, o in zip(x.shape[2:], output_size))
+    if any(o < 0 for o in out):
+        raise RuntimeError(f"{op}: elements of output_size must be greater than or equal to 0 but"
+                           f" received {list(out)}")
+    return out
+
+
+def _window_bounds(size, out):
+    """start, end (int64, shape (out,)) of torch's adaptive windows: floor(i*size/out),
+    ceil((i+1)*size/out)."""
+    i = creation.arange(out)
+    return ew.floor_divide(i * size, out), ew.floor_divide((i + 1) * size + out - 1, out)
+
+
+def _averaging_matrix(size, out, dtype):
+    """(out, size): row i averages input window i."""
+    start, end = _window_bounds(size, out)
+    j = creation.arange(size)
+    inside = ew.logical_and(j >= start.unsqueeze(1), j < end.unsqueeze(1))
+    return inside.to(dtype) / (end - start).unsqueeze(1).to(dtype)
+
+
+def along(x, dim, matrix):
+    """Apply the (out, size) `matrix` to dim `dim` of x (a linear map along one dim)."""
+    if dim == x.ndim - 1:
+        return matmul(x, matrix.t())
+    return matmul(x.movedim(dim, -1), matrix.t()).movedim(-1, dim)
+
+
+def adaptive_avg_pool(input, output_size, nd, op):
+    x, unbatched = _batched(input, nd, op)
+    out = _adaptive_sizes(x, output_size, nd, op)
+    y = x
+    for j, o in enumerate(out):
+        y = along(y, 2 + j, _averaging_matrix(x.shape[2 + j], o, x.dtype))
+    return y.squeeze(0) if unbatched else y
+
+
+def adaptive_avg_pool1d(input, output_size):
+    return adaptive_avg_pool(input, output_size, 1, "adaptive_avg_pool1d")
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average of input windows chosen so that the output has `output_size` (H_out, W_out)."""
+    return adaptive_avg_pool(input, output_size, 2, "adaptive_avg_pool2d")
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return adaptive_avg_pool(input, output_size, 3, "adaptive_avg_pool3d")
+
+
+def adaptive_max_pool(input, output_size, return_indices, nd, op):
+    x, unbatched = _batched(input, nd, op)
+    out = _adaptive_sizes(x, output_size, nd, op)
+    # NOTE [adaptive windows]: every window gets the same length k (the longest); shorter
+    # ones repeat their last index, which changes neither the max nor the first argmax
+    y = x
+    starts, ends, lengths = [], [], []
+    for j, o in enumerate(out):
+        size = x.shape[2 + j]
+        k = -(-size // o) + (1 if size % o else 0) if o else 1
+        start, end = _window_bounds(size, o)
+        idx = ew.minimum(start.unsqueeze(1) + creation.arange(k), (end - 1).unsqueeze(1))
+        y = index_select(y, 2 + j, idx.reshape(-1))
+        starts.append(start)
+        ends.append(end)
+        lengths.append(k)
+    n, c = x.shape[0], x.shape[1]
+    y = y.reshape((n, c) + tuple(v for o, k in zip(out, lengths) for v in (o, k)))
+    y = y.permute((0, 1) + tuple(2 + 2 * j for j in range(nd)) + tuple(3 + 2 * j for j in range(nd)))
+    values, arg = rd.max(y.reshape((n, c) + out + (math.prod(lengths),)), -1)
+    if unbatched:
+        values = values.squeeze(0)
+    if not return_indices:
+        return values
+    flat, rem, offsets = None, arg, []
+    for k in reversed(lengths):
+        offsets.append(ew.remainder(rem, k))
+        rem = ew.floor_divide(rem, k)
+    offsets.reverse()
+    for j, (start, end, off) in enumerate(zip(starts, ends, offsets)):
+        shape = [1] * nd
+        shape[j] = out[j]
+        pos = ew.minimum(start.reshape(shape) + off, (end - 1).reshape(shape))
+        flat = pos if flat is None else flat * x.shape[2 + j] + pos
+    return values, (flat.squeeze(0) if unbatched else flat)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    return adaptive_max_pool(input, output_size, return_indices, 1, "adaptive_max_pool1d")
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max over adaptive windows; with return_indices also each max's flat h*W+w."""
+    return adaptive_max_pool(input, output_size, return_indices, 2, "adaptive_max_pool2d")
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    return adaptive_max_pool(input, output_size, return_indices, 3, "adaptive_max_pool3d")
+

@@ -1,0 +1,243 @@
+"""Padding, interpolation and pixel shuffling, as compositions of shape and index ops.
+
+Constant padding is `cat` with filled blocks (negative pads `narrow`), the other
+modes `index_select` with an index computed per padded dim; nearest interpolation
+selects, linear interpolation applies one (out, in) weight matrix per spatial dim.
+Their rules are those of cat, narrow, index_select and matmul.
+"""
+import math
+
+from .. import dtypes as _dt
+from . import creation, elementwise as ew
+from .index import index_select
+from .pool import adaptive_avg_pool, along
+from .shape import cat, narrow
+
+
+# ----------------------------------------------------------------- pad
+_NON_CONSTANT = ("reflect", "replicate", "circular")
+
+
+def _source_index(mode, n, lo, hi):
+    """For each padded position j in [-lo, n + hi): the input index it copies."""
+    j = creation.arange(-lo, n + hi)
+    if mode == "reflect":
+        a = ew.abs(j)
+        return ew.where(a > n - 1, 2 * (n - 1) - a, a)
+    if mode == "replicate":
+        return ew.clamp(j, 0, n - 1)
+    return ew.remainder(j, n)
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pad the last len(pad)//2 dims: pad = (left_last, right_last, left_prev, right_prev, ...).
+
+        >>> pad(x, (1, 1, 2, 0), mode="reflect")      # W += 2, H += 2 of (N, C, H, W)
+    """
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    k = len(pad) // 2
+    if k > input.ndim:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
+                           f"dimension but got padding length {len(pad)} and input of dimension "
+                           f"{input.ndim}")
+    if mode == "constant":
+        return _constant_pad(input, pad, 0 if value is None else value)
+    if mode not in _NON_CONSTANT:
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if k not in (1, 2, 3) or input.ndim not in (k + 1, k + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    x = input
+    for i in range(k):
+        dim = input.ndim - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        n = x.shape[dim]
+        if mode == "reflect" and (lo >= n or hi >= n):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding "
+                               f"input dimension, but got: padding ({lo}, {hi}) at dimension "
+                               f"{dim} of input {list(input.shape)}")
+        if mode == "circular" and (lo > n or hi > n):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if mode == "replicate" and n == 0 and (lo > 0 or hi > 0):
+            raise RuntimeError(f"padding size of dimension {dim} is non-empty, but the input "
+                               "dimension is empty")
+        if n + lo + hi < 0:
+            raise RuntimeError(f"The input size {n}, plus negative padding {lo} and {hi} resulted "
+                               f"in a negative output size, which is invalid. Check dimension "
+                               f"{dim} of your input.")
+        if lo < 0 or hi < 0:        # as torch: crop first, then pad from the cropped part
+            start = max(-lo, 0)
+            n = n - start - max(-hi, 0)
+            x = narrow(x, dim, start, n)
+            lo, hi = max(lo, 0), max(hi, 0)
+        if lo or hi:
+            x = index_select(x, dim, _source_index(mode, n, lo, hi))
+    return x
+
+
+def _constant_pad(input, pad, value):
+    x = input
+    for i in range(len(pad) // 2):
+        dim = input.ndim - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        n = x.shape[dim]
+        if n + lo + hi < 0:
+            raise RuntimeError(f"The input size {n}, plus negative padding {lo} and {hi} resulted "
+                               f"in a negative output size, which is invalid. Check dimension "
+                               f"{dim} of your input.")
+        if lo < 0 or hi < 0:
+            start = max(-lo, 0)
+            x = narrow(x, dim, start, n - start - max(-hi, 0))
+        if lo > 0 or hi > 0:
+            parts = []
+            for width in (lo, hi):
+                shape = list(x.shape)
+                shape[dim] = max(width, 0)
+                parts.append(creation.full(shape, value, dtype=x.dtype))
+            x = cat([parts[0], x, parts[1]], dim)
+    return x
+
+
+# ----------------------------------------------------------------- interpolate
+_LINEAR = {"linear": 1, "bilinear": 2, "trilinear": 3}
+
+
+def _output_sizes(x, nd, size, scale_factor, recompute_scale_factor):
+    """(output sizes, scales the kernels use: 1/scale_factor or None for in/out)."""
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    if size is not None:
+        out = (size,) * nd if isinstance(size, int) else tuple(size)
+        if len(out) != nd:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions, "
+                             f"but got input with spatial dimensions of {list(x.shape[2:])} and "
+                             f"output size of {list(out)}. Please provide input tensor in "
+                             "(N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
+                             "format.")
+        return out, (None,) * nd
+    scales = (scale_factor,) * nd if isinstance(scale_factor, (int, float)) else tuple(scale_factor)
+    if len(scales) != nd:
+        raise ValueError(f"Input and scale_factor must have the same number of spatial "
+                         f"dimensions, but got input with spatial dimensions of "
+                         f"{list(x.shape[2:])} and scale_factor of shape {list(scales)}. Please "
+                         "provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor "
+                         "in (s1, s2, ...,sK) format.")
+    out = tuple(math.floor(float(s) * float(f)) for s, f in zip(x.shape[2:], scales))
+    if recompute_scale_factor:
+        return out, (None,) * nd
+    return out, scales
+
+
+def _nearest_index(n_in, n_out, scale, exact):
+    """torch's nearest source index, computed in float32 as its kernels do."""
+    if not exact and n_out == n_in:
+        return creation.arange(n_out)
+    s = creation.tensor(1.0 / scale if scale else n_in / n_out, dtype=_dt.float32)
+    dst = creation.arange(n_out, dtype=_dt.float32)
+    src = ew.floor((dst + 0.5) * s if exact else dst * s).long()
+    return ew.clamp(src, max=n_in - 1)
+
+
+def _linear_matrix(n_in, n_out, scale, align_corners, dtype):
+    """(n_out, n_in) weights of torch's linear interpolation along one dim."""
+    if align_corners:
+        s = (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    else:
+        s = 1.0 / scale if scale else n_in / n_out
+    s = creation.tensor(s, dtype=dtype)
+    dst = creation.arange(n_out, dtype=dtype)
+    src = dst * s if align_corners else ew.clamp((dst + 0.5) * s - 0.5, min=0)
+    i0 = ew.clamp(ew.floor(src).long(), max=n_in - 1)
+    lam = ew.clamp(src - i0.to(dtype), 0, 1)
+    i1 = ew.clamp(i0 + 1, max=n_in - 1)
+    j = creation.arange(n_in)
+    w0 = ew.eq(j, i0.unsqueeze(1)).to(dtype) * (1 - lam).unsqueeze(1)
+    return w0 + ew.eq(j, i1.unsqueeze(1)).to(dtype) * lam.unsqueeze(1)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize the spatial dims of (N, C, *spatial): modes nearest, nearest-exact, linear,
+    bilinear, trilinear, area.
+
+        >>> interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
+    """
+    nd = input.ndim - 2
+    if mode in ("nearest", "nearest-exact", "area") and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported yet")
+    known = ("nearest", "nearest-exact", "area") + tuple(_LINEAR)
+    if mode not in known:
+        raise NotImplementedError(f"interpolate: mode '{mode}' is not supported yet (supported: "
+                                  f"{', '.join(known)})")
+    if nd < 1 or nd > 3 or (mode in _LINEAR and _LINEAR[mode] != nd):
+        want = {1: "3D", 2: "4D", 3: "5D"}.get(_LINEAR.get(mode), "3D, 4D or 5D")
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {want} input")
+    if not input.dtype.is_floating_point and mode not in ("nearest", "nearest-exact"):
+        raise RuntimeError(f"interpolate: mode '{mode}' needs a floating point input, got "
+                           f"{input.dtype}")
+    out, scales = _output_sizes(input, nd, size, scale_factor, recompute_scale_factor)
+    if any(o <= 0 for o in out):
+        raise RuntimeError(f"interpolate: Input and output sizes should be greater than 0, but "
+                           f"got input {list(input.shape[2:])} and output {list(out)}")
+    if mode == "area":
+        return adaptive_avg_pool(input, out, nd, "interpolate")
+    x = input
+    for j, (o, scale) in enumerate(zip(out, scales)):
+        n = input.shape[2 + j]
+        if mode in _LINEAR:
+            x = along(x, 2 + j, _linear_matrix(n, o, scale, align_corners, input.dtype))
+        else:
+            x = index_select(x, 2 + j, _nearest_index(n, o, scale, mode == "nearest-exact"))
+    return x
+
+
+# ----------------------------------------------------------------- pixel shuffle
+def pixel_shuffle(input, upscale_factor):
+    """(*, C*r*r, H, W) -> (*, C, H*r, W*r)."""
+    r = upscale_factor
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    k = len(lead)
+    x = input.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
+    x = x.permute(tuple(range(k)) + (k, k + 3, k + 1, k + 4, k + 2))
+    return x.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H*r, W*r) -> (*, C*r*r, H, W), the inverse of pixel_shuffle."""
+    r = downscale_factor
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got"
+                           f" input with {input.ndim} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    *lead, c, h, w = input.shape
+    if h % r or w % r:
+        raise RuntimeError(f"pixel_unshuffle expects height and width to be divisible by "
+                           f"downscale_factor, but got input of size {list(input.shape)} and "
+                           f"downscale_factor={r}")
+    k = len(lead)
+    x = input.reshape(tuple(lead) + (c, h // r, r, w // r, r))
+    x = x.permute(tuple(range(k)) + (k, k + 2, k + 4, k + 1, k + 3))
+    return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))

@@ -1,0 +1,186 @@
+"""Numerics and small reliability items of issue 9, each against torch.
+
+Warnings are errors in these tests (NumPy's RuntimeWarnings must not reach users), precision
+follows torch's accumulation, and copies/reprs/pytrees behave as torch's at scale.
+"""
+import copy
+import pickle
+import time
+import warnings
+
+import numpy as np
+import pytest
+
+import arraygrad as ag
+from arraygrad.utils._pytree import tree_flatten, tree_unflatten
+
+from conftest import assert_close
+
+
+def _both(torch, fn):
+    return fn(ag), fn(torch)
+
+
+def _leaf(lib, values, **kw):
+    return lib.tensor(values, dtype=lib.float64, requires_grad=True, **kw)
+
+
+def _grad_of(lib, f, values):
+    x = _leaf(lib, values)
+    f(lib, x).sum().backward()
+    return x.grad
+
+
+# programs that produce inf/nan silently in torch: no warning may escape
+SILENT = [
+    ("log(0)", lambda L: L.log(L.zeros(2))),
+    ("0/0", lambda L: L.zeros(2) / L.zeros(2)),
+    ("1/0", lambda L: L.ones(2) / 0),
+    ("sqrt backward at 0", lambda L: _grad_of(L, lambda L, x: x.sqrt(), [0., 1.])),
+    ("log backward at 0", lambda L: _grad_of(L, lambda L, x: x.log(), [0., 1.])),
+    ("masked softmax", lambda L: L.softmax(L.tensor([[-float("inf")] * 2, [0., 1.]]), 1)),
+    ("masked log_softmax", lambda L: L.log_softmax(L.tensor([[-float("inf")] * 2]), 1)),
+    ("masked logsumexp", lambda L: L.logsumexp(L.tensor([-float("inf")] * 2), 0)),
+    ("mean of empty", lambda L: L.ones(0).mean()),
+    ("mean of empty dim", lambda L: L.ones(2, 0).mean(1)),
+    ("exp overflow", lambda L: L.exp(L.tensor([1000.]))),
+    ("mul overflow", lambda L: L.tensor([1e38]) * 1e10),
+    ("inf - inf", lambda L: L.tensor([float("inf")]) - float("inf")),
+    ("pow of negative", lambda L: L.tensor([-1.]) ** 0.5),
+    ("asin out of range", lambda L: L.asin(L.tensor([2.]))),
+    ("nan to int", lambda L: L.tensor([float("nan")]).long().shape),
+    ("float16 sum overflow", lambda L: L.ones(100000, dtype=L.float16).sum()),
+    ("norm of zeros backward", lambda L: _grad_of(L, lambda L, x: x.norm(), [0., 0.])),
+    ("matmul overflow", lambda L: L.full((2, 2), 1e38) @ L.full((2, 2), 1e38)),
+]
+
+
+@pytest.mark.parametrize("name,fn", SILENT, ids=[c[0] for c in SILENT])
+def test_no_numpy_warning_leaks(torch, name, fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mine, theirs = _both(torch, fn)
+    if isinstance(theirs, torch.Tensor):
+        assert_close(mine, theirs, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("op", ["floor_divide", "remainder", "fmod", "trunc", "floor"])
+@pytest.mark.parametrize("divisor", ["scalar", "tensor"])
+def test_integer_division_by_zero_raises(torch, op, divisor):
+    def run(L):
+        x = L.tensor([1, 2])
+        y = 0 if divisor == "scalar" else L.tensor([1, 0])
+        if op in ("trunc", "floor"):
+            return L.div(x, y, rounding_mode=op)
+        return getattr(L, op)(x, y)
+    for L in (torch, ag):
+        with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+            run(L)
+
+
+def test_float32_cumsum_accumulates_wide(torch):
+    mine, theirs = _both(torch, lambda L: L.full((10 ** 6,), 0.1, dtype=L.float32).cumsum(0))
+    assert abs(mine[-1].item() - 100000.0) < 1.0
+    np.testing.assert_allclose(mine.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+REDUCTIONS = [
+    ("sum", lambda L, x: x.sum()),
+    ("sum dim", lambda L, x: x.sum(1)),
+    ("mean", lambda L, x: x.mean()),
+    ("mean dim", lambda L, x: x.mean(0)),
+    ("softmax", lambda L, x: L.softmax(x, 1)),
+    ("log_softmax", lambda L, x: L.log_softmax(x, 1)),
+    ("logsumexp", lambda L, x: L.logsumexp(x, 1)),
+    ("norm", lambda L, x: x.norm()),
+    ("cumsum", lambda L, x: x.cumsum(1)),
+    ("var", lambda L, x: x.var(1)),
+]
+
+
+@pytest.mark.parametrize("dtype,rtol", [("float16", 2e-3), ("float32", 2e-6)])
+@pytest.mark.parametrize("name,fn", REDUCTIONS, ids=[c[0] for c in REDUCTIONS])
+def test_low_precision_reductions_match_torch(torch, dtype, rtol, name, fn):
+    data = np.random.default_rng(0).uniform(-4, 4, (8, 2000))
+    mine = fn(ag, ag.tensor(data, dtype=getattr(ag, dtype)))
+    theirs = fn(torch, torch.tensor(data, dtype=getattr(torch, dtype)))
+    assert str(mine.dtype).split(".")[-1] == dtype
+    np.testing.assert_allclose(mine.numpy().astype(np.float64), theirs.numpy().astype(np.float64),
+                               rtol=rtol, atol=rtol * 10)
+
+
+def test_float16_softmax_large_logits(torch):
+    mine, theirs = _both(torch, lambda L: L.softmax(L.tensor([[10., 0., -5.]] * 2,
+                                                             dtype=L.float16) * 100, 1))
+    assert_close(mine, theirs)
+
+
+def test_relu_backward_at_nan_passes_gradient(torch):
+    f = lambda L, x: L.relu(x)                  # noqa: E731
+    values = [float("nan"), 1., -1., 0.]
+    assert_close(_grad_of(ag, f, values), _grad_of(torch, f, values))
+
+
+@pytest.mark.parametrize("dtype,value", [("int32", 2 ** 40), ("int32", -2 ** 40 - 3),
+                                         ("uint8", 257), ("int8", 200), ("int16", 2 ** 20)])
+def test_python_int_wraps_into_integer_dtype(torch, dtype, value):
+    for f in (lambda L, x: x + value, lambda L, x: value + x, lambda L, x: x * value):
+        mine, theirs = _both(torch, lambda L: f(L, L.tensor([1, 5], dtype=getattr(L, dtype))))
+        assert_close(mine, theirs)
+
+
+def test_repr_of_large_tensor_is_fast_and_as_torch(torch):
+    x = ag.zeros(10 ** 7)
+    start = time.perf_counter()
+    text = repr(x)
+    assert time.perf_counter() - start < 0.05
+    assert text == repr(torch.zeros(10 ** 7))
+    data = np.arange(2000.).reshape(2, 1000) * 1000
+    assert repr(ag.tensor(data)) == repr(torch.tensor(data)).replace("torch.", "arraygrad.")
+    assert repr(ag.arange(2000) < 1000) == repr(torch.arange(2000) < 1000)
+
+
+def test_pytree_handles_deep_nesting_without_recursion():
+    tree = []
+    for i in range(5000):
+        tree = [tree, (i, {"k": i})]
+    leaves, spec = tree_flatten(tree)
+    assert leaves == [v for i in range(5000) for v in (i, i)] and spec.num_leaves == 10000
+    rebuilt = tree_unflatten([-v for v in leaves], spec)
+    for i in reversed(range(5000)):
+        assert type(rebuilt) is list and rebuilt[1] == (-i, {"k": -i})
+        rebuilt = rebuilt[0]
+    assert rebuilt == []
+
+
+def test_deepcopy_of_leaf_keeps_grad_and_of_non_leaf_raises(torch):
+    for L in (ag, torch):
+        x = L.ones(2, requires_grad=True)
+        (x * 2).sum().backward()
+        y = copy.deepcopy(x)
+        assert y.requires_grad and y.is_leaf and y.grad.tolist() == [2., 2.]
+        assert y.grad is not x.grad
+        with pytest.raises(RuntimeError, match="Only Tensors created explicitly by the user"):
+            copy.deepcopy(x * 2)
+
+
+def test_parameter_is_a_class(torch):
+    for L in (ag, torch):
+        p = L.nn.Parameter(L.ones(2))
+        p.grad = L.ones(2)
+        assert type(p).__name__ == "Parameter" and isinstance(p, L.Tensor)
+        assert repr(p) == "Parameter containing:\ntensor([1., 1.], requires_grad=True)"
+        q = copy.deepcopy(p)
+        assert type(q).__name__ == "Parameter" and q.grad is None
+        assert type(pickle.loads(pickle.dumps(p))).__name__ == "Parameter"
+        assert type(p * 1).__name__ == "Tensor"
+
+
+@pytest.mark.parametrize("fn", [lambda L, x: x.flip(0), lambda L, x: x.argmax(0),
+                                lambda L, x: x.argmin(-1), lambda L, x: x.roll(1),
+                                lambda L, x: L.flip(x, (0,))])
+def test_zero_dim_shape_ops(torch, fn):
+    mine, theirs = _both(torch, lambda L: fn(L, L.tensor(3.)))
+    assert_close(mine, theirs)
+    with pytest.raises(IndexError, match="Dimension specified as 0 but tensor has no dimensions"):
+        ag.tensor(3.).roll(1, 0)
