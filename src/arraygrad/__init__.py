@@ -15,8 +15,9 @@ from .core.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_m
 from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: F401
 from .ops.creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empty, full,  # noqa: F401
                            zeros_like, ones_like, empty_like, full_like, arange, linspace,
-                           logspace, eye, manual_seed, seed, get_rng_state, set_rng_state,
-                           rand, randn, randint, randperm, rand_like, randn_like, normal)
+                           logspace, eye, manual_seed, seed, initial_seed, get_rng_state,
+                           set_rng_state, rand, randn, randint, randperm, rand_like,
+                           randn_like, randint_like, normal)
 from .ops.elementwise import (add, sub, subtract, mul, multiply, div, divide, true_divide,  # noqa: F401
                               floor_divide, remainder, pow, neg, negative, rsub, exp, log, sqrt,
                               rsqrt, abs, sign, tanh, sigmoid, relu, sin, cos, tan, log1p, expm1,
@@ -54,7 +55,7 @@ from .nn.functional import (cdist, pdist, pairwise_distance, cosine_similarity, 
                             selu, celu, rrelu, prelu, hardshrink)
 from .func import vmap  # noqa: F401
 # training stack (train15): Generator, torch.utils.data, save/load
-from ._generator import Generator  # noqa: F401
+from ._generator import Generator, default_generator  # noqa: F401
 from .utils import data as _utils_data  # noqa: F401  (makes torch.utils.data reachable)
 from .serialization import save, load  # noqa: F401
 from .utils import checkpoint as _utils_checkpoint, benchmark as _utils_benchmark  # noqa: F401

@@ -186,12 +186,14 @@ def _copy_(self, src, non_blocking=False):
 
 def _uniform_(self, a=0.0, b=1.0, generator=None):
     with _no_grad():
-        return inplace.apply(self, creation.rand(*self.shape, dtype=self.dtype) * (b - a) + a)
+        return inplace.apply(self, creation.rand(*self.shape, generator=generator,
+                                                  dtype=self.dtype) * (b - a) + a)
 
 
 def _normal_(self, mean=0.0, std=1.0, generator=None):
     with _no_grad():
-        return inplace.apply(self, creation.randn(*self.shape, dtype=self.dtype) * std + mean)
+        return inplace.apply(self, creation.randn(*self.shape, generator=generator,
+                                                   dtype=self.dtype) * std + mean)
 
 
 def _no_grad():

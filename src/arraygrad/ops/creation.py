@@ -9,6 +9,7 @@ from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..backends import default_backend, backend_of
 from ..core.dispatch import born_here
+from .._generator import default_generator, stream
 
 Tensor = _t.Tensor
 
@@ -221,40 +222,26 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
 
 # ----------------------------------------------------------------- random
 def manual_seed(seed):
-    default_backend().seed(seed)
-    return _Generator(seed)
+    """Seed the global stream; returns `default_generator`, as torch."""
+    return default_generator.manual_seed(seed)
 
 
-class _Generator:
-    def __init__(self, seed):
-        self._seed = seed
+def initial_seed():
+    return default_generator.initial_seed()
 
-    def initial_seed(self):
-        return self._seed
+
+def seed():
+    """Reseed the global stream from OS entropy; returns the seed."""
+    return default_generator.seed()
 
 
 def get_rng_state():
     """The global random stream's state as a uint8 tensor (for `set_rng_state`)."""
-    blob = json.dumps(default_backend().rng_state()).encode()
-    return _t.make(np.frombuffer(blob, dtype=np.uint8).copy())
+    return default_generator.get_state()
 
 
 def set_rng_state(new_state):
-    if not isinstance(new_state, Tensor) or new_state.dtype is not _dt.uint8:
-        raise TypeError("set_rng_state: expected a torch.ByteTensor from get_rng_state(), got "
-                        f"{type(new_state).__name__}")
-    try:
-        state = json.loads(new_state.numpy().tobytes().decode())
-        default_backend().set_rng_state(state)
-    except (ValueError, KeyError, TypeError) as e:
-        raise RuntimeError(f"set_rng_state: the state is not one from get_rng_state() ({e})") \
-            from None
-
-
-def seed():
-    s = int(np.random.SeedSequence().entropy % (2 ** 63))
-    manual_seed(s)
-    return s
+    default_generator._restore(new_state, "set_rng_state", "get_rng_state()")
 
 
 def _check_random(what):
@@ -273,63 +260,83 @@ def _check_random(what):
     return levels
 
 
-def _random(sample, size, dtype, requires_grad, what):
+def _random(draw, size, dtype, requires_grad, what, generator):
+    """A tensor of `draw(stream, shape)` from `generator`'s stream (the global one if None)."""
+    rng = stream(generator, what)
     dtype = dtype or _dt.get_default_dtype()
     shape = _shape(size)
     levels = _check_random(what)
     if levels:
         # one draw per example: the lowest level's batch dim first, each level wraps one
-        t = _t.make(np.asarray(sample(tuple(s for _, s in levels) + shape)).astype(dtype.np))
+        t = _t.make(np.asarray(draw(rng, tuple(s for _, s in levels) + shape)).astype(dtype.np))
         for interp, _ in levels:
             t = interp.wrap(t, 0)
         return t
-    t = _t.make(np.asarray(sample(shape)).astype(dtype.np))
+    t = _t.make(np.asarray(draw(rng, shape)).astype(dtype.np))
     return t.requires_grad_(True) if requires_grad else t
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     _device.check(device)
-    return _random(lambda s: default_backend().random().random(s), size, dtype, requires_grad, "rand")
+    return _random(lambda rng, s: rng.random(s), size, dtype, requires_grad, "rand", generator)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     _device.check(device)
-    return _random(lambda s: default_backend().random().standard_normal(s), size, dtype,
-                   requires_grad, "randn")
+    return _random(lambda rng, s: rng.standard_normal(s), size, dtype, requires_grad, "randn",
+                   generator)
 
 
-def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
-            generator=None):
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False):
     _device.check(device)
     if size is None and isinstance(high, (tuple, list)):
         low, high, size = 0, low, high          # randint(high, size)
     elif high is None:
         low, high = 0, low
     dtype = dtype or _dt.int64
-    return _random(lambda s: default_backend().random().integers(low, high, s), (size,), dtype,
-                   False, "randint")
+    return _random(lambda rng, s: rng.integers(low, high, s), (size,), dtype, False, "randint",
+                   generator)
 
 
-def randperm(n, *, dtype=None, device=None, requires_grad=False):
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     _device.check(device)
     dtype = dtype or _dt.int64
     # the order of iid uniform keys: a uniform permutation, one per example inside vmap
-    return _random(lambda s: np.argsort(default_backend().random().random(s), axis=-1), (n,),
-                   dtype, False, "randperm")
+    return _random(lambda rng, s: np.argsort(rng.random(s), axis=-1), (n,), dtype, False,
+                   "randperm", generator)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False):
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
     _device.check(device)
-    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return rand(*input.shape, generator=generator, dtype=dtype or input.dtype,
+                requires_grad=requires_grad)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
     _device.check(device)
-    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return randn(*input.shape, generator=generator, dtype=dtype or input.dtype,
+                 requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
+                 requires_grad=False):
+    _device.check(device)
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), generator=generator,
+                   dtype=dtype or input.dtype)
 
 
 def normal(mean, std, size=None, *, generator=None):
+    """mean + std * N(0, 1), differentiable in a tensor mean and std (as torch)."""
     if size is not None:
-        return randn(*size) * std + mean
-    shape = (mean if isinstance(mean, Tensor) else std).shape
-    return randn(*shape) * std + mean
+        shape = _shape(size)
+    else:
+        shapes = [tuple(v.shape) for v in (mean, std) if isinstance(v, Tensor)]
+        if not shapes:
+            raise TypeError("normal(): with a float mean and std, give the output's size: "
+                            "normal(mean, std, size)")
+        shape = np.broadcast_shapes(*shapes)
+    dtypes = [v.dtype for v in (mean, std) if isinstance(v, Tensor)]
+    return randn(*shape, generator=generator, dtype=dtypes[0] if dtypes else None) * std + mean

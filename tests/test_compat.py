@@ -1,0 +1,107 @@
+"""torch-namespace compatibility: the global generator, legacy constructors, Variable,
+the functorch API and module paths, each against torch (types, dtypes, errors)."""
+import importlib
+
+import numpy as np
+import pytest
+
+import arraygrad as ag
+
+
+# ----------------------------------------------------------------- generators
+# (name, call taking the library and a generator): every random function with generator=
+RANDOM_CALLS = [
+    ("rand", lambda L, g: L.rand(2, 3, generator=g)),
+    ("randn", lambda L, g: L.randn((4,), generator=g, dtype=L.float64)),
+    ("randint", lambda L, g: L.randint(0, 7, (5,), generator=g)),
+    ("randint_high", lambda L, g: L.randint(7, (5,), generator=g)),
+    ("randperm", lambda L, g: L.randperm(6, generator=g)),
+    ("rand_like", lambda L, g: L.rand_like(L.zeros(3, dtype=L.float64), generator=g)),
+    ("randn_like", lambda L, g: L.randn_like(L.zeros(2, 2), generator=g)),
+    ("randint_like", lambda L, g: L.randint_like(L.zeros(4), 3, generator=g)),
+    ("normal_size", lambda L, g: L.normal(0.0, 2.0, (3,), generator=g)),
+    ("normal_tensor", lambda L, g: L.normal(L.zeros(3), L.ones(3), generator=g)),
+    ("uniform_", lambda L, g: L.zeros(3).uniform_(-1, 1, generator=g)),
+    ("normal_", lambda L, g: L.zeros(3).normal_(2.0, 0.5, generator=g)),
+]
+
+
+@pytest.mark.parametrize("name,call", RANDOM_CALLS, ids=[n for n, _ in RANDOM_CALLS])
+def test_generator_is_honoured_and_leaves_the_global_stream_alone(torch, name, call):
+    ag.manual_seed(0)
+    before = ag.get_rng_state()
+    a = call(ag, ag.Generator().manual_seed(5))
+    b = call(ag, ag.Generator().manual_seed(5))
+    assert ag.equal(ag.get_rng_state(), before), "a generator= draw moved the global stream"
+    assert ag.equal(a, b)
+    c = call(ag, ag.Generator().manual_seed(6))
+    assert not ag.equal(a, c)
+    ref = call(torch, torch.Generator().manual_seed(5))
+    assert tuple(a.shape) == tuple(ref.shape) and str(a.dtype) == str(ref.dtype).replace(
+        "torch.", "arraygrad.")
+
+
+def test_default_generator_is_the_global_stream(torch):
+    assert type(ag.default_generator) is ag.Generator
+    assert ag.manual_seed(3) is ag.default_generator
+    assert torch.manual_seed(3) is torch.default_generator
+    assert ag.initial_seed() == 3 == ag.default_generator.initial_seed()
+    a = ag.rand(4)
+    ag.default_generator.manual_seed(3)
+    assert ag.equal(ag.rand(4), a)
+    # get_rng_state and the generator's get_state are the same state, either restores
+    assert ag.equal(ag.default_generator.get_state(), ag.get_rng_state())
+    state = ag.default_generator.get_state()
+    x = ag.randn(3)
+    ag.set_rng_state(state)
+    assert ag.equal(ag.randn(3), x)
+    ag.default_generator.set_state(state)
+    assert ag.equal(ag.randn(3), x)
+    # the global stream feeds nn.init and samplers too
+    ag.manual_seed(9)
+    w1 = ag.nn.init.normal_(ag.empty(3))
+    ag.manual_seed(9)
+    assert ag.equal(ag.nn.init.normal_(ag.empty(3)), w1)
+
+
+def test_seed_and_initial_seed(torch):
+    s = ag.seed()
+    assert isinstance(s, int) and 0 <= s < 2 ** 64
+    assert ag.initial_seed() == s
+    a = ag.rand(3)
+    ag.manual_seed(s)
+    assert ag.equal(ag.rand(3), a)
+    assert ag.Generator().initial_seed() == torch.Generator().initial_seed()
+
+
+def test_generator_errors_as_torch(torch):
+    for L in (ag, torch):
+        with pytest.raises(TypeError, match="generator"):
+            L.rand(2, generator=3)
+        with pytest.raises(TypeError):
+            L.set_rng_state(3)
+        with pytest.raises(ValueError):
+            L.manual_seed("a")
+    with pytest.raises(TypeError, match="size"):
+        ag.normal(0.0, 1.0)
+    with pytest.raises(RuntimeError, match="get_rng_state"):
+        ag.set_rng_state(ag.tensor([1, 2, 3], dtype=ag.uint8))
+
+
+def test_seeded_dataloader_workers_draw_from_their_seed():
+    """A worker seeds the global stream (torch's worker does torch.manual_seed(seed))."""
+    from arraygrad.utils.data import DataLoader
+
+    class Noise(ag.utils.data.Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            return ag.rand(1)
+
+    def run():
+        loader = DataLoader(Noise(), batch_size=2, num_workers=2,
+                            generator=ag.Generator().manual_seed(1))
+        return ag.cat(list(loader))
+
+    assert ag.equal(run(), run())
