@@ -105,3 +105,100 @@ def test_seeded_dataloader_workers_draw_from_their_seed():
         return ag.cat(list(loader))
 
     assert ag.equal(run(), run())
+
+
+# ----------------------------------------------------------------- legacy constructors
+LEGACY_CALLS = [
+    ("empty", lambda L: L.Tensor()),
+    ("sizes", lambda L: L.Tensor(2, 3).zero_()),
+    ("size_obj", lambda L: L.Tensor(L.Size([2, 3])).zero_()),
+    ("floats", lambda L: L.Tensor([1.5, 2.0])),
+    ("ints", lambda L: L.Tensor([[1, 2], [3, 4]])),
+    ("tuple_is_data", lambda L: L.Tensor((2, 3))),
+    ("bools", lambda L: L.Tensor([True, False])),
+    ("numpy", lambda L: L.Tensor(np.array([1, 2]))),
+    ("tensors", lambda L: L.Tensor([L.tensor(1.0), L.tensor(2.0)])),
+    ("device", lambda L: L.Tensor(2, device="cpu").zero_()),
+    ("float", lambda L: L.FloatTensor([1, 2])),
+    ("double", lambda L: L.DoubleTensor(np.array([1, 2]))),
+    ("long_truncates", lambda L: L.LongTensor([1.7, -2.2])),
+    ("long_sizes", lambda L: L.LongTensor(3).zero_()),
+    ("int", lambda L: L.IntTensor([[1], [2]])),
+    ("bool", lambda L: L.BoolTensor([1, 0])),
+    ("byte", lambda L: L.ByteTensor([1, 255])),
+    ("half", lambda L: L.HalfTensor([0.1])),
+    ("char_short", lambda L: L.CharTensor([1]) + L.ShortTensor([2])),
+    ("alias_any_dtype", lambda L: L.Tensor(L.zeros(2, dtype=L.float64))),
+    ("new_sizes", lambda L: L.zeros(2, dtype=L.int64).new(3).zero_()),
+    ("new_data", lambda L: L.zeros(2, dtype=L.int64).new([1.5, 2])),
+    ("type_convert", lambda L: L.ones(2).type(L.DoubleTensor)),
+    ("type_name", lambda L: L.ones(2).type("torch.IntTensor")),
+    ("type_dtype", lambda L: L.ones(2).type(L.float16)),
+]
+
+
+@pytest.mark.parametrize("name,call", LEGACY_CALLS, ids=[n for n, _ in LEGACY_CALLS])
+def test_legacy_constructors_match_torch(torch, name, call):
+    got, want = call(ag), call(torch)
+    assert type(got) is ag.Tensor
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_legacy_constructor_follows_the_default_dtype(torch):
+    for L in (ag, torch):
+        L.set_default_dtype(L.float64)
+        try:
+            assert L.Tensor(2).dtype is L.float64 and L.Tensor([1]).dtype is L.float64
+            assert L.FloatTensor([1]).dtype is L.float32
+        finally:
+            L.set_default_dtype(L.float32)
+
+
+def test_legacy_tensor_aliases_its_argument():
+    x = ag.zeros(3)
+    y = ag.Tensor(x)
+    y[0] = 5.0
+    assert x[0].item() == 5.0
+
+
+def test_legacy_types_isinstance_and_names(torch):
+    for L in (ag, torch):
+        kinds = [L.FloatTensor, L.DoubleTensor, L.LongTensor, L.IntTensor, L.BoolTensor,
+                 L.HalfTensor, L.ByteTensor, L.CharTensor, L.ShortTensor]
+        for dtype, kind in [(L.float32, L.FloatTensor), (L.float64, L.DoubleTensor),
+                            (L.int64, L.LongTensor), (L.int32, L.IntTensor),
+                            (L.bool, L.BoolTensor)]:
+            x = L.zeros(2, dtype=dtype)
+            assert [isinstance(x, k) for k in kinds] == [k is kind for k in kinds]
+            assert isinstance(x, L.Tensor)
+        assert not issubclass(L.FloatTensor, L.Tensor)
+        assert isinstance(L.nn.Parameter(L.zeros(2)), L.FloatTensor)
+        assert L.FloatTensor.dtype is L.float32
+        x = L.zeros(2)
+        assert x.type(L.FloatTensor) is x and x.type(L.float32) is x
+    for dtype in ("float32", "float64", "float16", "int64", "int32", "int16", "int8", "uint8",
+                  "bool"):
+        assert ag.zeros(1, dtype=getattr(ag, dtype)).type() == \
+            torch.zeros(1, dtype=getattr(torch, dtype)).type()
+    assert repr(ag.FloatTensor) == "<class 'arraygrad.FloatTensor'>"
+
+
+LEGACY_ERRORS = [
+    ("scalar_data", lambda L: L.Tensor(2.5), TypeError),
+    ("str_data", lambda L: L.Tensor("a"), TypeError),
+    ("negative_size", lambda L: L.Tensor(-1), RuntimeError),
+    ("ragged", lambda L: L.Tensor([[1, 2], [3]]), ValueError),
+    ("requires_grad_kw", lambda L: L.Tensor(2, 3, requires_grad=True), TypeError),
+    ("typed_other_dtype", lambda L: L.IntTensor(L.zeros(2)), TypeError),
+    ("type_bad_name", lambda L: L.zeros(2).type("foo"), ValueError),
+    ("type_bad_kind", lambda L: L.zeros(2).type(3), TypeError),
+    ("cuda_device", lambda L: L.Tensor(2, device="cuda"), (AssertionError, RuntimeError)),
+]
+
+
+@pytest.mark.parametrize("name,call,exc", LEGACY_ERRORS, ids=[n for n, _, _ in LEGACY_ERRORS])
+def test_legacy_errors_as_torch(torch, name, call, exc):
+    for L in (ag, torch):
+        with pytest.raises(exc):
+            call(L)

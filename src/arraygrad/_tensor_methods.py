@@ -1,7 +1,7 @@
 """Tensor methods and operators: thin calls into the op families (one place)."""
 import builtins
 
-from . import _device
+from . import _device, _legacy
 from . import dtypes as _dt
 from ._tensor import Tensor
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
@@ -86,7 +86,8 @@ def _cuda(self, device=None, non_blocking=False, memory_format=None):
 
 
 Tensor.to = _to
-Tensor.type = lambda self, dtype=None: self.dtype if dtype is None else _to(self, dtype)
+Tensor.type = _legacy.type_method
+Tensor.new = _legacy.new_method
 Tensor.cpu = lambda self, memory_format=None: self
 Tensor.cuda = _cuda
 Tensor.float = lambda self: _to(self, _dt.float32)
