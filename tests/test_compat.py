@@ -202,3 +202,29 @@ def test_legacy_errors_as_torch(torch, name, call, exc):
     for L in (ag, torch):
         with pytest.raises(exc):
             call(L)
+
+
+# ----------------------------------------------------------------- Variable
+def test_variable_is_a_detached_tensor_as_torch(torch):
+    for L in (ag, torch):
+        from_mod = importlib.import_module(L.__name__ + ".autograd.variable").Variable
+        Variable = L.autograd.Variable
+        assert from_mod is Variable
+        x = L.zeros(2)
+        v = Variable(x, requires_grad=True)
+        assert type(v) is L.Tensor and v is not x and v.requires_grad and v.is_leaf
+        assert not x.requires_grad
+        with L.no_grad():
+            v[0] = 3.0
+        assert x[0].item() == 3.0                       # shares memory
+        y = L.ones(2, requires_grad=True) * 2
+        w = Variable(y)
+        assert w.grad_fn is None and not w.requires_grad
+        assert isinstance(x, Variable) and not isinstance(3, Variable)
+        assert tuple(Variable().shape) == (0,)
+        (v * 2).sum().backward()
+        assert v.grad.tolist() == [2.0, 2.0]
+        with pytest.raises(TypeError, match="Variable data has to be a tensor"):
+            Variable([1.0])
+        with pytest.warns(UserWarning, match="volatile"):
+            Variable(x, volatile=True)
