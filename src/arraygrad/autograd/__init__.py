@@ -12,3 +12,4 @@ from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401,E4
 from .check import check_function, CheckFunctionError  # noqa: F401,E402
 from .variable import Variable  # noqa: F401,E402  (deprecated alias, compat15)
 from . import variable  # noqa: F401,E402
+from . import profiler  # noqa: F401,E402
