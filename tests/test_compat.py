@@ -1,6 +1,7 @@
 """torch-namespace compatibility: the global generator, legacy constructors, Variable,
 the functorch API and module paths, each against torch (types, dtypes, errors)."""
 import importlib
+import warnings
 
 import numpy as np
 import pytest
@@ -228,3 +229,128 @@ def test_variable_is_a_detached_tensor_as_torch(torch):
             Variable([1.0])
         with pytest.warns(UserWarning, match="volatile"):
             Variable(x, volatile=True)
+
+
+# ----------------------------------------------------------------- functorch
+def _twin_models(torch, make):
+    """The same model in both libraries, float64, with arraygrad's initial weights."""
+    ours, theirs = make(ag).double(), make(torch).double()
+    theirs.load_state_dict({k: torch.tensor(v.detach().numpy())
+                            for k, v in ours.state_dict().items()})
+    return ours, theirs
+
+
+def _mlp(L):
+    return L.nn.Sequential(L.nn.Linear(3, 4), L.nn.Tanh(), L.nn.Linear(4, 2))
+
+
+def test_make_functional_matches_functorch(torch):
+    functorch = pytest.importorskip("functorch")
+    import arraygrad.functorch as ag_functorch
+    ours, theirs = _twin_models(torch, _mlp)
+    with pytest.warns(FutureWarning, match="make_functional"):
+        fm, params = ag_functorch.make_functional(ours)
+    with pytest.warns(FutureWarning):
+        tfm, tparams = functorch.make_functional(theirs)
+    assert isinstance(fm, ag.nn.Module) and fm.param_names == tfm.param_names
+    assert all(p is not q for p, q in zip(params, ours.parameters()))      # copies, as torch
+    assert all(p.requires_grad and p.is_leaf for p in params)
+    x = np.random.default_rng(0).standard_normal((5, 3))
+    np.testing.assert_allclose(fm(params, ag.tensor(x)).detach().numpy(),
+                               tfm(tparams, torch.tensor(x)).detach().numpy(), rtol=1e-12)
+    with pytest.warns(FutureWarning, match="functorch.grad"):
+        g = ag_functorch.grad(lambda p: fm(p, ag.tensor(x)).pow(2).sum())(params)
+    with pytest.warns(FutureWarning):
+        tg = functorch.grad(lambda p: tfm(p, torch.tensor(x)).pow(2).sum())(tparams)
+    for a, b in zip(g, tg):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-10)
+    # new parameters change the result; the original model is untouched
+    shifted = tuple(p.detach() + 1 for p in params)
+    assert not ag.allclose(fm(shifted, ag.tensor(x)), fm(params, ag.tensor(x)))
+    np.testing.assert_allclose(ours(ag.tensor(x)).detach().numpy(),
+                               theirs(torch.tensor(x)).detach().numpy(), rtol=1e-12)
+    with pytest.warns(FutureWarning):
+        _, frozen = ag_functorch.make_functional(ours, disable_autograd_tracking=True)
+    assert not any(p.requires_grad for p in frozen)
+
+
+def test_make_functional_with_buffers_updates_buffers_as_functorch(torch):
+    functorch = pytest.importorskip("functorch")
+    import arraygrad.functorch as ag_functorch
+    ours, theirs = _twin_models(torch, lambda L: L.nn.BatchNorm1d(3))
+    with pytest.warns(FutureWarning):
+        fm, params, buffers = ag_functorch.make_functional_with_buffers(ours)
+    with pytest.warns(FutureWarning):
+        tfm, tparams, tbuffers = functorch.make_functional_with_buffers(theirs)
+    assert (fm.param_names, fm.buffer_names) == (tfm.param_names, tfm.buffer_names)
+    x = np.random.default_rng(1).standard_normal((6, 3))
+    np.testing.assert_allclose(fm(params, buffers, ag.tensor(x)).detach().numpy(),
+                               tfm(tparams, tbuffers, torch.tensor(x)).detach().numpy(),
+                               rtol=1e-10)
+    for a, b in zip(buffers, tbuffers):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12)
+
+
+def test_combine_state_for_ensemble_with_vmap_matches_functorch(torch):
+    functorch = pytest.importorskip("functorch")
+    import arraygrad.functorch as ag_functorch
+    pairs = [_twin_models(torch, _mlp) for _ in range(3)]
+    with pytest.warns(FutureWarning, match="combine_state_for_ensemble"):
+        fm, params, buffers = ag_functorch.combine_state_for_ensemble([p[0] for p in pairs])
+    with pytest.warns(FutureWarning):
+        tfm, tparams, tbuffers = functorch.combine_state_for_ensemble([p[1] for p in pairs])
+    assert [tuple(p.shape) for p in params] == [tuple(p.shape) for p in tparams]
+    assert not any(p.requires_grad for p in params) and buffers == () == tbuffers
+    x = np.random.default_rng(2).standard_normal((3, 5, 3))
+    got = ag.vmap(fm)(params, buffers, ag.tensor(x))
+    want = torch.vmap(tfm)(tparams, tbuffers, torch.tensor(x))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+FUNCTORCH_ERRORS = [
+    ("buffers", lambda F, L: F.make_functional(L.nn.BatchNorm1d(3)), "has buffers"),
+    ("no_models", lambda F, L: F.combine_state_for_ensemble([]), "at least one model"),
+    ("classes", lambda F, L: F.combine_state_for_ensemble([L.nn.Linear(2, 2), L.nn.Tanh()]),
+     "same class"),
+    ("modes", lambda F, L: F.combine_state_for_ensemble([L.nn.Linear(2, 2),
+                                                          L.nn.Linear(2, 2).eval()]),
+     "training/eval mode"),
+]
+
+
+@pytest.mark.parametrize("name,call,match", FUNCTORCH_ERRORS, ids=[e[0] for e in FUNCTORCH_ERRORS])
+def test_functorch_errors_as_torch(torch, name, call, match):
+    functorch = pytest.importorskip("functorch")
+    import arraygrad.functorch as ag_functorch
+    for F, L in ((ag_functorch, ag), (functorch, torch)):
+        with pytest.warns(FutureWarning), pytest.raises(RuntimeError, match=match):
+            call(F, L)
+
+
+def test_functional_module_checks_the_parameter_count():
+    import arraygrad.functorch as ag_functorch
+    with pytest.warns(FutureWarning):
+        fm, params = ag_functorch.make_functional(ag.nn.Linear(3, 2))
+    with pytest.raises(RuntimeError, match="expected 2 parameters"):
+        fm(params[:1], ag.zeros(1, 3))
+
+
+def test_functorch_transforms_warn_and_delegate(torch):
+    functorch = pytest.importorskip("functorch")
+    import arraygrad.functorch as ag_functorch
+    x = np.linspace(0.1, 1.0, 3)
+    calls = {"grad": lambda F, L, t: F.grad(lambda v: v.sin().sum())(t),
+             "grad_and_value": lambda F, L, t: F.grad_and_value(lambda v: v.sin().sum())(t)[0],
+             "vjp": lambda F, L, t: F.vjp(L.sin, t)[1](L.ones_like(t))[0],
+             "jvp": lambda F, L, t: F.jvp(L.sin, (t,), (L.ones_like(t),))[1],
+             "jacrev": lambda F, L, t: F.jacrev(L.sin)(t),
+             "jacfwd": lambda F, L, t: F.jacfwd(L.sin)(t),
+             "hessian": lambda F, L, t: F.hessian(lambda v: v.sin().sum())(t),
+             "vmap": lambda F, L, t: F.vmap(L.sin)(t)}
+    for name, call in calls.items():
+        with pytest.warns(FutureWarning, match=f"functorch.{name}"):
+            got = call(ag_functorch, ag, ag.tensor(x))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = call(functorch, torch, torch.tensor(x))
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, err_msg=name)
