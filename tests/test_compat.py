@@ -354,3 +354,34 @@ def test_functorch_transforms_warn_and_delegate(torch):
             warnings.simplefilter("ignore")
             want = call(functorch, torch, torch.tensor(x))
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, err_msg=name)
+
+
+# ----------------------------------------------------------------- module paths
+MODULE_PATHS = [("nn.modules.module", "Module"), ("nn.modules.linear", "Linear"),
+                ("nn.parameter", "Parameter"), ("utils.data.dataloader", "DataLoader"),
+                ("autograd.function", "Function"), ("autograd.graph", "Node"),
+                ("autograd.variable", "Variable"), ("autograd.profiler", "profile"),
+                ("autograd.profiler", "record_function"), ("autograd.functional", "jacobian"),
+                ("autograd.forward_ad", "dual_level"), ("utils.checkpoint", "checkpoint")]
+
+
+@pytest.mark.parametrize("path,name", MODULE_PATHS, ids=[f"{p}.{n}" for p, n in MODULE_PATHS])
+def test_module_paths_resolve_as_in_torch(torch, path, name):
+    for L in (ag, torch):
+        assert hasattr(importlib.import_module(f"{L.__name__}.{path}"), name)
+    obj = ag            # reachable as attributes after `import arraygrad`
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    assert obj is importlib.import_module(f"arraygrad.{path}")
+
+
+def test_module_path_names_are_the_public_objects():
+    from arraygrad.autograd.function import Function
+    from arraygrad.autograd.variable import Variable
+    from arraygrad.nn.modules.linear import Linear
+    from arraygrad.nn.modules.module import Module
+    from arraygrad.nn.parameter import Parameter
+    from arraygrad.utils.data.dataloader import DataLoader
+    assert (Module, Linear, Parameter) == (ag.nn.Module, ag.nn.Linear, ag.nn.Parameter)
+    assert (Function, Variable) == (ag.autograd.Function, ag.autograd.Variable)
+    assert DataLoader is ag.utils.data.DataLoader
