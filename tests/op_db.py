@@ -771,7 +771,6 @@ NN_FUNCTIONAL = [
 OPS += NN_FUNCTIONAL
 
 
-OPS = MORE + UNARY + BINARY + OTHER_ELEMENTWISE + REDUCE + LINALG + SHAPE + INDEX + COMPARE
 
 
 # ---- conv/pool (conv14)
@@ -838,3 +837,29 @@ CONV_POOL = [
 OPS += CONV_POOL
 # their grad_fn is the last op of the composition (torch has one fused node)
 CONV_POOL_NAMED_DIFFERENTLY = {op.name for op in CONV_POOL}
+
+
+# ---- special functions
+def _special(name):
+    return lambda lib, *a, **k: getattr(lib.special, name)(*a, **k)
+
+
+SPECIAL = [
+    _unary("lgamma", 0.2, 6.0), _unary("digamma", 0.2, 6.0), _unary("erfinv", -0.95, 0.95),
+    _unary("erfc"), _unary("i0"), _unary("sinc", avoid_zero=True),
+    OpInfo("lgamma_negative", lambda lib, x: lib.lgamma(x), unary_samples(-2.9, -2.1)),
+    OpInfo("digamma_negative", lambda lib, x: x.digamma(), unary_samples(-1.9, -1.1)),
+    OpInfo("polygamma", lambda lib, x, n: lib.polygamma(n, x), one(
+        S((2, 3), 1, gen_x=_positive), S((4,), 2, gen_x=_positive), S((), 0, gen_x=_positive))),
+    OpInfo("special.i0e", _special("i0e"), unary_samples(-9.0, 9.0, avoid_zero=True)),
+    OpInfo("special.i1e", _special("i1e"), unary_samples(-9.0, 9.0, avoid_zero=True)),
+    OpInfo("special.i1", _special("i1"), unary_samples(avoid_zero=True)),
+    OpInfo("special.ndtr", _special("ndtr"), unary_samples(-4.0, 4.0)),
+    OpInfo("special.ndtri", _special("ndtri"), unary_samples(0.05, 0.95)),
+    OpInfo("special.log_ndtr", _special("log_ndtr"), unary_samples(-6.0, 6.0)),
+    OpInfo("special.entr", _special("entr"), unary_samples(0.1, 3.0)),
+    OpInfo("special.xlog1py", _special("xlog1py"), binary_samples(-2.0, 2.0, -0.5, 2.0,
+                                                                  scalars=(0.5,))),
+    OpInfo("special.expit", _special("expit"), unary_samples()),
+]
+OPS += SPECIAL

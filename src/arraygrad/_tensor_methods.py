@@ -6,6 +6,7 @@ from . import dtypes as _dt
 from ._tensor import Tensor
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
 from .ops import inplace
+from .ops import special as sp
 
 
 def _m(fn):
@@ -57,6 +58,9 @@ _METHODS = {
     "index_fill": ix.index_fill, "fmod": ew.fmod, "diff": sh.diff, "kron": la.kron,
     "cross": la.cross, "cumprod": rd.cumprod,
 }
+_METHODS.update({"lgamma": sp.lgamma, "digamma": sp.digamma, "erfinv": sp.erfinv,
+                 "erfc": sp.erfc, "i0": sp.i0, "sinc": sp.sinc,
+                 "polygamma": lambda self, n: sp.polygamma(n, self)})
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _m(_fn))
 
