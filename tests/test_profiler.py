@@ -1,6 +1,7 @@
 """autograd.profiler: a per-op timing table of forward ops, backward nodes and named blocks."""
 import json
 import time
+import warnings
 
 import pytest
 
@@ -146,3 +147,44 @@ def test_profiler_errors(torch, tmp_path):
     trace = json.loads(path.read_text())["traceEvents"]
     assert {e["name"] for e in trace} >= {"matmul", "MmBackward0", "block"}
     assert all(e["ph"] == "X" and e["dur"] >= 0 for e in trace)
+
+
+# ----------------------------------------------------------------- torch.profiler
+SCHEDULES = [dict(wait=1, warmup=1, active=2), dict(wait=0, warmup=2, active=1, repeat=2),
+             dict(wait=2, warmup=1, active=3, repeat=1, skip_first=3),
+             dict(wait=3, warmup=1, active=1, skip_first_wait=1)]
+
+
+@pytest.mark.parametrize("kw", SCHEDULES)
+def test_schedule_and_windows_match_torch_profiler(torch, kw):
+    def run(L):
+        traces = []
+        on_ready = lambda p: traces.append(
+            [e.name for e in p.events() if e.name.startswith("step")])
+        with L.profiler.profile(activities=[L.profiler.ProfilerActivity.CPU],
+                                schedule=L.profiler.schedule(**kw),
+                                on_trace_ready=on_ready) as prof:
+            for i in range(12):
+                with L.profiler.record_function(f"step{i}"):
+                    L.ones(3) + 1
+                prof.step()
+        actions = [L.profiler.schedule(**kw)(i).name for i in range(15)]
+        return traces, actions
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")         # torch's note on clearing events per cycle
+        want = run(torch)
+    got = run(ag)
+    assert got == want and got[0]
+
+
+def test_torch_profiler_without_schedule_records_the_block():
+    from arraygrad.profiler import ProfilerActivity, profile as tprofile
+    with tprofile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        ag.ones(4, 4) @ ag.ones(4, 4)
+    avg = {e.key: e for e in prof.key_averages(group_by_input_shape=True)}
+    assert avg["matmul"].count == 1 and avg["matmul"].input_shapes == [[4, 4], [4, 4]]
+    with pytest.warns(UserWarning, match="CUDA is not available"):
+        tprofile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+    with pytest.raises(RuntimeError, match="no recorded window"):
+        tprofile().key_averages()
+    assert dispatch._eager is eager.process
