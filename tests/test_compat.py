@@ -24,6 +24,11 @@ RANDOM_CALLS = [
     ("normal_tensor", lambda L, g: L.normal(L.zeros(3), L.ones(3), generator=g)),
     ("uniform_", lambda L, g: L.zeros(3).uniform_(-1, 1, generator=g)),
     ("normal_", lambda L, g: L.zeros(3).normal_(2.0, 0.5, generator=g)),
+    ("bernoulli", lambda L, g: L.bernoulli(L.full((40,), 0.5, dtype=L.float64), generator=g)),
+    ("bernoulli_p", lambda L, g: L.bernoulli(L.zeros(40), 0.5, generator=g)),
+    ("bernoulli_", lambda L, g: L.zeros(40).bernoulli_(0.5, generator=g)),
+    ("multinomial", lambda L, g: L.multinomial(L.ones(3, 10), 10, generator=g)),
+    ("multinomial_repl", lambda L, g: L.multinomial(L.ones(10), 30, True, generator=g)),
 ]
 
 
@@ -87,6 +92,51 @@ def test_generator_errors_as_torch(torch):
         ag.normal(0.0, 1.0)
     with pytest.raises(RuntimeError, match="get_rng_state"):
         ag.set_rng_state(ag.tensor([1, 2, 3], dtype=ag.uint8))
+
+
+def test_multinomial_and_bernoulli_frequencies_match_torch(torch):
+    w = [1.0, 2.0, 0.0, 5.0]
+    n = 40000
+
+    def freqs(L, replacement):
+        g = L.Generator().manual_seed(3)
+        if replacement:
+            s = L.multinomial(L.tensor(w, dtype=L.float64), n, True, generator=g)
+        else:
+            s = L.multinomial(L.tensor([w] * n, dtype=L.float64), 2, generator=g)
+            assert (s[:, 0] != s[:, 1]).all()              # no category twice in a row
+            s = s[:, 0]
+        return np.bincount(s.numpy(), minlength=4) / n
+    for replacement in (True, False):
+        got, want = freqs(ag, replacement), freqs(torch, replacement)
+        assert got[2] == 0 == want[2]
+        np.testing.assert_allclose(got, want, atol=0.015)
+    p = np.linspace(0, 1, 11)
+    draws = ag.bernoulli(ag.tensor(np.tile(p, (4000, 1))), generator=ag.Generator().manual_seed(0))
+    np.testing.assert_allclose(draws.mean(0).numpy(), p, atol=0.03)
+    assert set(np.unique(draws.numpy())) <= {0.0, 1.0}
+    assert draws[:, 0].sum().item() == 0 and draws[:, -1].sum().item() == 4000
+
+
+RANDOM_ERRORS = [
+    ("bernoulli_range", lambda L: L.bernoulli(L.tensor([2.0])), RuntimeError),
+    ("bernoulli_ints", lambda L: L.bernoulli(L.tensor([1, 0])), NotImplementedError),
+    ("multinomial_negative", lambda L: L.multinomial(L.tensor([-1.0, 2.0]), 1), RuntimeError),
+    ("multinomial_inf", lambda L: L.multinomial(L.tensor([1.0, float("inf")]), 1),
+     RuntimeError),
+    ("multinomial_zero_sum", lambda L: L.multinomial(L.zeros(2), 1), RuntimeError),
+    ("multinomial_3d", lambda L: L.multinomial(L.ones(2, 3, 4), 2), RuntimeError),
+    ("multinomial_none", lambda L: L.multinomial(L.ones(3), 0), RuntimeError),
+    ("multinomial_too_many", lambda L: L.multinomial(L.ones(3), 4), RuntimeError),
+    ("multinomial_ints", lambda L: L.multinomial(L.tensor([1, 2]), 1), RuntimeError),
+]
+
+
+@pytest.mark.parametrize("name,call,exc", RANDOM_ERRORS, ids=[e[0] for e in RANDOM_ERRORS])
+def test_random_errors_as_torch(torch, name, call, exc):
+    for L in (ag, torch):
+        with pytest.raises(exc):
+            call(L)
 
 
 def test_seeded_dataloader_workers_draw_from_their_seed():

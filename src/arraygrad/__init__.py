@@ -17,7 +17,8 @@ from .ops.creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, 
                            zeros_like, ones_like, empty_like, full_like, arange, linspace,
                            logspace, eye, manual_seed, seed, initial_seed, get_rng_state,
                            set_rng_state, rand, randn, randint, randperm, rand_like,
-                           randn_like, randint_like, normal)
+                           randn_like, randint_like, normal, bernoulli,
+                           multinomial)
 from .ops.elementwise import (add, sub, subtract, mul, multiply, div, divide, true_divide,  # noqa: F401
                               floor_divide, remainder, pow, neg, negative, rsub, exp, log, sqrt,
                               rsqrt, abs, sign, tanh, sigmoid, relu, sin, cos, tan, log1p, expm1,

@@ -201,6 +201,14 @@ def _normal_(self, mean=0.0, std=1.0, generator=None):
                                                    dtype=self.dtype) * std + mean)
 
 
+def _bernoulli_(self, p=0.5, *, generator=None):
+    """Fill with 0/1 draws, 1 with probability `p` (a number or a tensor)."""
+    with _no_grad():
+        probs = p if isinstance(p, Tensor) else creation.full_like(self, p, dtype=_dt.float64)
+        return inplace.apply(self, creation.bernoulli(probs.to(_dt.float64),
+                                                      generator=generator).to(self.dtype))
+
+
 def _no_grad():
     from .core.grad_mode import no_grad
     return no_grad()
@@ -211,6 +219,9 @@ Tensor.zero_ = _zero_
 Tensor.copy_ = _copy_
 Tensor.uniform_ = _uniform_
 Tensor.normal_ = _normal_
+Tensor.bernoulli_ = _bernoulli_
+Tensor.bernoulli = creation.bernoulli
+Tensor.multinomial = creation.multinomial
 Tensor.index_put_ = lambda self, idx, values, accumulate=False: inplace.apply(
     self, ix.index_put(self, idx, values, accumulate))
 Tensor.index_put = lambda self, idx, values, accumulate=False: ix.index_put(self, idx, values, accumulate)

@@ -340,3 +340,51 @@ def normal(mean, std, size=None, *, generator=None):
         shape = np.broadcast_shapes(*shapes)
     dtypes = [v.dtype for v in (mean, std) if isinstance(v, Tensor)]
     return randn(*shape, generator=generator, dtype=dtypes[0] if dtypes else None) * std + mean
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """0/1 draws (input's dtype) that are 1 with probability `input` (or the number `p`);
+    drawn per example inside vmap(randomness='different'), as rand_like is."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"bernoulli\" not implemented for '{input.dtype}': expected "
+                                  "a floating-point probability tensor")
+    probs = input.detach() if p is None else p
+    if p is None and input._lvl is None and input.numel() and \
+            not bool(((probs >= 0) & (probs <= 1)).all()):
+        raise RuntimeError("bernoulli: expected probabilities 0 <= p <= 1")
+    if p is not None and not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli: expected 0 <= p <= 1, got p={p}")
+    draws = rand_like(input, generator=generator, dtype=_dt.float64)
+    return (draws < probs).to(input.dtype)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Category indices (int64) drawn with the weights in `input`'s last dim (1-d or 2-d).
+
+    With replacement: inverse-CDF sampling. Without: the `num_samples` smallest of
+    Exp(1)/weight (an exponential race), which draws successively without replacement."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{input.dtype}")
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    k = input.shape[-1]
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > k:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    w = input.detach().to(_dt.float64)
+    if input._lvl is None:
+        if not bool(((w >= 0) & (w < float("inf"))).all()):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if not bool((w.sum(-1) > 0).all()):
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rows = input.shape[:-1]
+    if replacement:
+        cdf = w.cumsum(-1)
+        u = rand(*rows, num_samples, generator=generator, dtype=_dt.float64) * cdf[..., -1:]
+        idx = (cdf.unsqueeze(-2) <= u.unsqueeze(-1)).sum(-1)
+        return idx.clamp_max(k - 1).to(_dt.int64)
+    race = -(-rand(*rows, k, generator=generator, dtype=_dt.float64)).log1p() / w
+    return race.argsort(-1)[..., :num_samples].to(_dt.int64)
