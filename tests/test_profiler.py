@@ -188,3 +188,17 @@ def test_torch_profiler_without_schedule_records_the_block():
     with pytest.raises(RuntimeError, match="no recorded window"):
         tprofile().key_averages()
     assert dispatch._eager is eager.process
+
+
+def test_tensorboard_trace_handler_writes_one_trace_per_window(tmp_path):
+    from arraygrad.profiler import profile as tprofile, schedule, tensorboard_trace_handler
+    with tprofile(schedule=schedule(wait=0, warmup=1, active=1),
+                  on_trace_ready=tensorboard_trace_handler(str(tmp_path), "w0")) as prof:
+        for _ in range(4):
+            ag.ones(2) * 2
+            prof.step()
+    files = sorted(tmp_path.iterdir())
+    assert len(files) == 2 and all(f.name.startswith("w0.") and f.name.endswith(
+        ".pt.trace.json") for f in files)
+    names = [e["name"] for e in json.loads(files[0].read_text())["traceEvents"]]
+    assert names == ["mul"]

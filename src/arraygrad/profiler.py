@@ -77,7 +77,7 @@ def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
         os.makedirs(dir_name, exist_ok=True)
         name = worker_name or f"{socket.gethostname()}_{os.getpid()}"
         prof.export_chrome_trace(os.path.join(
-            dir_name, f"{name}.{time.time_ns() // 1_000_000}.pt.trace.json"))
+            dir_name, f"{name}.{time.time_ns()}.pt.trace.json"))
     return handler
 
 
