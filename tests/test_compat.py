@@ -139,6 +139,38 @@ def test_random_errors_as_torch(torch, name, call, exc):
             call(L)
 
 
+def test_random_module_and_fork_rng(torch):
+    for name in ("manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state",
+                 "default_generator", "Generator"):
+        assert getattr(ag.random, name) is getattr(ag, name)
+    for L in (ag, torch):
+        L.manual_seed(4)
+        before = L.get_rng_state()
+        with L.random.fork_rng():
+            L.manual_seed(0)
+            a = L.rand(3)
+        assert L.equal(L.get_rng_state(), before)
+        with L.random.fork_rng(devices=[]):
+            L.manual_seed(0)
+            assert L.equal(L.rand(3), a)
+        with L.random.fork_rng(enabled=False):
+            L.rand(2)
+        assert not L.equal(L.get_rng_state(), before)
+        with pytest.raises(ValueError):     # the state comes back after an error too
+            with L.random.fork_rng():
+                L.rand(4)
+                raise ValueError
+    state = ag.get_rng_state()
+    with pytest.raises(ValueError):
+        with ag.random.fork_rng():
+            ag.rand(4)
+            raise ValueError
+    assert ag.equal(ag.get_rng_state(), state)
+    with pytest.raises(RuntimeError, match="GPU"):
+        with ag.random.fork_rng(devices=[0]):
+            pass
+
+
 def test_seeded_dataloader_workers_draw_from_their_seed():
     """A worker seeds the global stream (torch's worker does torch.manual_seed(seed))."""
     from arraygrad.utils.data import DataLoader

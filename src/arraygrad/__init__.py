@@ -60,7 +60,7 @@ from .func import vmap  # noqa: F401
 # training stack (train15): Generator, torch.utils.data, save/load
 from ._generator import Generator, default_generator  # noqa: F401
 # torch-namespace compatibility (compat15)
-from . import amp, profiler  # noqa: F401
+from . import amp, profiler, random  # noqa: F401
 from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, ByteTensor, CharTensor,  # noqa: F401
                       ShortTensor, IntTensor, LongTensor, BoolTensor)
 from .utils import data as _utils_data  # noqa: F401  (makes torch.utils.data reachable)
