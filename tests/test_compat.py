@@ -238,6 +238,24 @@ def test_legacy_constructor_follows_the_default_dtype(torch):
             L.set_default_dtype(L.float32)
 
 
+def test_set_default_tensor_type_as_torch(torch):
+    with pytest.warns(UserWarning, match="deprecated"):      # torch warns once per process
+        ag.set_default_tensor_type(ag.FloatTensor)
+    for L in (ag, torch):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                L.set_default_tensor_type(L.DoubleTensor)
+                assert L.get_default_dtype() is L.float64 and L.Tensor(1).dtype is L.float64
+                L.set_default_tensor_type("torch.FloatTensor")
+                assert L.get_default_dtype() is L.float32
+                for bad in (L.LongTensor, L.float64):
+                    with pytest.raises(TypeError, match="floating"):
+                        L.set_default_tensor_type(bad)
+        finally:
+            L.set_default_dtype(L.float32)
+
+
 def test_legacy_tensor_aliases_its_argument():
     x = ag.zeros(3)
     y = ag.Tensor(x)

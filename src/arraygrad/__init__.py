@@ -62,7 +62,7 @@ from ._generator import Generator, default_generator  # noqa: F401
 # torch-namespace compatibility (compat15)
 from . import amp, profiler, random  # noqa: F401
 from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, ByteTensor, CharTensor,  # noqa: F401
-                      ShortTensor, IntTensor, LongTensor, BoolTensor)
+                      ShortTensor, IntTensor, LongTensor, BoolTensor, set_default_tensor_type)
 from .utils import data as _utils_data  # noqa: F401  (makes torch.utils.data reachable)
 from .serialization import save, load  # noqa: F401
 from .utils import checkpoint as _utils_checkpoint, benchmark as _utils_benchmark  # noqa: F401

@@ -1,5 +1,5 @@
 """The legacy constructors old scripts still use: `torch.Tensor(2, 3)`, `torch.FloatTensor([1, 2])`,
-`x.type(torch.DoubleTensor)`, `x.type()` and `x.new(...)`.
+`x.type(torch.DoubleTensor)`, `x.type()`, `x.new(...)` and `set_default_tensor_type`.
 
     torch.Tensor(2, 3)            # uninitialised (here: zeros), the default dtype
     torch.LongTensor([1.7, 2])    # from data, cast: tensor([1, 2])
@@ -9,6 +9,8 @@
 `tensortype` objects that build tensors of their dtype and answer `isinstance` by dtype.
 `x.type()` answers torch's name ('torch.FloatTensor') so scripts comparing it still work.
 """
+import warnings
+
 import numpy as np
 
 from . import _device
@@ -112,6 +114,20 @@ def _type_of(spec):
                 return d
         raise ValueError(f"invalid type: '{spec}'")
     raise TypeError("dtype must be a type, str, or dtype object")
+
+
+def set_default_tensor_type(t):
+    """Deprecated: `set_default_tensor_type(torch.DoubleTensor)` = set_default_dtype(float64)."""
+    warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please use "
+                  "torch.set_default_dtype() and torch.set_default_device() as alternatives.",
+                  UserWarning, stacklevel=2)
+    if isinstance(t, _dt.dtype):
+        raise TypeError("invalid type object: only floating-point types are supported as the "
+                        "default type")
+    dtype = _type_of(t)
+    if not dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    _dt.set_default_dtype(dtype)
 
 
 def type_method(self, dtype=None, non_blocking=False, **kwargs):
