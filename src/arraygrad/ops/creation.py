@@ -1,6 +1,5 @@
 """Tensor creation: from data, filled, ranges, random. Nothing here records history."""
 import builtins
-import json
 
 import numpy as np
 
