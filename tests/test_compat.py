@@ -462,7 +462,9 @@ MODULE_PATHS = [("nn.modules.module", "Module"), ("nn.modules.linear", "Linear")
                 ("autograd.function", "Function"), ("autograd.graph", "Node"),
                 ("autograd.variable", "Variable"), ("autograd.profiler", "profile"),
                 ("autograd.profiler", "record_function"), ("autograd.functional", "jacobian"),
-                ("autograd.forward_ad", "dual_level"), ("utils.checkpoint", "checkpoint")]
+                ("autograd.forward_ad", "dual_level"), ("utils.checkpoint", "checkpoint"),
+                ("autograd.grad_mode", "no_grad"), ("autograd.grad_mode", "inference_mode"),
+                ("random", "fork_rng"), ("profiler", "profile"), ("amp", "GradScaler")]
 
 
 @pytest.mark.parametrize("path,name", MODULE_PATHS, ids=[f"{p}.{n}" for p, n in MODULE_PATHS])
@@ -485,3 +487,5 @@ def test_module_path_names_are_the_public_objects():
     assert (Module, Linear, Parameter) == (ag.nn.Module, ag.nn.Linear, ag.nn.Parameter)
     assert (Function, Variable) == (ag.autograd.Function, ag.autograd.Variable)
     assert DataLoader is ag.utils.data.DataLoader
+    from arraygrad.autograd.grad_mode import enable_grad, no_grad
+    assert (no_grad, enable_grad) == (ag.no_grad, ag.enable_grad)
