@@ -18,3 +18,8 @@ from .transforms import (Transform, ComposeTransform, ExpTransform, AffineTransf
 from .independent import Independent  # noqa: F401
 from .transformed_distribution import TransformedDistribution  # noqa: F401
 from .log_normal import LogNormal  # noqa: F401
+from .multivariate_normal import MultivariateNormal  # noqa: F401
+from .one_hot_categorical import OneHotCategorical  # noqa: F401
+from .gamma import Gamma  # noqa: F401
+from .dirichlet import Dirichlet  # noqa: F401
+from .beta import Beta  # noqa: F401
