@@ -23,3 +23,5 @@ from .one_hot_categorical import OneHotCategorical  # noqa: F401
 from .gamma import Gamma  # noqa: F401
 from .dirichlet import Dirichlet  # noqa: F401
 from .beta import Beta  # noqa: F401
+from .kl import kl_divergence, register_kl  # noqa: F401
+from . import kl, transforms  # noqa: F401
