@@ -135,7 +135,8 @@ class Distribution:
         return self.__new__(type(self)) if _instance is None else _instance
 
     def __repr__(self):
+        params = [self.__dict__[k] for k in self.arg_constraints if k in self.__dict__]
         names = [k for k in self.arg_constraints if k in self.__dict__]
-        args = ", ".join(f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
-                         for p in names)
+        args = ", ".join(f"{k}: {v if v.numel() == 1 else v.size()}"
+                         for k, v in zip(names, params))
         return self.__class__.__name__ + "(" + args + ")"

@@ -106,8 +106,9 @@ def cholesky_pivots(a):
 
 
 def cholesky(a):
-    """Lower Cholesky factor of symmetric positive-definite `a` (..., n, n)."""
-    return stack(_cholesky_columns(a)[0], -1)
+    """Lower Cholesky factor of symmetric positive-definite `a` (..., n, n). The factorisation
+    reads `(a + a^T) / 2`, so its gradient is symmetric, as torch's cholesky backward."""
+    return stack(_cholesky_columns(0.5 * (a + a.transpose(-2, -1)))[0], -1)
 
 
 def solve_lower(tril, b):
