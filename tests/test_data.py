@@ -209,6 +209,8 @@ def test_workers_seed_and_reraise():
     failing.fail = True
     with pytest.raises(KeyError, match="Caught KeyError in DataLoader worker process 1"):
         list(DataLoader(failing, num_workers=2))
+    with pytest.raises(ZeroDivisionError, match="in DataLoader worker process 0"):
+        list(DataLoader(_Seeds(), num_workers=1, worker_init_fn=lambda wid: 1 / wid))
     assert get_worker_info() is None
 
 
@@ -226,3 +228,51 @@ def test_loader_option_errors_match_torch(torch):
         for lib in (ag, torch):
             with pytest.raises(ValueError, match=msg):
                 lib.utils.data.DataLoader(_dataset(lib), **kw)
+
+
+class _Pid(data.Dataset):
+    def __len__(self):
+        return 6
+
+    def __getitem__(self, i):
+        import os
+        return i, os.getpid()
+
+
+def test_persistent_workers_serve_every_epoch():
+    loader = DataLoader(_Pid(), batch_size=2, num_workers=2, persistent_workers=True,
+                        shuffle=True, generator=ag.Generator().manual_seed(3))
+    epochs = [[(b[0].tolist(), set(b[1].tolist())) for b in loader] for _ in range(3)]
+    pids = [set().union(*(p for _, p in e)) for e in epochs]
+    assert pids[0] == pids[1] == pids[2] and len(pids[0]) == 2     # the same two processes
+    for e in epochs:
+        assert sorted(sum((i for i, _ in e), [])) == list(range(6))
+    first = next(iter(loader))                      # an unfinished epoch, then a full one
+    assert len(first[0]) == 2
+    assert sorted(sum((b[0].tolist() for b in loader), [])) == list(range(6))
+    streams = DataLoader(_Range(7), batch_size=2, num_workers=2, persistent_workers=True)
+    assert [[b.tolist() for b in streams] for _ in range(2)] == \
+        [[[0, 2], [1, 3], [4, 6], [5]]] * 2       # iterable datasets restart each epoch
+
+
+class _Dies(data.Dataset):
+    def __init__(self, how):
+        self.how = how
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        import os
+        import time
+        if self.how == "exit":
+            os._exit(3)
+        time.sleep(3)
+        return i
+
+
+def test_dead_or_stuck_workers_raise_instead_of_hanging():
+    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+.*exited unexpectedly"):
+        list(DataLoader(_Dies("exit"), num_workers=1))
+    with pytest.raises(RuntimeError, match="DataLoader timed out after 1 seconds"):
+        list(DataLoader(_Dies("sleep"), num_workers=1, timeout=1))

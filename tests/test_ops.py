@@ -114,7 +114,8 @@ NAMED_DIFFERENTLY = set("""
     contiguous getitem_mixed index_select masked_fill masked_select take scatter_add
     addcdiv addcmul hypot index_add index_fill lerp logaddexp logit meshgrid_ij scatter_src
     clamp_min_at_bound scatter_value sort std_mean sum_to_size topk tril triu var_mean xlogy tensordot kron cross
-    diff cumprod""".split()) | {op.name for op in NN_FUNCTIONAL}   # compositions
+    diff cumprod i0 sinc special.i1 special.ndtr special.entr special.expit
+    special.xlog1py""".split()) | {op.name for op in NN_FUNCTIONAL}   # compositions
 NAMED_DIFFERENTLY |= CONV_POOL_NAMED_DIFFERENTLY
 
 

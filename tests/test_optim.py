@@ -112,10 +112,12 @@ def test_lbfgs_strong_wolfe_minimises_rosenbrock():
         optim.LBFGS([x], line_search_fn="armijo")
 
 
-def test_add_param_group_takes_defaults():
+@pytest.mark.parametrize("name,kw", [("RMSprop", dict(lr=0.02, momentum=0.3)),
+                                     ("Adagrad", dict(lr=0.1, initial_accumulator_value=0.2))])
+def test_add_param_group_takes_defaults(name, kw):
     ours, theirs, data, tdata = make_pair(5)
-    opt = optim.RMSprop(ours[:2], lr=0.02, momentum=0.3)
-    topt = torch.optim.RMSprop(theirs[:2], lr=0.02, momentum=0.3)
+    opt = getattr(optim, name)(ours[:2], **kw)
+    topt = getattr(torch.optim, name)(theirs[:2], **kw)
     opt.add_param_group({"params": ours[2:], "lr": 0.005})
     topt.add_param_group({"params": theirs[2:], "lr": 0.005})
     assert opt.param_groups[1] == {**topt.param_groups[1], "params": ours[2:]}

@@ -116,6 +116,7 @@ def test_reduce_lr_on_plateau_matches_torch(torch):
 def test_state_dict_resumes_the_schedule():
     opt = _opt(ag)
     s = sched.CosineAnnealingLR(opt, T_max=10)
+    opt.step()
     for _ in range(4):
         s.step()
     saved, lrs = s.state_dict(), [g["lr"] for g in opt.param_groups]
@@ -173,7 +174,20 @@ def test_errors_match_torch(torch):
                 fn(lib.optim.lr_scheduler, _opt(lib))
     opt = _opt(ag)
     one = sched.OneCycleLR(opt, max_lr=1.0, total_steps=2)
+    opt.step()
     one.step()
     one.step()
     with pytest.raises(ValueError, match="Tried to step 3 times"):
         one.step()
+
+
+def test_stepping_the_schedule_first_warns_as_torch(torch):
+    for lib in (ag, torch):
+        opt = _opt(lib)
+        s = lib.optim.lr_scheduler.StepLR(opt, 2)
+        with pytest.warns(UserWarning, match="before `optimizer.step\\(\\)`"):
+            s.step()
+    opt = _opt(ag)
+    s = sched.StepLR(opt, 2)
+    opt.step()
+    s.step()                                    # the right order: no warning (errors here)

@@ -91,6 +91,20 @@ def test_unsaveable_objects_are_refused():
     for bad in (object(), {"f": lambda: 0}, np.array([object()]), {1, 2}):
         with pytest.raises(TypeError, match="save: cannot save"):
             ag.save(bad, io.BytesIO())
+    loop = [1]
+    loop.append({"again": loop})
+    with pytest.raises(ValueError, match="reference cycle"):
+        ag.save(loop, io.BytesIO())
+    shared = [1, 2]
+    assert _round_trip([shared, shared]) == [[1, 2], [1, 2]]        # shared but not a cycle
+
+
+def test_deeply_nested_header_is_refused():
+    body = b'{"root": ' + b'{"list": [' * 5000 + b']}' * 5000 + b', "tensors": []}'
+    magic = b"ARRAYGRAD-CHECKPOINT\n"
+    blob = magic + struct.pack("<IQ", 1, len(body)) + body
+    with pytest.raises(RuntimeError, match="corrupt"):
+        ag.load(io.BytesIO(blob))
 
 
 class _Payload:

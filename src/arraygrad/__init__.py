@@ -12,7 +12,8 @@ from ._tensor import Tensor, Size  # noqa: F401
 from ._device import device, set_default_device, get_default_device  # noqa: F401
 from .core.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
                              is_grad_enabled, is_inference_mode_enabled)
-from .autograd.anomaly_mode import is_anomaly_enabled, is_anomaly_check_nan_enabled  # noqa: F401
+from .autograd.anomaly_mode import (is_anomaly_enabled, is_anomaly_check_nan_enabled,  # noqa: F401
+                                    set_anomaly_enabled)
 from .ops.creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empty, full,  # noqa: F401
                            zeros_like, ones_like, empty_like, full_like, arange, linspace,
                            logspace, eye, manual_seed, seed, get_rng_state, set_rng_state,

@@ -53,6 +53,7 @@ class _Writer:
     def __init__(self):
         self.records, self.buffers, self._ids, self._offset = [], [], {}, 0
         self._keep = []             # keeps encoded arrays alive so their ids stay unique
+        self._open = set()          # containers being encoded: a repeat is a cycle
 
     def encode(self, obj):
         if obj is None or isinstance(obj, (bool, str)):
@@ -71,13 +72,19 @@ class _Writer:
             return {"ndarray": self._array(obj, "ndarray")}
         if isinstance(obj, np.generic) and obj.dtype.kind in _NUMPY_KINDS:
             return {"npscalar": self._array(np.asarray(obj), "ndarray")}
-        if isinstance(obj, dict):
-            kind = "odict" if isinstance(obj, OrderedDict) else "dict"
-            return {kind: [[self.encode(k), self.encode(v)] for k, v in obj.items()]}
-        if isinstance(obj, list):
-            return {"list": [self.encode(v) for v in obj]}
-        if type(obj) is tuple:
-            return {"tuple": [self.encode(v) for v in obj]}
+        if isinstance(obj, (dict, list)) or type(obj) is tuple:
+            if id(obj) in self._open:
+                raise ValueError("save: the object contains itself (a reference cycle), which "
+                                 "arraygrad's format cannot represent")
+            self._open.add(id(obj))
+            try:
+                if isinstance(obj, dict):
+                    kind = "odict" if isinstance(obj, OrderedDict) else "dict"
+                    return {kind: [[self.encode(k), self.encode(v)] for k, v in obj.items()]}
+                return {"list" if isinstance(obj, list) else "tuple":
+                        [self.encode(v) for v in obj]}
+            finally:
+                self._open.discard(id(obj))
         raise TypeError(f"save: cannot save an object of type {type(obj).__name__}; arraygrad "
                         "saves tensors, NumPy arrays, numbers, strings, None, dtypes and "
                         "dicts/lists/tuples of them (the format stores no code)")
@@ -143,10 +150,13 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
     try:
         header = json.loads(raw[start:start + hlen].decode())
         root, records = header["root"], header["tensors"]
-    except (ValueError, UnicodeDecodeError, KeyError, TypeError) as e:
+    except (ValueError, UnicodeDecodeError, KeyError, TypeError, RecursionError) as e:
         raise RuntimeError(f"load: the checkpoint header is corrupt ({e})") from None
     reader = _Reader(memoryview(raw)[start + hlen:], records, map_location)
-    return reader.decode(root)
+    try:
+        return reader.decode(root)
+    except RecursionError:
+        raise RuntimeError("load: the checkpoint is corrupt (nested too deeply)") from None
 
 
 def _read_all(f):

@@ -8,7 +8,6 @@ returns NaN is such a failure ("Function 'SqrtBackward0' returned nan values in 
 0th output."). The state is process-wide, as torch's. Off, it costs the engine and
 node creation one flag test each.
 """
-import functools
 import os
 import traceback
 import warnings
@@ -39,8 +38,8 @@ def forward_stack():
     return traceback.format_list(frames)
 
 
-def _set(mode, check_nan):
-    state.enabled, state.check_nan = bool(mode), bool(check_nan)
+def set_anomaly_enabled(enabled, check_nan=True):
+    state.enabled, state.check_nan = bool(enabled), bool(check_nan)
 
 
 class set_detect_anomaly:
@@ -49,17 +48,17 @@ class set_detect_anomaly:
 
     def __init__(self, mode, check_nan=True):
         self.prev = (state.enabled, state.check_nan)
-        _set(mode, check_nan)
+        set_anomaly_enabled(mode, check_nan)
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        _set(*self.prev)
+        set_anomaly_enabled(*self.prev)
 
 
 class detect_anomaly:
-    """Context manager (or decorator) enabling anomaly detection for its block.
+    """Context manager enabling anomaly detection for its block (warns when made, as torch).
 
         >>> with autograd.detect_anomaly():
         ...     loss.backward()     # a NaN names the node and shows its forward line
@@ -67,23 +66,16 @@ class detect_anomaly:
 
     def __init__(self, check_nan=True):
         self.check_nan = check_nan
-
-    def __enter__(self):
         warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
                       "and should only be enabled for debugging.", UserWarning, stacklevel=2)
+
+    def __enter__(self):
         self.prev = (state.enabled, state.check_nan)
-        _set(True, self.check_nan)
+        set_anomaly_enabled(True, self.check_nan)
         return self
 
     def __exit__(self, *exc):
-        _set(*self.prev)
-
-    def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with self.__class__(self.check_nan):
-                return fn(*args, **kwargs)
-        return wrapper
+        set_anomaly_enabled(*self.prev)
 
 
 def apply_checked(node, apply, buf):

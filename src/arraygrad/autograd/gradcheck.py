@@ -473,7 +473,12 @@ def _reverse_by_transform(func, inputs, grad_outputs):
             for i, v in zip(d_pos, dv):
                 new = _replace(new, ts[i], v)
             return tuple(o for o, used in zip(_outputs(func, new), out_used) if used)
-        _, pullback = vjp(f, *[ts[i] for i in d_pos])
+        try:
+            _, pullback = vjp(f, *[ts[i] for i in d_pos])
+        except RuntimeError as e:
+            raise RuntimeError("gradgradcheck(check_fwd_over_rev=True) differentiates the "
+                               "gradients through func.vjp (forward AD does not run through "
+                               f"eager backward yet), which refused the function: {e}") from e
         grads = pullback(tuple(gos))
         return tuple(g for g, used in zip(grads, in_used) if used)
     return rev

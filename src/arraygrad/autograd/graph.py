@@ -72,11 +72,17 @@ class SavedTensor:
     def unpack(self, node):
         v = self.value
         if self.hooks is not None:
+            cache = getattr(node, "_unpacked", None)
+            if cache is not None and self in cache:
+                return cache[self]
             v = self.hooks[1](v)
             if not isinstance(v, Tensor):
                 raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but "
                                 f"got result of type {type(v).__name__}")
-            return self._reattach(v, node)
+            v = self._reattach(v, node)
+            if cache is not None:
+                cache[self] = v
+            return v
         return self._checked(v, node)
 
     def _reattach(self, v, node):
@@ -154,7 +160,8 @@ def current_saved_hooks():
 class saved_tensors_hooks:
     """Context manager: every tensor saved for backward inside it (by built-in ops and by
     custom Functions' save_for_backward) is stored as `pack_hook(tensor)` and rebuilt by
-    `unpack_hook(packed)` when backward needs it.
+    `unpack_hook(packed)` when backward needs it. Graphs recorded by func transforms
+    (grad, vjp, jacrev) do not use them (torch refuses the hooks there).
 
         >>> with autograd.graph.saved_tensors_hooks(lambda t: t.numpy(), torch.from_numpy):
         ...     y = x.sin()         # keeps a NumPy array; backward rebuilds the tensor
@@ -315,6 +322,8 @@ class PrimNode(Node, RuleCtx):
     """Node of a builtin primitive: its vjp rule applied to the saved values."""
 
     _edge_pos = None    # the args that are edges, where not all are (Primitive.nondiff_inputs)
+    hooked = False      # saved under saved-tensor hooks
+    _unpacked = None    # while a hooked node runs its vjp: SavedTensor -> unpacked value
 
     def __init__(self, prim, params, args, outs, next_functions, needs, level_owned):
         if prim.nondiff_inputs or not prim.number_edges:
@@ -330,6 +339,8 @@ class PrimNode(Node, RuleCtx):
         shapes, dtypes, saved = [], [], []
         save = prim.save
         hooks = current_saved_hooks() if level_owned else None
+        if hooks is not None:
+            self.hooked = True
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
                 if a._lvl is None:
@@ -409,6 +420,14 @@ class PrimNode(Node, RuleCtx):
         self._saved_outs = None
 
     def apply(self, grads):
+        if self._unpacked is None and self.hooked:
+            # NOTE [unpack once]: a rule may read a saved value several times; the user's
+            # unpack hook runs once per backward of the node, as torch's
+            self._unpacked = {}
+            try:
+                return self.apply(grads)
+            finally:
+                self._unpacked = None
         vjp = self.prim.vjp
         needs = self.needs_input_grad
         params = self.params
@@ -494,16 +513,7 @@ class AccumulateGrad(Node):
 
     def accumulate(self, g, create_graph):
         v = self.variable
-        g = self.run_hooks(g)
-        with _accumulate_lock:
-            if v.grad is None:
-                v.grad = g if create_graph else _fresh(g)
-            elif create_graph:
-                v.grad = v.grad + g
-            else:
-                grad = v.grad
-                grad._data += g._data if g._lvl is None else g.detach()._data
-                grad._vc[0] += 1    # an in-place add: whatever saved the old grad notices
+        accumulate_grad(v, self.run_hooks(g), create_graph, in_place=True)
         for hook in v._post_accumulate_hooks or ():
             hook(v)
 
@@ -513,6 +523,23 @@ class AccumulateGrad(Node):
 # exact). `.grad += g` is a read-modify-write (NumPy releases the GIL inside it), so every
 # accumulation into a `.grad` holds this lock; hooks run outside it.
 _accumulate_lock = threading.Lock()
+
+
+def accumulate_grad(t, g, create_graph, in_place):
+    """`t.grad += g` under the lock. Without create_graph the first grad is a fresh copy and
+    a leaf's later ones are added in place (its version bumped: whatever saved the old
+    grad notices); with create_graph, or `in_place=False`, `.grad` becomes a new tensor."""
+    with _accumulate_lock:
+        grad = t.grad
+        if grad is None:
+            t.grad = g if create_graph else _fresh(g)
+        elif create_graph:
+            t.grad = grad + g
+        elif not in_place:
+            t.grad = grad + g.detach()
+        else:
+            grad._data += g._data if g._lvl is None else g.detach()._data
+            grad._vc[0] += 1
 
 
 def checked_hook_result(hook, g, r):
@@ -579,14 +606,8 @@ def retain_grad_hook(t):
         t = ref()
         if t is None or t.grad_fn is None:
             return
-        create_graph = grad_mode.state.grad_enabled   # the engine runs in create_graph mode
-        with _accumulate_lock:
-            if t.grad is None:
-                t.grad = g if create_graph else _fresh(g)
-            elif create_graph:
-                t.grad = t.grad + g
-            else:
-                t.grad = t.grad + g.detach()
+        # the engine runs in create_graph mode; a retained grad is replaced, as torch's
+        accumulate_grad(t, g, grad_mode.state.grad_enabled, in_place=False)
     hook._retains = True
     node = t.grad_fn
     if node._tensor_hooks is None:

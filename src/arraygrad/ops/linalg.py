@@ -19,7 +19,7 @@ def _matmul_impl(xp, x, y):
 
 
 _matmul = Primitive(
-    "matmul", _matmul_impl, node_name="MmBackward0",
+    "matmul", _matmul_impl, node_name="MmBackward0", arg_names=("self", "mat2"),
     vjp=(lambda ctx, g: g @ _mT(ctx.y), lambda ctx, g: _mT(ctx.x) @ g),
     jvp=(lambda ctx, t: _matmul(t, ctx.y), lambda ctx, t: _matmul(ctx.x, t)))
 

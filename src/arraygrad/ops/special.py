@@ -13,7 +13,8 @@ import math
 from ..backends import silent
 from ..core.dispatch import Primitive
 from ._rules import elementwise_batch
-from .elementwise import (unary, binary, exp, log, sign, abs, where, convert, _binop,
+from .._tensor import Tensor
+from .elementwise import (unary, binary, exp, log, sign, abs, where, convert, promote,
                           _float_unary)
 from ._checks import tensor_op
 
@@ -24,7 +25,7 @@ _INV_SQRT_2PI = 0.3989422804014327
 
 def _lgamma_scalar(v):
     """math.lgamma with torch's values at its poles and infinities (inf) instead of raising."""
-    if v <= 0 and v == math.floor(v) or math.isinf(v):
+    if math.isinf(v) or v <= 0 and v == math.floor(v):
         return math.inf
     return math.lgamma(v)
 
@@ -197,7 +198,7 @@ def ndtr(input):
 
 ndtri = _float_unary(unary("ndtri", _ndtri_impl,
                            lambda ctx: 2.5066282746310002 * exp(0.5 * ctx.out * ctx.out),
-                           save_input=False, save_output=True))
+                           save_input=False, save_output=True, node_name="SpecialNdtriBackward0"))
 
 
 @silent
@@ -218,7 +219,8 @@ def _log_ndtr_impl(xp, x):
 # d/dx log Phi(x) = phi(x) / Phi(x) = exp(-x^2/2 - log Phi(x)) / sqrt(2 pi): stable everywhere
 log_ndtr = _float_unary(unary(
     "log_ndtr", _log_ndtr_impl,
-    lambda ctx: _INV_SQRT_2PI * exp(-0.5 * ctx.x * ctx.x - ctx.out), save_output=True))
+    lambda ctx: _INV_SQRT_2PI * exp(-0.5 * ctx.x * ctx.x - ctx.out), save_output=True,
+    node_name="SpecialLogNdtrBackward0"))
 
 
 # ----------------------------------------------------------------- Bessel I0 and I1 (Cephes)
@@ -292,7 +294,7 @@ def _i1e_impl(xp, x):
 
 # I0e' = I1e - sign(x) I0e; I1e' = I0e - sign(x) I1e - I1e / x, whose last term tends to 1/2 at 0
 i0e = _float_unary(unary("i0e", _i0e_impl, lambda ctx: i1e(ctx.x) - sign(ctx.x) * ctx.out,
-                         save_output=True))
+                         save_output=True, node_name="SpecialI0EBackward0"))
 
 
 def _i1e_deriv(ctx):
@@ -301,7 +303,8 @@ def _i1e_deriv(ctx):
     return i0e(x) - sign(x) * out - over_x
 
 
-i1e = _float_unary(unary("i1e", _i1e_impl, _i1e_deriv, save_output=True))
+i1e = _float_unary(unary("i1e", _i1e_impl, _i1e_deriv, save_output=True,
+                         node_name="SpecialI1EBackward0"))
 
 
 @tensor_op
@@ -342,8 +345,14 @@ def _xlog1py_impl(xp, x, y):
 
 _xlog1py = binary("xlog1py", silent(_xlog1py_impl),
                   lambda ctx, g: g * xlog1py(convert(ctx.x != 0, ctx.y.dtype), ctx.y),
-                  lambda ctx, g: g * ctx.x / (1 + ctx.y))
-xlog1py = _binop(_xlog1py, float_only=True)
+                  lambda ctx, g: g * ctx.x / (1 + ctx.y), node_name="SpecialXlog1PyBackward0")
+def xlog1py(input, other):
+    """input * log1p(other), 0 where input is 0."""
+    from .elementwise import _as_tensor
+    x, y = promote(input, other, float_only=True, op="xlog1py")
+    dtype = (x if isinstance(x, Tensor) else y).dtype
+    x, y = (v if isinstance(v, Tensor) else _as_tensor(v).to(dtype) for v in (x, y))
+    return _xlog1py(x, y)
 
 
 @tensor_op

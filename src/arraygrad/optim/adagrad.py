@@ -25,12 +25,18 @@ class Adagrad(Optimizer):
         # torch creates the state at construction (so state_dict has it before any step)
         for group in self.param_groups:
             for p in group["params"]:
-                self.state[p]["step"] = scalar_tensor(0)
-                self.state[p]["sum"] = creation.full_like(p, initial_accumulator_value)
+                self._init_state(p)
+
+    def _init_state(self, p):
+        # the defaults' accumulator, as torch, also for groups added later
+        self.state[p]["step"] = scalar_tensor(0)
+        self.state[p]["sum"] = creation.full_like(p, self.defaults["initial_accumulator_value"])
 
     def _update(self, p, group):
         g = -p.grad if group["maximize"] else p.grad
         state = self.state[p]
+        if not state:
+            self._init_state(p)
         step = state["step"].add_(1).item()
         if group["weight_decay"] != 0:
             g = g + p * group["weight_decay"]

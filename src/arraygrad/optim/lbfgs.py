@@ -63,6 +63,7 @@ class LBFGS(Optimizer):
         if closure is None:
             raise RuntimeError("LBFGS.step() requires a closure that reevaluates the model "
                                "and returns the loss")
+        self._opt_called = True
         with no_grad():
             return self._step(closure)
 

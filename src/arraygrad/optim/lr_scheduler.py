@@ -78,6 +78,13 @@ class LRScheduler:
         return [group["lr"] for group in self.optimizer.param_groups]
 
     def step(self, epoch=None):
+        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
+            # the first user call comes before any optimizer step: the first lr is skipped
+            warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. "
+                          "In PyTorch 1.1.0 and later, you should call them in the opposite "
+                          "order: `optimizer.step()` before `lr_scheduler.step()`.  Failure to "
+                          "do this will result in PyTorch skipping the first value of the "
+                          "learning rate schedule.", UserWarning, stacklevel=2)
         self._step_count += 1
         if epoch is not None:
             warnings.warn(_EPOCH_DEPRECATION, UserWarning, stacklevel=2)

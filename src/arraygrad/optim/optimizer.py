@@ -75,6 +75,7 @@ class Optimizer:
     def step(self, closure=None):
         """Evaluate `closure` (with grad) if given, then `_update` each parameter with a grad."""
         loss = self._closure_loss(closure)
+        self._opt_called = True        # read by lr schedulers (NOTE in lr_scheduler.step)
         with no_grad():
             for group in self.param_groups:
                 for p in group["params"]:

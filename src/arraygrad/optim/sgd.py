@@ -1,5 +1,4 @@
 """SGD with momentum, dampening, Nesterov and weight decay (torch.optim.SGD's algorithm)."""
-from ..core.grad_mode import no_grad
 from ..ops import shape
 from .optimizer import Optimizer, check_options
 
@@ -27,26 +26,17 @@ class SGD(Optimizer):
                                       maximize=maximize, foreach=foreach,
                                       differentiable=differentiable, fused=fused))
 
-    def step(self, closure=None):
-        loss = self._closure_loss(closure)
-        with no_grad():
-            for group in self.param_groups:
-                lr, momentum, wd = group["lr"], group["momentum"], group["weight_decay"]
-                for p in group["params"]:
-                    g = p.grad
-                    if g is None:
-                        continue
-                    if group["maximize"]:
-                        g = -g
-                    if wd != 0:
-                        g = g + p * wd
-                    if momentum != 0:
-                        state = self.state[p]
-                        buf = state.get("momentum_buffer")
-                        if buf is None:
-                            buf = state["momentum_buffer"] = shape.clone(g)
-                        else:
-                            buf.mul_(momentum).add_(g, alpha=1 - group["dampening"])
-                        g = g + buf * momentum if group["nesterov"] else buf
-                    p.add_(g, alpha=-lr)
-        return loss
+    def _update(self, p, group):
+        g = -p.grad if group["maximize"] else p.grad
+        if group["weight_decay"] != 0:
+            g = g + p * group["weight_decay"]
+        momentum = group["momentum"]
+        if momentum != 0:
+            state = self.state[p]
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = shape.clone(g)
+            else:
+                buf.mul_(momentum).add_(g, alpha=1 - group["dampening"])
+            g = g + buf * momentum if group["nesterov"] else buf
+        p.add_(g, alpha=-group["lr"])

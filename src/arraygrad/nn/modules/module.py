@@ -474,9 +474,12 @@ def _add_hook(hooks, entry, prepend):
 # results replace the gradients that flow on to the inputs.
 class _HookIdentity(Function):
     @staticmethod
-    def forward(ctx, hooks, kind, *tensors):
-        ctx.hooks, ctx.kind = hooks, kind
+    def forward(hooks, kind, *tensors):
         return tuple(t.view_as(t) for t in tensors)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.hooks, ctx.kind = inputs[0], inputs[1]
 
     @staticmethod
     def backward(ctx, *grads):

@@ -7,7 +7,8 @@ worker processes.
 
 # NOTE [worker processes]
 With `num_workers > 0` each epoch starts that many processes (the platform's
-default start method). Map-style datasets: the main process sends each worker
+default start method; with `persistent_workers=True` the first epoch's
+processes serve every epoch). Map-style datasets: the main process sends each worker
 batches of indices round-robin (at most `prefetch_factor` per worker in
 flight) and yields the collated results in sampler order. Iterable datasets:
 every worker iterates its own copy and the batches interleave round-robin, as
@@ -114,6 +115,7 @@ class DataLoader:
         if collate_fn is None:
             collate_fn = default_collate if self._auto_collation else default_convert
         self.collate_fn = collate_fn
+        self._workers_iter = None          # kept between epochs with persistent_workers
 
     @property
     def _auto_collation(self):
@@ -130,11 +132,17 @@ class DataLoader:
     def __iter__(self):
         # drawn first in every epoch, as torch, so that the sampler's stream (and so the
         # order) is the same with and without workers
+        if self._workers_iter is not None and not self._workers_iter._shutdown:
+            self._workers_iter.reset(self)     # same workers, same seeds (torch draws none)
+            return self._workers_iter
         base_seed = draw_seed(self.generator)
         if self.num_workers == 0:
             return _batches(self.dataset, self._tasks_of_main(), self._auto_collation,
                             self.collate_fn, self.batch_size, self.drop_last)
-        return _MultiProcessIter(self, base_seed)
+        it = _MultiProcessIter(self, base_seed)
+        if self.persistent_workers:
+            self._workers_iter = it
+        return it
 
     def _tasks_of_main(self):
         if self._iterable:
@@ -215,9 +223,13 @@ def _worker_loop(dataset, iterable, auto_collation, collate_fn, batch_size, drop
         task = index_queue.get()
         if task is None:
             return
-        idx, indices = task
+        epoch, idx, indices = task
+        if idx is None:                  # a new epoch with persistent workers
+            if iterable and init_error is None:
+                it = iter(dataset)
+            continue
         if init_error is not None:
-            result_queue.put((idx, init_error))
+            result_queue.put((epoch, idx, init_error))
             continue
         try:
             if iterable:
@@ -228,11 +240,12 @@ def _worker_loop(dataset, iterable, auto_collation, collate_fn, batch_size, drop
                 batch = _fetch_map(dataset, indices, auto_collation, collate_fn)
         except Exception as e:
             batch = _WorkerError(worker_id, e)
-        result_queue.put((idx, batch))
+        result_queue.put((epoch, idx, batch))
 
 
 class _MultiProcessIter:
-    """One epoch over worker processes (NOTE [worker processes])."""
+    """Epochs over worker processes (NOTE [worker processes]): one epoch, or every epoch of a
+    loader with persistent_workers (see `reset`)."""
 
     def __init__(self, loader, base_seed):
         ctx = loader.multiprocessing_context
@@ -240,8 +253,8 @@ class _MultiProcessIter:
             ctx = multiprocessing.get_context(ctx)
         ctx = ctx or multiprocessing
         self._timeout = loader.timeout
-        self._tasks = loader._tasks_of_main()
-        self._iterable = self._tasks is None
+        self._iterable = loader._iterable
+        self._persistent = loader.persistent_workers
         n = loader.num_workers
         self._result_queue = ctx.Queue()
         self._index_queues, self._workers = [], []
@@ -254,14 +267,27 @@ class _MultiProcessIter:
             w.start()
             self._index_queues.append(q)
             self._workers.append(w)
-        self._active = list(range(n))      # workers that may still produce batches
+        self._shutdown = False
+        self._epoch = -1
+        self._start_epoch(loader)
+
+    def _start_epoch(self, loader):
+        self._epoch += 1
+        self._tasks = loader._tasks_of_main()
+        self._active = list(range(len(self._workers)))   # workers that may still produce
         self._next_worker = 0
         self._send_idx = self._rcvd_idx = 0
         self._pending = {}                 # idx -> worker, for tasks in flight
         self._results = {}
-        self._shutdown = False
-        for _ in range(loader.prefetch_factor * n):
+        for _ in range(loader.prefetch_factor * len(self._workers)):
             self._dispatch()
+
+    def reset(self, loader):
+        """A new epoch on the same workers; results of an unfinished epoch are dropped (their
+        epoch number no longer matches) and iterable datasets restart their iterators."""
+        for q in self._index_queues:
+            q.put((self._epoch + 1, None, None))
+        self._start_epoch(loader)
 
     def __iter__(self):
         return self
@@ -277,7 +303,7 @@ class _MultiProcessIter:
                 return
         wid = self._active[self._next_worker % len(self._active)]
         self._next_worker += 1
-        self._index_queues[wid].put((self._send_idx, task))
+        self._index_queues[wid].put((self._epoch, self._send_idx, task))
         self._pending[self._send_idx] = wid
         self._send_idx += 1
 
@@ -286,8 +312,9 @@ class _MultiProcessIter:
             if self._rcvd_idx >= self._send_idx:
                 self._stop()
             if self._rcvd_idx not in self._results:
-                idx, data = self._get()
-                self._results[idx] = data
+                epoch, idx, data = self._get()
+                if epoch == self._epoch:
+                    self._results[idx] = data
                 continue
             data = self._results.pop(self._rcvd_idx)
             wid = self._pending.pop(self._rcvd_idx)
@@ -312,24 +339,29 @@ class _MultiProcessIter:
                 waited += 1.0
                 dead = [w.pid for w in self._workers if not w.is_alive()]
                 if dead:
-                    self._shutdown_workers()
+                    self._shutdown_workers(force=True)
                     raise RuntimeError(f"DataLoader worker (pid(s) "
                                        f"{', '.join(map(str, dead))}) exited unexpectedly")
                 if self._timeout and waited >= self._timeout:
-                    self._shutdown_workers()
+                    self._shutdown_workers(force=True)
                     raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
 
     def _stop(self):
-        self._shutdown_workers()
+        if not self._persistent:
+            self._shutdown_workers()
         raise StopIteration
 
-    def _shutdown_workers(self):
+    def _shutdown_workers(self, force=False):
+        """Stop the workers: ask them to exit (or, when `force`, because one is stuck or
+        dead, terminate them at once)."""
         if self._shutdown:
             return
         self._shutdown = True
         for q in self._index_queues:
             q.put(None)
         for w in self._workers:
+            if force:
+                w.terminate()
             w.join(timeout=5)
             if w.is_alive():
                 w.terminate()
