@@ -1,0 +1,123 @@
+"""Helpers shared by the distributions (torch.distributions.utils)."""
+import functools
+import numbers
+
+from .. import dtypes as _dt
+from .._tensor import Tensor
+from ..core import grad_mode
+from ..ops.creation import arange, tensor as _tensor
+from ..ops.shape import broadcast_tensors, stack
+from ..ops.reduce import softmax
+
+euler_constant = 0.57721566490153286060
+
+# (eps, tiny, max) per floating dtype: what torch.finfo gives (arraygrad has no finfo yet)
+_FINFO = {"float16": (0.0009765625, 6.103515625e-05, 65504.0),
+          "float32": (1.1920928955078125e-07, 1.1754943508222875e-38, 3.4028234663852886e+38),
+          "float64": (2.220446049250313e-16, 2.2250738585072014e-308, 1.7976931348623157e+308)}
+
+
+def _finfo(dtype):
+    return _FINFO[str(dtype).rsplit(".", 1)[-1]]
+
+
+def finfo_eps(dtype):
+    return _finfo(dtype)[0]
+
+
+def finfo_tiny(dtype):
+    return _finfo(dtype)[1]
+
+
+def finfo_max(dtype):
+    return _finfo(dtype)[2]
+
+
+def broadcast_all(*values):
+    """Broadcast tensors and numbers together; numbers take the first tensor's dtype."""
+    if not all(isinstance(v, (Tensor, numbers.Number)) for v in values):
+        raise ValueError("Input arguments must all be instances of Number, "
+                         "torch.Tensor or objects implementing __torch_function__.")
+    dtype = next((v.dtype for v in values if isinstance(v, Tensor)), _dt.get_default_dtype())
+    return broadcast_tensors(*[v if isinstance(v, Tensor) else _tensor(v, dtype=dtype)
+                               for v in values])
+
+
+def _sum_rightmost(value, dim):
+    """Sum out the `dim` rightmost dimensions."""
+    if dim == 0:
+        return value
+    return value.reshape(tuple(value.shape[:-dim]) + (-1,)).sum(-1)
+
+
+def logits_to_probs(logits, is_binary=False):
+    return logits.sigmoid() if is_binary else softmax(logits, dim=-1)
+
+
+def clamp_probs(probs):
+    eps = finfo_eps(probs.dtype)
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def probs_to_logits(probs, is_binary=False):
+    ps = clamp_probs(probs)
+    return ps.log() - (-ps).log1p() if is_binary else ps.log()
+
+
+class lazy_property:
+    """Compute an attribute on first access (with grad enabled), then cache it on the instance:
+    so `Categorical(logits=...)` computes `probs` only when asked."""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        functools.update_wrapper(self, wrapped)
+
+    def __get__(self, instance, obj_type=None):
+        if instance is None:
+            return self
+        with grad_mode.enable_grad():
+            value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
+
+
+# NOTE [small linear algebra]: arraygrad has no cholesky/triangular-solve primitives yet, so the
+# factorisations MultivariateNormal needs are written as loops of arraygrad ops over the matrix
+# size n: O(n) op calls, differentiable to any order and batched over leading dims for free.
+def _cholesky_columns(a):
+    """Columns of the Cholesky factor of `a` (..., n, n) and its pivots (before the sqrt)."""
+    n = a.shape[-1]
+    cols, pivots = [], []
+    for j in range(n):
+        c = a[..., :, j]
+        for k in range(j):
+            c = c - cols[k] * cols[k][..., j:j + 1]
+        pivot = c[..., j]
+        pivots.append(pivot)
+        d = pivot.clamp(min=0).sqrt()
+        below = (arange(n) >= j).to(c.dtype)      # rows j.. of column j
+        cols.append(below * c / d.unsqueeze(-1))
+    return cols, pivots
+
+
+def cholesky_pivots(a):
+    """The n pivots of the Cholesky factorisation of `a`: all > 0 iff `a` is positive definite."""
+    return stack(_cholesky_columns(a)[1], -1)
+
+
+def cholesky(a):
+    """Lower Cholesky factor of symmetric positive-definite `a` (..., n, n). The factorisation
+    reads `(a + a^T) / 2`, so its gradient is symmetric, as torch's cholesky backward."""
+    return stack(_cholesky_columns(0.5 * (a + a.transpose(-2, -1)))[0], -1)
+
+
+def solve_lower(tril, b):
+    """x with tril @ x = b, by forward substitution; b is (..., n, m)."""
+    n = tril.shape[-1]
+    rows = []
+    for i in range(n):
+        r = b[..., i, :]
+        for k in range(i):
+            r = r - tril[..., i, k:k + 1] * rows[k]
+        rows.append(r / tril[..., i, i:i + 1])
+    return stack(rows, -2)
