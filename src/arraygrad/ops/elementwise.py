@@ -291,8 +291,10 @@ tanh = unary("tanh", lambda xp, x: xp.tanh(x), lambda ctx: 1 - ctx.out * ctx.out
 sigmoid = unary("sigmoid", lambda xp, x: _sigmoid_impl(xp, x),
                 lambda ctx: ctx.out * (1 - ctx.out), save_input=False, save_output=True)
 relu = unary("relu", lambda xp, x: xp.maximum(x, xp.zeros((), x.dtype)),
-             # not (out <= 0): a NaN input passes its gradient, as torch's threshold_backward
-             lambda ctx: convert(logical_not(ctx.out <= 0), ctx.out.dtype),
+             # 1 where out > 0 and where out is NaN (a NaN input passes its gradient, as torch's
+             # threshold_backward); sign keeps the mask attached to out with zero derivative, so
+             # a create_graph gradient requires grad as torch's does
+             lambda ctx: where(ctx.out != ctx.out, 1.0, sign(ctx.out)),
              save_input=False, save_output=True)
 sin = unary("sin", lambda xp, x: xp.sin(x), lambda ctx: cos(ctx.x))
 cos = unary("cos", lambda xp, x: xp.cos(x), lambda ctx: -sin(ctx.x))
