@@ -173,6 +173,8 @@ def test_errors_match_torch(torch):
          RuntimeError, "hx and cx should also be 2-D"),
         (lambda nn: nn.LSTM(3, 4)(lib.randn(2, 2, 3), (lib.randn(1, 2, 4), lib.randn(1, 3, 4))),
          RuntimeError, r"Expected hidden\[1\] size"),
+        (lambda nn: nn.GRU(3, 4)(lib.randn(0, 2, 3)), RuntimeError,
+         "Expected sequence length to be larger than 0"),
         (lambda nn: nn.RNN(3, 4, nonlinearity="foo"), ValueError, "Unknown nonlinearity"),
         (lambda nn: nn.RNN(3, 4, dropout=1.5), ValueError, "dropout should be a number"),
         (lambda nn: nn.GRU(3, 4, proj_size=2), ValueError, "proj_size argument is only"),
@@ -212,3 +214,22 @@ def test_per_sample_grads_under_vmap_match_torch(torch, name):
         (tm(torch.tensor(x))[0] ** 2).sum().backward()
         for k, p in tm.named_parameters():
             assert_close(ours[k][i], p.grad, what=f"sample {i}, {k}: ")
+
+
+@pytest.mark.parametrize("name", ["LSTM", "GRU", "RNN"])
+def test_gradcheck_forward_ad_and_double_backward(name):
+    """Finite differences for first derivatives (reverse and forward mode) and second
+    derivatives, wrt the input, the initial state and a weight."""
+    m = getattr(ag.nn, name)(2, 2, bidirectional=True).double()
+    x = ag.tensor(rng.standard_normal((2, 1, 2)), requires_grad=True)
+    h = ag.tensor(rng.standard_normal((2, 1, 2)), requires_grad=True)
+    w = m.weight_hh_l0_reverse
+
+    def f(x, h, w):
+        out = ag.func.functional_call(m, {"weight_hh_l0_reverse": w},
+                                      (x, (h, h * 0.5) if name == "LSTM" else h))
+        return out[0]
+
+    args = (x, h, w.detach().requires_grad_())
+    assert ag.autograd.gradcheck(f, args, check_forward_ad=True)
+    assert ag.autograd.gradgradcheck(f, args, fast_mode=True)

@@ -152,6 +152,8 @@ class RNNBase(Module):
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.shape[-1]}")
+        if input.shape[1 if input.ndim == 3 and self.batch_first else 0] == 0:
+            raise RuntimeError(f"Expected sequence length to be larger than 0 in {name}")
 
     def _initial_states(self, hx, input, batched):
         """h_0 (and c_0) as (layers*directions, N, H) tensors, zeros where not given."""
