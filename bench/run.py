@@ -7,6 +7,8 @@
 2. the same chain on 10^6-element arrays: µs per op (memory-bound work);
 3. one MLP training step, batch 256, 784-512-512-10, ReLU, cross-entropy,
    SGD: ms per step.
+4. conv2d forward + backward, batch 64, 16 -> 32 channels, 3x3, 32x32 images, and one
+   training step of a small CNN on 3x32x32 images: one thread (torch and the BLAS).
 
 The NumPy floor does the same arithmetic with no autograd at all: the forward
 pass keeps what the hand-derived backward needs, then the backward runs.
@@ -232,6 +234,117 @@ def bench_hessian(budget):
     return compare(fns, budget, min_rounds=2)
 
 
+# ----------------------------------------------------------------- conv rows (one thread)
+CONV_BATCH, CONV_IN, CONV_OUT, CONV_HW = 64, 16, 32, 32
+
+
+class one_thread:
+    """torch and NumPy's BLAS limited to one thread (threadpoolctl when installed)."""
+
+    def __enter__(self):
+        self.torch_threads = torch.get_num_threads() if torch is not None else None
+        if torch is not None:
+            torch.set_num_threads(1)
+        try:
+            from threadpoolctl import threadpool_limits
+            self.limits = threadpool_limits(1)
+        except ImportError:
+            self.limits = None
+        return self
+
+    def __exit__(self, *exc):
+        if self.torch_threads is not None:
+            torch.set_num_threads(self.torch_threads)
+        if self.limits is not None:
+            self.limits.unregister()
+
+
+def conv_numpy(x, w, g):
+    """im2col + GEMM by hand: the output and the gradients of input and weight."""
+    n, c, h, wd = x.shape
+    o = w.shape[0]
+    xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    cols = np.empty((n, c, 3, 3, h, wd), x.dtype)
+    for i in range(3):
+        for j in range(3):
+            cols[:, :, i, j] = xp[:, :, i:i + h, j:j + wd]
+    cols = cols.reshape(n, c * 9, h * wd)
+    wm = w.reshape(o, c * 9)
+    out = (wm @ cols).reshape(n, o, h, wd)
+    gm = g.reshape(n, o, h * wd)
+    dw = (gm @ cols.transpose(0, 2, 1)).sum(0).reshape(w.shape)
+    dcols = (wm.T @ gm).reshape(n, c, 3, 3, h, wd)
+    dx = np.zeros_like(xp)
+    for i in range(3):
+        for j in range(3):
+            dx[:, :, i:i + h, j:j + wd] += dcols[:, :, i, j]
+    return out, dx[:, :, 1:-1, 1:-1], dw
+
+
+def bench_conv(budget):
+    rng = np.random.default_rng(2)
+    x0 = rng.standard_normal((CONV_BATCH, CONV_IN, CONV_HW, CONV_HW)).astype(np.float32)
+    w0 = (rng.standard_normal((CONV_OUT, CONV_IN, 3, 3)) * 0.1).astype(np.float32)
+    g0 = rng.standard_normal((CONV_BATCH, CONV_OUT, CONV_HW, CONV_HW)).astype(np.float32)
+
+    def make(lib, F):
+        x = lib.tensor(x0, requires_grad=True)
+        w = lib.tensor(w0, requires_grad=True)
+        g = lib.tensor(g0)
+
+        def step():
+            y = F.conv2d(x, w, padding=1)
+            return (y, *lib.autograd.grad(y, (x, w), g))
+        return step
+    fns = {"numpy": lambda: conv_numpy(x0, w0, g0), "arraygrad": make(ag, agF)}
+    if torch is not None:
+        fns["torch"] = make(torch, tF)
+    with one_thread():
+        want = fns["numpy"]()
+        for k, fn in fns.items():     # all compute the same output and gradients
+            for got, ref in zip(fn(), want):
+                np.testing.assert_allclose(np.asarray(got.detach() if k != "numpy" else got),
+                                           ref, rtol=1e-3, atol=1e-3, err_msg=k)
+        return compare(fns, budget)
+
+
+def cnn_lib(lib, F, ws, x0, y0):
+    """conv 3->16, relu, maxpool, conv 16->32, relu, maxpool, linear, cross-entropy, SGD."""
+    nn = lib.nn
+    model = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(32 * 8 * 8, 10))
+    with lib.no_grad():
+        for p, w in zip(model.parameters(), ws):
+            p.copy_(lib.tensor(w))
+    opt = lib.optim.SGD(model.parameters(), lr=LR)
+    x, y = lib.tensor(x0), lib.tensor(y0)
+
+    def step():
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+    return step
+
+
+def bench_cnn(budget):
+    rng = np.random.default_rng(3)
+    x0 = rng.standard_normal((CONV_BATCH, 3, 32, 32)).astype(np.float32)
+    y0 = rng.integers(0, 10, CONV_BATCH)
+    shapes = [(16, 3, 3, 3), (16,), (32, 16, 3, 3), (32,), (10, 32 * 8 * 8), (10,)]
+    ws = [rng.uniform(-0.1, 0.1, s).astype(np.float32) for s in shapes]
+    fns = {"arraygrad": cnn_lib(ag, agF, ws, x0, y0)}
+    if torch is not None:
+        fns["torch"] = cnn_lib(torch, tF, ws, x0, y0)
+    with one_thread():
+        losses = {k: [s() for _ in range(3)] for k, s in fns.items()}
+        for k, v in losses.items():    # both train the same model the same way
+            np.testing.assert_allclose(v, losses["arraygrad"], rtol=1e-3, err_msg=k)
+        return compare(fns, budget)
+
+
 # ----------------------------------------------------------------- report
 def row(name, unit, scale, r):
     def cell(k):
@@ -260,6 +373,17 @@ def main():
     for r in results:
         print(row(*r))
     print("\nforward + backward (and the SGD update for the MLP); best of interleaved rounds.")
+    conv = [
+        (f"conv2d b{CONV_BATCH} {CONV_IN}->{CONV_OUT} 3x3 {CONV_HW}x{CONV_HW}", "ms", 1e3,
+         bench_conv(budget)),
+        (f"small CNN step, b{CONV_BATCH} 3x32x32", "ms", 1e3, bench_cnn(budget)),
+    ]
+    print(f"\n{'one thread':<34}{'unit':>7}{'arraygrad':>12}{'torch':>12}{'numpy floor':>12}"
+          f"{'ag/torch':>11}{'ag/numpy':>11}")
+    for r in conv:
+        print(row(*r))
+    print("conv2d: forward + input and weight gradients (floor: im2col + GEMM by hand); CNN: "
+          "conv 3->16, pool, conv 16->32, pool, linear, cross-entropy, SGD.")
     transforms = [
         (f"per-sample grads, linear b{PS_BATCH}", "ms", 1e3, bench_per_sample(budget)),
         (f"hessian, {HESS_N} inputs", "ms", 1e3, bench_hessian(budget)),

@@ -60,9 +60,7 @@ def test_jacobian(torch, name, fn, arrays, opts):
 
 @pytest.mark.parametrize("opts", [
     {}, {"vectorize": True},
-    pytest.param({"vectorize": True, "outer_jacobian_strategy": "forward-mode"},
-                 marks=pytest.mark.xfail(strict=True, reason="issue 7.6: autograd.grad on dual "
-                                         "tensors loses tangents"))],
+    {"vectorize": True, "outer_jacobian_strategy": "forward-mode"}],
     ids=["rows", "vectorized", "forward_over_reverse"])
 @pytest.mark.parametrize("tupled", [False, True])
 def test_hessian(torch, opts, tupled):

@@ -8,6 +8,7 @@ nn modules (init, parameter names, repr, padding modes), a training run against
 torch, and the errors.
 """
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -83,6 +84,11 @@ def test_batching_rules_equal_the_batched_call_bit_for_bit():
     x, w, b = _f32(rng, 64, 300), _f32(rng, 200, 300), _f32(rng, 200)
     assert np.array_equal(vmap(F.linear, (0, None, None))(x, w, b).numpy(),
                           F.linear(x, w, b).numpy())
+    xs = _f32(rng, 6, 50, 300)          # per-example matrices: the batched call is a stack
+    assert np.array_equal(vmap(F.linear, (0, None, None))(xs, w, b).numpy(),
+                          F.linear(xs, w, b).numpy())
+    assert np.array_equal(vmap(lambda v: w @ v, in_dims=1, out_dims=1)(x.t()).numpy(),
+                          (w @ x.t()).numpy())
     a, m = _f32(rng, 8, 5, 30, 40), _f32(rng, 8, 5, 40, 20)
     assert np.array_equal(vmap(ag.bmm)(a, m).numpy(),
                           ag.bmm(a.reshape(40, 30, 40), m.reshape(40, 40, 20)).reshape(
@@ -190,6 +196,62 @@ def test_hessian_vector_product_of_a_conv_net_matches_torch(torch):
                                (tw1, tw2))
     for a, t in zip(got, want):
         assert_close(a, t, 1e-9, 1e-10)
+
+
+THREE_D = [
+    ("conv_transpose3d", lambda F_, x, w: F_.conv_transpose3d(x, w, stride=(2, 1, 2), padding=1,
+                                                              output_padding=(1, 0, 0), groups=2),
+     [(1, 4, 3, 2, 3), (4, 1, 2, 3, 2)]),
+    ("max_pool3d", lambda F_, x: F_.max_pool3d(x, 2, padding=1, ceil_mode=True,
+                                               return_indices=True), [(1, 2, 3, 4, 5)]),
+    ("avg_pool3d", lambda F_, x: F_.avg_pool3d(x, (2, 3, 2), stride=2, padding=1,
+                                               count_include_pad=False), [(2, 3, 4, 5)]),
+    ("adaptive_avg_pool3d", lambda F_, x: F_.adaptive_avg_pool3d(x, (2, 3, 2)), [(1, 2, 3, 5, 4)]),
+    ("adaptive_max_pool3d", lambda F_, x: F_.adaptive_max_pool3d(x, (2, 3, 2), True),
+     [(1, 2, 3, 5, 4)]),
+    ("adaptive_max_pool1d", lambda F_, x: F_.adaptive_max_pool1d(x, 3, True), [(2, 3, 7)]),
+    ("pixel_unshuffle", lambda F_, x: F_.pixel_unshuffle(x, 2), [(1, 2, 4, 6)]),
+    ("interpolate trilinear", lambda F_, x: F_.interpolate(x, size=(3, 4, 2), mode="trilinear"),
+     [(1, 2, 2, 3, 4)]),
+    ("interpolate area", lambda F_, x: F_.interpolate(x, size=(3, 2), mode="area"),
+     [(1, 2, 5, 4)]),
+    ("interpolate nearest-exact", lambda F_, x: F_.interpolate(x, scale_factor=1.6,
+                                                               mode="nearest-exact"),
+     [(1, 2, 5)]),
+]
+
+
+@pytest.mark.parametrize("name,fn,shapes", THREE_D, ids=[c[0] for c in THREE_D])
+def test_ops_outside_the_catalogue_match_torch(torch, name, fn, shapes):
+    """Values and gradients of the 3-d variants and extra modes (the catalogue has the 2-d ones)."""
+    rng = _rng(10)
+    arrays = [rng.permutation(math.prod(s)).reshape(s) / math.prod(s) for s in shapes]
+    a_in, t_in = _both(torch, *arrays, requires_grad=True)
+    got, want = fn(F, *a_in), fn(torch.nn.functional, *t_in)
+    if isinstance(want, tuple):
+        assert_close(got[1], want[1])
+        got, want = got[0], want[0]
+    assert_close(got, want)
+    g = rng.standard_normal(tuple(want.shape))
+    for a, t in zip(ag.autograd.grad(got, a_in, ag.tensor(g)),
+                    torch.autograd.grad(want, t_in, torch.tensor(g))):
+        assert_close(a, t)
+
+
+def test_same_padding_with_even_kernels_pads_more_on_the_right(torch):
+    """torch's 'same': total d*(k-1), left total//2, the rest right (asymmetric for even k)."""
+    rng = _rng(9)
+    (x, w), (tx, tw) = _both(torch, rng.standard_normal((2, 3, 5, 6)),
+                             rng.standard_normal((4, 3, 2, 4)), requires_grad=True)
+    got = F.conv2d(x, w, padding="same", dilation=(1, 3))
+    with warnings.catch_warnings():     # torch's note that it copies the input to pad it
+        warnings.simplefilter("ignore")
+        want = torch.nn.functional.conv2d(tx, tw, padding="same", dilation=(1, 3))
+    assert_close(got, want)
+    g = rng.standard_normal(tuple(want.shape))
+    for a, t in zip(ag.autograd.grad(got, (x, w), ag.tensor(g)),
+                    torch.autograd.grad(want, (tx, tw), torch.tensor(g))):
+        assert_close(a, t)
 
 
 # ----------------------------------------------------------------- nn modules

@@ -316,7 +316,9 @@ def test_make_unpack_dual_and_level_exit():
         d = fwAD.make_dual(x, v)
         assert d.shape == x.shape and d.dtype == x.dtype
         u = fwAD.unpack_dual(d)
-        assert isinstance(u, fwAD.UnpackedDualTensor) and u.primal is x and u.tangent is v
+        # as torch: the primal is a view of x (not x itself), the tangent is v itself
+        assert isinstance(u, fwAD.UnpackedDualTensor) and u.primal is not x and u.tangent is v
+        assert u.primal._base is x
         y = d * d
         primal, tangent = fwAD.unpack_dual(y)
         np.testing.assert_allclose(_np(tangent), 2 * _np(x) * _np(v))

@@ -156,7 +156,8 @@ def test_embedding_scale_grad_by_freq_matches_torch(torch):
 def test_extreme_inputs_give_torch_values_without_numpy_warnings(torch):
     x = np.array([-1000.0, -50.0, -1.0, 0.0, 1.0, 50.0, 1000.0])
     p = np.array([0.0, 1e-300, 0.5, 1.0 - 1e-16, 1.0, 0.3, 0.7])
-    cases = [("softplus", lambda F_, v: F_.softplus(v)), ("logsigmoid", lambda F_, v: F_.logsigmoid(v)),
+    cases = [("softplus", lambda F_, v: F_.softplus(v)),
+             ("logsigmoid", lambda F_, v: F_.logsigmoid(v)),
              ("elu", lambda F_, v: F_.elu(v)), ("selu", lambda F_, v: F_.selu(v)),
              ("celu", lambda F_, v: F_.celu(v, 0.5)), ("mish", lambda F_, v: F_.mish(v)),
              ("silu", lambda F_, v: F_.silu(v)), ("gelu", lambda F_, v: F_.gelu(v)),

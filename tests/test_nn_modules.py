@@ -85,6 +85,8 @@ MODULES = [
     ("EmbeddingBag", (6, 3), {"mode": "max"}, [np.array([[0, 2, 5], [1, 1, 4]])]),
     ("EmbeddingBag", (6, 3), {"mode": "sum", "padding_idx": 2},
      [np.array([[0, 2, 5], [2, 1, 4]])]),
+    ("PairwiseDistance", (), {"p": 3.0, "keepdim": True}, [_u(4, 3), _u(4, 3)]),
+    ("CosineSimilarity", (), {"dim": 0}, [_u(4, 3), _u(4, 3)]),
     ("Dropout", (0.3,), {}, [_u(3, 4)]),
     ("AlphaDropout", (0.3,), {}, [_u(3, 4)]),
 ] + [(name, args, {}, [_u(2, 4)]) for name, args in [
@@ -199,7 +201,8 @@ def test_loss_modules_match_torch(torch):
         ("CosineEmbeddingLoss", {"margin": 0.1}, [x, _u(4, 3), sign]),
         ("SoftMarginLoss", {}, [_u(4), sign]),
         ("MultiLabelSoftMarginLoss", {}, [x, (y > 0.5) * 1.0]),
-        ("MultiLabelMarginLoss", {}, [x, np.array([[2, 0, -1], [1, -1, 0], [0, 1, 2], [-1, 0, 0]])]),
+        ("MultiLabelMarginLoss", {},
+         [x, np.array([[2, 0, -1], [1, -1, 0], [0, 1, 2], [-1, 0, 0]])]),
         ("MultiMarginLoss", {"p": 2, "weight": np.array([1.0, 2.0, 0.5])},
          [x, np.array([0, 2, 1, 1])]),
         ("TripletMarginLoss", {"swap": True}, [x, _u(4, 3), _u(4, 3)]),

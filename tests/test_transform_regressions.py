@@ -286,3 +286,218 @@ def test_inplace_into_captured_tensors_is_refused(torch):
         with pytest.raises(RuntimeError, match="vmap"):
             M.func.vmap(lambda a: x.clone().mul_(a))(M.stack([y, y]))
         assert x.tolist() == [0.5, -1.0]
+
+
+# ----------------------------------------------------------------- reverse mode over dual tensors
+def _dual_programs(M):
+    fwAD = M.autograd.forward_ad
+
+    def grad_of_dual(f):                 # item 6: autograd.grad on a dual, create_graph
+        yy = _f64(M, [0.3, 1.0]).requires_grad_()
+        with fwAD.dual_level():
+            d = fwAD.make_dual(yy, _f64(M, [1.0, 2.0]))
+            g, = M.autograd.grad(f(d).sum(), d, create_graph=True)
+            p, t = fwAD.unpack_dual(g)
+            g2, = M.autograd.grad((p * t).sum(), yy)
+            return [d.requires_grad, p, t, g2]
+
+    def requires_grad_on_dual(f):        # the dual itself made to require grad, then viewed
+        x = _f64(M, [0.3, 1.0])
+        with fwAD.dual_level():
+            d = fwAD.make_dual(x, _f64(M, [1.0, 2.0]))
+            d.requires_grad_(True)
+            v = d.view_as(d)
+            g, = M.autograd.grad(f(v).sum(), v, create_graph=True)
+            return [x.requires_grad, d.requires_grad] + list(fwAD.unpack_dual(g))
+
+    def backward_on_dual(f):             # .backward() reaches the leaf under the dual
+        yy = _f64(M, [0.3, 1.0]).requires_grad_()
+        with fwAD.dual_level():
+            d = fwAD.make_dual(yy, _f64(M, [1.0, 2.0]))
+            f(d).sum().backward()
+        return yy.grad
+
+    def intermediate_and_dual_cotangent(f):
+        yy = _f64(M, [0.3, 1.0]).requires_grad_()
+        with fwAD.dual_level():
+            d = fwAD.make_dual(yy, _f64(M, [1.0, 2.0]))
+            e = d.exp()
+            out = f(e) * d
+            v = fwAD.make_dual(_f64(M, [1.0, -1.0]), _f64(M, [0.5, 2.0]))
+            ge, gd = M.autograd.grad(out, (e, d), v)
+            return list(fwAD.unpack_dual(ge)) + list(fwAD.unpack_dual(gd))
+
+    def graph_used_after_the_level(f):   # saved duals read as primals once the level ended
+        yy = _f64(M, [0.3, 1.0]).requires_grad_()
+        with fwAD.dual_level():
+            out = f(fwAD.make_dual(yy, _f64(M, [1.0, 2.0]))).sum()
+            p = fwAD.unpack_dual(out).primal
+        g, = M.autograd.grad(p, yy)
+        return g
+    return [grad_of_dual, requires_grad_on_dual, backward_on_dual,
+            intermediate_and_dual_cotangent, graph_used_after_the_level]
+
+
+_DUAL_PROGRAMS = [f.__name__ for f in _dual_programs(ag)]
+def _sin_function(M):
+    class Sin(M.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.sin()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+            ctx.save_for_forward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * x.cos()
+
+        @staticmethod
+        def jvp(ctx, t):
+            x, = ctx.saved_tensors
+            return t * x.cos()
+    return Sin.apply
+
+
+_DUAL_FUNCS = {
+    "sin_mul": lambda M, d: d.sin() * d,
+    "tanh_chain": lambda M, d: (d.tanh() * 2).exp() / (d * d + 1),
+    "view_sqrt": lambda M, d: d.reshape(2, 1).sigmoid()[:, 0] * d.sqrt() + d.t().expand(2, 2)[0],
+    "function": lambda M, d: _sin_function(M)(d * d) * d,
+}
+
+
+@pytest.mark.parametrize("func", list(_DUAL_FUNCS))
+@pytest.mark.parametrize("prog", _DUAL_PROGRAMS)
+def test_reverse_mode_over_duals(torch, prog, func):
+    """Item 6: eager autograd on dual tensors gives gradients with tangents (forward over
+    reverse), as torch."""
+    _same(torch, lambda M: dict(zip(_DUAL_PROGRAMS, _dual_programs(M)))[prog](
+        lambda d: _DUAL_FUNCS[func](M, d)))
+
+
+# ----------------------------------------------------------------- generated vmap rules, nested
+def _cube(M, with_jvp=True):
+    class Cube(M.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x, y):
+            return x ** 3 * y
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            x, y = inputs
+            ctx.save_for_backward(x, y)
+            ctx.save_for_forward(x, y)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            return g * 3 * x ** 2 * y, g * x ** 3
+
+        if with_jvp:
+            @staticmethod
+            def jvp(ctx, tx, ty):
+                x, y = ctx.saved_for_forward
+                return tx * 3 * x ** 2 * y + ty * x ** 3
+    return Cube.apply
+
+
+_NESTED_VMAP_CASES = {
+    "jvp_vmap_vmap": lambda M, f, X, Y: M.func.jvp(
+        M.func.vmap(M.func.vmap(f)), (X, Y), (M.ones_like(X), X)),
+    "jvp_vmap_vmap_dims": lambda M, f, X, Y: M.func.jvp(
+        M.func.vmap(M.func.vmap(f, in_dims=(0, None)), in_dims=(1, 0)), (X, Y[0]),
+        (M.ones_like(X), Y[1])),
+    "jacfwd_vmap": lambda M, f, X, Y: M.func.jacfwd(M.func.vmap(f))(X, Y),
+    "hessian_vmap": lambda M, f, X, Y: M.func.hessian(
+        lambda a: M.func.vmap(f, in_dims=(1, 1))(a, Y).sum())(X),
+    "vjp_vmap_vmap_dims": lambda M, f, X, Y: M.func.vjp(
+        M.func.vmap(M.func.vmap(f, in_dims=(None, 0)), in_dims=(1, 0)), X[0], Y)[1](X.t()),
+    "vmap_vmap_jvp": lambda M, f, X, Y: M.func.vmap(M.func.vmap(
+        lambda a, b: M.func.jvp(f, (a, b), (b, a))))(X, Y),
+    "jacrev_vmap_vmap": lambda M, f, X, Y: M.func.jacrev(M.func.vmap(M.func.vmap(f)),
+                                                         argnums=(0, 1))(X, Y),
+}
+
+
+@pytest.mark.parametrize("with_jvp", [True, False], ids=["jvp", "jvp_from_backward"])
+@pytest.mark.parametrize("case", list(_NESTED_VMAP_CASES))
+def test_generated_vmap_rule_under_forward_mode(torch, case, with_jvp):
+    """Item 9: a Function with generate_vmap_rule=True under jvp/jacfwd of nested vmaps (each
+    nested generated level keeps its own saved bdims). torch refuses these, so its oracle is
+    the same composition of the plain function."""
+    def run(M):
+        X = M.arange(6, dtype=M.float64).reshape(2, 3) / 5 + 0.1
+        Y = M.arange(6, dtype=M.float64).reshape(3, 2).t() / 7 - 0.2
+        f = _cube(M, with_jvp) if M is ag else (lambda x, y: x ** 3 * y)
+        return _NESTED_VMAP_CASES[case](M, f, X, Y)
+    _same(torch, run)
+
+
+# ----------------------------------------------------------------- derivatives stay in the graph
+_DERIVATIVES = {
+    "hessian_const": lambda M, z: M.func.hessian(lambda a: (a * a).sum())(z),
+    "hessian_cubic": lambda M, z: M.func.hessian(lambda a: (a ** 3).sum())(z),
+    "jacfwd_linear": lambda M, z: M.func.jacfwd(lambda a: 2 * a)(z),
+    "jacfwd_sin": lambda M, z: M.func.jacfwd(M.sin)(z),
+    "jvp_linear": lambda M, z: M.func.jvp(lambda a: 2 * a, (z,), (M.ones_like(z),))[1],
+    "jvp_independent": lambda M, z: M.func.jvp(lambda a: M.ones_like(a) * 3, (z,),
+                                               (M.ones_like(z),))[1],
+    "jacrev_linear": lambda M, z: M.func.jacrev(lambda a: 2 * a)(z),
+    "vmap_hessian_const": lambda M, z: M.func.vmap(M.func.hessian(lambda a: (a * a).sum()))(
+        z.reshape(2, 1)),
+    "dual_linear": lambda M, z: _dual_tangent(M, lambda d: 2 * d + 1, z),
+    "dual_given": lambda M, z: _dual_tangent(M, lambda d: d, z),
+}
+
+
+def _dual_tangent(M, f, z):
+    fwAD = M.autograd.forward_ad
+    with fwAD.dual_level():
+        return fwAD.unpack_dual(f(fwAD.make_dual(z, M.ones_like(z) * 2))).tangent
+
+
+@pytest.mark.parametrize("case", list(_DERIVATIVES))
+def test_derivatives_at_inputs_that_require_grad(torch, case):
+    """Item 10: jvp/jacfwd/hessian at an input that requires grad give derivatives that can be
+    differentiated again (zeros where they are constant), as torch; where torch's result does
+    not require grad, neither does ours (and autograd.grad refuses alike)."""
+    def run(M):
+        z = _f64(M, [0.5, -1.0]).requires_grad_()
+        d = _DERIVATIVES[case](M, z)
+        return [d, d.requires_grad, M.autograd.grad((d * d).sum(), z)[0]]
+    _same(torch, run)
+
+
+# ----------------------------------------------------------------- make_dual inside vmap
+@pytest.mark.parametrize("in_dims", [(0, 0), (1, 0), (None, 0), (0, None)])
+def test_make_dual_inside_vmap_inside_dual_level(torch, in_dims):
+    """make_dual on the examples of a vmap entered inside a dual level (torch has no batching
+    rule for it): the same as vmap of func.jvp, which torch computes."""
+    P = np.linspace(-1.0, 2.0, 6).reshape(2, 3)
+    Tn = np.linspace(0.5, -0.5, 6).reshape(2, 3)
+
+    def args(M):
+        p, t = M.tensor(P, dtype=M.float64), M.tensor(Tn, dtype=M.float64)
+        if in_dims[0] == 1:
+            p = p.t().contiguous()
+        return (p[0] if in_dims[0] is None else p), (t[0] if in_dims[1] is None else t)
+
+    def f(M, x):
+        return (x.sin() * x).cumsum(0) + x.exp().sum()
+
+    def ours():
+        fwAD = ag.autograd.forward_ad
+        with fwAD.dual_level():
+            out = ag.func.vmap(lambda p, t: fwAD.unpack_dual(f(ag, fwAD.make_dual(p, t))),
+                               in_dims=in_dims)(*args(ag))
+        return list(out)
+    expected = torch.func.vmap(lambda p, t: torch.func.jvp(lambda x: f(torch, x), (p,), (t,)),
+                               in_dims=in_dims)(*args(torch))
+    for a, e in zip(ours(), expected):
+        assert_close(a, e)

@@ -129,8 +129,7 @@ def _shares(lib, out, x):
 
 
 def _version(t):
-    v = t._version
-    return v[0] if isinstance(v, list) else v
+    return t._version
 
 
 @pytest.mark.parametrize("name,fn", CASES, ids=[c[0] for c in CASES])

@@ -131,10 +131,14 @@ class Tensor:
 
     @property
     def requires_grad(self):
-        return self._requires_grad
+        return autograd_self(self)._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if self._lvl is not None and self._lvl.primal_autograd:
+            autograd_self(self).requires_grad = value
+            self._lvl.mirror(self)
+            return
         value = bool(value)
         if not value and self.grad_fn is not None:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
@@ -388,6 +392,14 @@ def promote(t, lvl):
     if base is not None:
         old._base = base._inner
         t._base, t._view_fn, t._view_version = base, old._view_fn, old._view_version
+
+
+def autograd_self(t):
+    """The tensor eager autograd tracks for `t`: `t`, or for a dual tensor its primal (a
+    dual level computes its primal with eager autograd, as torch's forward AD does)."""
+    while t._lvl is not None and t._lvl.primal_autograd:
+        t = t._inner
+    return t
 
 
 def wrap(inner, lvl, aux=None):

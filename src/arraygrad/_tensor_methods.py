@@ -7,6 +7,7 @@ from ._tensor import Tensor
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
 from .ops import inplace
 from .ops import special as sp
+from .ops._checks import short_dtype_name
 
 
 def _m(fn):
@@ -85,12 +86,26 @@ def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False,
     return ew.convert(self, dtype)
 
 
+def _type(self, dtype=None, non_blocking=False):
+    """`x.type()` is torch's type string ('torch.FloatTensor'); `x.type(t)` converts to a dtype
+    or a type string."""
+    if dtype is None:
+        return f"torch.{short_dtype_name(self.dtype)}Tensor"
+    if isinstance(dtype, str):
+        name = dtype.rpartition(".")[2]
+        target = next((d for d in _dt._ALL if f"{short_dtype_name(d)}Tensor" == name), None)
+        if target is None or dtype.partition(".")[0] not in ("torch", "arraygrad"):
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = target
+    return _to(self, dtype)
+
+
 def _cuda(self, device=None, non_blocking=False, memory_format=None):
     _device.check("cuda" if device is None else device)
 
 
 Tensor.to = _to
-Tensor.type = lambda self, dtype=None: self.dtype if dtype is None else _to(self, dtype)
+Tensor.type = _type
 Tensor.cpu = lambda self, memory_format=None: self
 Tensor.cuda = _cuda
 Tensor.float = lambda self: _to(self, _dt.float32)

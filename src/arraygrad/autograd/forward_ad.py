@@ -74,19 +74,39 @@ def make_dual(tensor, tangent, *, level=None):
                            f"{list(tensor.shape)} while the given forward gradient is of size "
                            f"{list(tangent.shape)}.")
     tensor, tangent = _t.lower(tensor), _t.lower(tangent)
-    for what, x in (("primal", tensor), ("tangent", tangent)):
-        inner = getattr(x, "_lvl", None)
-        if inner is not None and inner.level > lvl.level:
-            raise RuntimeError(f"make_dual: the {what} belongs to a transform ({inner.kind}) "
-                               "entered inside this dual level; make the dual tensor inside it "
-                               "with its own dual_level(), or pass tensors created outside")
     if tangent.dtype is not tensor.dtype:
         tangent = tangent.to(tensor.dtype)
     if getattr(tensor, "_lvl", None) is lvl:
         n = len(_levels.stack) - 1 if level is None else level
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward "
                            f"gradient at the same level {n} is not supported.")
-    return lvl.wrap(tensor, tangent)
+    return _make_dual_below(lvl, tensor, tangent)
+
+
+def _make_dual_below(lvl, tensor, tangent):
+    """The dual of jvp level `lvl`, made under the vmap levels entered inside it (the dual of
+    each example's values, batched as they are), where torch has no batching rule."""
+    above = [x._lvl for x in (tensor, tangent)
+             if getattr(x, "_lvl", None) is not None and x._lvl.level > lvl.level]
+    if not above:
+        # as torch, the dual is a view of `tensor`: eager autograd state set on it
+        # (requires_grad_) stays its own, and gradients reach `tensor` through the view
+        return lvl.wrap(tensor.view_as(tensor), tangent)
+    top = max(above, key=lambda i: i.level)
+    if top.kind != "batch":
+        raise RuntimeError(f"make_dual: the primal or tangent belongs to a transform ({top.kind})"
+                           " entered inside this dual level; make the dual tensor inside it "
+                           "with its own dual_level(), or pass tensors created outside")
+    (p, pd), (t, td) = top.unwrap(tensor), top.unwrap(tangent)
+    if pd is None:
+        p, pd = _batched_copy(p, top.batch_size), 0
+    t = _batched_copy(t, top.batch_size) if td is None else t.movedim(td, pd)
+    return top.wrap(_make_dual_below(lvl, p, t), pd)
+
+
+def _batched_copy(x, n):
+    """`x` repeated along a new leading dim of size `n` (the same for every example)."""
+    return x.unsqueeze(0).expand((n,) + tuple(x.shape))
 
 
 class UnpackedDualTensor(NamedTuple):
@@ -115,6 +135,10 @@ def _split(x, lvl):
         return x, None
     if inner is lvl:
         return lvl.unwrap(x)
+    if inner.kind == "batch":       # split each example's dual, keeping the batch dim
+        v, d = inner.unwrap(x)
+        p, t = _split(v, lvl)
+        return inner.wrap(p, d), None if t is None else inner.wrap(t, d)
     if inner.kind != "jvp":
         raise RuntimeError(f"unpack_dual: the tensor belongs to a {inner.kind} transform entered "
                            "inside this dual level; unpack it there")

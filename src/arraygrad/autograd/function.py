@@ -868,7 +868,21 @@ def _jvp_level(cls, interp, flat, params):
             wrapped.append(orig)
         else:
             wrapped.append(interp.wrap(o, t))
+    _save_duals(cls, interp, primals, flat, out_leaves, wrapped)
     return tree_unflatten(wrapped, out_spec)
+
+
+def _save_duals(cls, interp, primals, flat, out_leaves, wrapped):
+    """The eager node recorded below a dual level saves the duals of its inputs and outputs,
+    so that its backward computes tangents too (NOTE [reverse over duals] in jvp_level)."""
+    from ..func.jvp_level import save_duals
+    node = next((o.grad_fn for o in out_leaves if isinstance(o, Tensor) and o._lvl is None
+                 and o.grad_fn is not None), None)
+    if not (isinstance(node, BackwardCFunction) and node._forward_cls is cls and node._f_saved):
+        return
+    dual_of = {id(p): a for p, a in zip(primals, flat) if isinstance(a, Tensor) and a._lvl is interp}
+    dual_of.update((id(o), w) for o, w in zip(out_leaves, wrapped) if isinstance(o, Tensor))
+    save_duals(node._f_saved, dual_of)
 
 
 def _tangent_args(ctx, primals, tangents, spec):
@@ -1089,6 +1103,13 @@ class _BatchedCtx(FunctionCtx):
         object.__setattr__(self, "_f_real", real)
         object.__setattr__(self, "_f_level", level)
         object.__setattr__(self, "_f_out_map", {id(b): r for b, r in zip(outs_batched, outs_real)})
+        object.__setattr__(self, "_f_root", real._f_root if isinstance(real, _BatchedCtx) else real)
+
+    def _push_bdims(self, attr, dims):
+        # nested generated rules share one real ctx: each level's bdims go on a stack there,
+        # outermost first (the outer level's save runs to its end before the inner one's)
+        root = self._f_root
+        root.__dict__[attr] = root.__dict__.get(attr, []) + [dims]
 
     def _split(self, tensors):
         vals, dims = [], []
@@ -1102,13 +1123,13 @@ class _BatchedCtx(FunctionCtx):
         FunctionCtx.save_for_backward(self, *tensors)
         vals, dims = self._split(tensors)
         self._f_real.save_for_backward(*vals)
-        self._f_real._f_saved_bdims = dims
+        self._push_bdims("_f_saved_bdims", dims)
 
     def save_for_forward(self, *tensors):
         FunctionCtx.save_for_forward(self, *tensors)
         vals, dims = self._split(tensors)
         self._f_real.save_for_forward(*vals)
-        self._f_real._f_fwd_bdims = dims
+        self._push_bdims("_f_fwd_bdims", dims)
 
     def mark_non_differentiable(self, *args):
         self._f_real.mark_non_differentiable(*(self._f_out_map.get(id(a), a) for a in args))
@@ -1128,14 +1149,21 @@ class _BatchedCtx(FunctionCtx):
 
 
 class _SavedCtx:
-    """The ctx backward/jvp sees under a generated rule: re-batched saved tensors."""
+    """The ctx backward/jvp sees under a generated rule: re-batched saved tensors, and the
+    bdims of the generated levels nested inside this one."""
 
-    def __init__(self, real, saved):
+    def __init__(self, real, **attrs):
         self._f_real = real
-        self.saved_tensors = tuple(saved)
+        self.__dict__.update(attrs)
 
     def __getattr__(self, name):
         return getattr(self._f_real, name)
+
+
+def _bdims_stack(ctx, attr, n):
+    """(bdims of this generated level's saved tensors, those of the levels inside it)."""
+    stack = getattr(ctx, attr, None) or [[None] * n]
+    return stack[0], stack[1:]
 
 
 def _generated_vmap(cls, interp, flat, values, bdims, params):
@@ -1167,7 +1195,7 @@ def _generated_vmap(cls, interp, flat, values, bdims, params):
 
     def backward(ctx, *grads):
         saved = list(ctx.saved_tensors)
-        saved_d = getattr(ctx, "_f_saved_bdims", [None] * len(saved))
+        saved_d, inner_d = _bdims_stack(ctx, "_f_saved_bdims", len(saved))
         n_in = len(values)
         shapes = [tuple(v.shape) if isinstance(v, Tensor) else None for v in values]
         for i, (v, d) in enumerate(zip(values, bdims)):
@@ -1182,7 +1210,8 @@ def _generated_vmap(cls, interp, flat, values, bdims, params):
             it = iter(gs)
             args = _grad_args([o is None for o in state["non_tensor"]], state["out_spec"],
                               list(it))
-            res = _call_backward(cls, cls.backward, _SavedCtx(ctx, sv), args)
+            sctx = _SavedCtx(ctx, saved_tensors=tuple(sv), _f_saved_bdims=inner_d)
+            res = _call_backward(cls, cls.backward, sctx, args)
             if not isinstance(res, tuple):
                 res = (res,)
             res = tree_flatten(list(res[:n_in]))[0]
@@ -1213,19 +1242,25 @@ def _generated_vmap(cls, interp, flat, values, bdims, params):
         return tuple(result)
 
     def jvp(ctx, *tangents):
-        saved = list(ctx.saved_for_forward)
-        saved_d = getattr(ctx, "_f_fwd_bdims", [None] * len(saved))
+        # the user's jvp may read saved_for_forward and saved_tensors: both re-batched
+        fwd = list(ctx.saved_for_forward)
+        fwd_d, fwd_inner = _bdims_stack(ctx, "_f_fwd_bdims", len(fwd))
+        bwd = list(ctx.saved_tensors)
+        bwd_d, bwd_inner = _bdims_stack(ctx, "_f_saved_bdims", len(bwd))
+        saved = fwd + bwd
         t_d = [d if t is not None else None for t, d in zip(tangents, bdims)]
 
         def run(batched):
             sv, ts = batched[:len(saved)], batched[len(saved):]
-            sctx = _SavedCtx(ctx, sv)
+            sctx = _SavedCtx(ctx, saved_for_forward=tuple(sv[:len(fwd)]), _f_fwd_bdims=fwd_inner,
+                             saved_tensors=tuple(sv[len(fwd):]), _f_saved_bdims=bwd_inner)
             res = cls.jvp(sctx, *tree_unflatten(list(ts), spec))
-            if state["out_spec"].kind is not tuple:
-                res = (res,)
+            if state["out_spec"].kind is not tuple or not isinstance(res, tuple):
+                res = (res,)    # (a generated forward returns a tuple, its jvp one tangent)
             return [r for r, o in zip(tree_flatten(list(res))[0], state["non_tensor"])
                     if o is None]
-        out_v, out_d = _under_vmap(run, saved + list(tangents), saved_d + t_d, size, randomness)
+        out_v, out_d = _under_vmap(run, saved + list(tangents), fwd_d + bwd_d + t_d, size,
+                                   randomness)
         res = tuple(_front(v, d, size) for v, d in zip(out_v, out_d))
         return res if len(res) != 1 else res[0]
 

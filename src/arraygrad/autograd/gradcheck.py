@@ -423,10 +423,13 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     else:
         grad_outputs = _as_tuple(grad_outputs)
     n_in = len(inputs)
+    diff_at = [i for i, t in enumerate(_tensors_in(inputs)) if t.requires_grad]
 
     def new_func(*args):
         ins, gos = args[:n_in], args[n_in:]
-        d = [t for t in _tensors_in(ins) if t.requires_grad]
+        # as torch, restore requires_grad: the forward-AD check passes detached dual inputs
+        flat = _tensors_in(ins)
+        d = [flat[i].requires_grad_() for i in diff_at]
         outs = [o for o in _outputs(func, ins) if o.requires_grad]
         grads = engine.grad(outs, d, gos, create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None)

@@ -513,6 +513,8 @@ class AccumulateGrad(Node):
 
     def accumulate(self, g, create_graph):
         v = self.variable
+        if g._lvl is not None and v._lvl is None:
+            g = _t.autograd_self(g)     # a plain .grad holds a dual gradient's primal
         accumulate_grad(v, self.run_hooks(g), create_graph, in_place=True)
         for hook in v._post_accumulate_hooks or ():
             hook(v)
@@ -572,6 +574,8 @@ def accumulator(t):
 
 
 def gradient_edge(t):
+    if t._lvl is not None:
+        t = _t.autograd_self(t)
     if t._base is not None and t._vc[0] != t._view_version:
         from ..ops.inplace import refresh_view
         refresh_view(t)

@@ -30,12 +30,15 @@ def default_backend():
 
 def silent(impl):
     """`impl` run without the array library's floating-point warnings (overflow, 0/0, log(0)):
-    torch returns inf and nan silently, and so must every primitive."""
+    torch returns inf and nan silently, and so must every primitive. The quiet version is
+    built once per array namespace (NumPy's errstate as a decorator is its cheap form)."""
+    quiet = {}
+
     def run(xp, *args, **params):
-        errstate = getattr(xp, "errstate", None)
-        if errstate is None:
-            return impl(xp, *args, **params)
-        with errstate(all="ignore"):
-            return impl(xp, *args, **params)
+        fn = quiet.get(xp)
+        if fn is None:
+            errstate = getattr(xp, "errstate", None)
+            fn = quiet[xp] = impl if errstate is None else errstate(all="ignore")(impl)
+        return fn(xp, *args, **params)
     run.__name__ = getattr(impl, "__name__", "impl")
     return run

@@ -82,6 +82,7 @@ class Interpreter:
     """
 
     kind = None
+    primal_autograd = False     # eager autograd sees this level's tensors as their values
 
     def __init__(self):
         self.level = None

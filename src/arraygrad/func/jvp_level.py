@@ -21,7 +21,8 @@ torch where they share storage. Writing into a view rewrites the base's
 tangent over the view's region (found by viewing an arange of the base).
 """
 from .. import _tensor as _t
-from ..autograd.graph import RuleCtx
+from ..autograd.graph import PrimNode, RuleCtx, SavedTensor
+from ..core import grad_mode
 from ..core.dispatch import Interpreter, bind
 
 Tensor = _t.Tensor
@@ -46,10 +47,19 @@ class JvpCtx(RuleCtx):
 
 class JvpInterpreter(Interpreter):
     kind = "jvp"
+    primal_autograd = True      # NOTE [reverse over duals]
 
     def wrap(self, primal, tangent=None):
         """A tensor of this level with value `primal` and tangent `tangent` (None: zero)."""
-        return _t.wrap(primal, self, tangent)
+        t = _t.wrap(primal, self, tangent)
+        if primal._requires_grad:
+            self.mirror(t)
+        return t
+
+    def mirror(self, t):
+        """Show the eager autograd state of `t`'s primal on `t` (requires_grad, grad_fn)."""
+        p = t._inner
+        t._requires_grad, t.grad_fn, t._output_nr = p._requires_grad, p.grad_fn, p._output_nr
 
     def unwrap(self, x):
         """(primal, tangent or None) of `x` seen from this level."""
@@ -77,17 +87,23 @@ class JvpInterpreter(Interpreter):
                 primals.append(a)
                 tangents.append(None)
         out = bind(prim, tuple(primals), params)
+        outs = list(out) if prim.multiple_results else [out]
         src = args[0]
         if prim.is_view and prim.differentiable and type(src) is Tensor and src._lvl is self:
-            view = _t.wrap(out, self)   # its tangent is read off its base's: NOTE [jvp in-place]
+            view = self.wrap(out)   # its tangent is read off its base's: NOTE [jvp in-place]
             _mark_view(prim, params, src, view)
-            return view
-        outs = list(out) if prim.multiple_results else [out]
-        if prim.differentiable and any(t is not None for t in tangents):
-            out_tangents = self.tangents(prim, params, tuple(primals), tuple(tangents), outs)
+            wrapped = [view]
         else:
-            out_tangents = [None] * len(outs)
-        wrapped = [_t.wrap(o, self, t) for o, t in zip(outs, out_tangents)]
+            if prim.differentiable and any(t is not None for t in tangents):
+                out_tangents = self.tangents(prim, params, tuple(primals), tuple(tangents), outs)
+            else:
+                out_tangents = [None] * len(outs)
+            wrapped = [self.wrap(o, t) for o, t in zip(outs, out_tangents)]
+        node = outs[0].grad_fn
+        if type(node) is PrimNode and node.prim is prim and outs[0]._lvl is None:
+            dual_of = {id(p): a for p, a in zip(primals, args) if type(a) is Tensor and a._lvl is self}
+            dual_of.update((id(o), w) for o, w in zip(outs, wrapped))
+            save_duals(node._saved + (node._saved_outs or []), dual_of)
         return wrapped if prim.multiple_results else wrapped[0]
 
     def tangents(self, prim, params, primals, tangents, outs):
@@ -114,7 +130,13 @@ class JvpInterpreter(Interpreter):
                 for j, cj in enumerate(c if multi else (c,)):
                     if cj is not None:
                         res[j] = cj if res[j] is None else res[j] + cj
-        return [_fit(t, o, j in prim.nondiff_outputs) for j, (t, o) in enumerate(zip(res, outs))]
+        res = [_fit(t, o, j in prim.nondiff_outputs) for j, (t, o) in enumerate(zip(res, outs))]
+        if grad_mode.state.grad_enabled:
+            src = next((p for p in primals if isinstance(p, Tensor) and _differentiated(p)), None)
+            if src is not None:
+                res = [_connect(t, src) if t is not None and not t.requires_grad else t
+                       for t in res]
+        return res
 
     def snapshot(self, t, inner):
         return self.wrap(inner, _tangent(t))
@@ -123,6 +145,9 @@ class JvpInterpreter(Interpreter):
         from ..ops import inplace
         p, tangent = self.unwrap(result)
         inplace.apply(t._inner, p, name)
+        self.mirror(t)
+        if t._base is not None:
+            self.mirror(t._base)    # the write rewrote the base's history below too
         tangent = _fit(tangent, t._inner, False)
         base = t._base
         if base is None:
@@ -130,6 +155,39 @@ class JvpInterpreter(Interpreter):
         elif tangent is not None or base._aux is not None:
             _write_base_tangent(t, tangent)
         return t
+
+
+# NOTE [reverse over duals]
+# Eager autograd under a dual level records its graph on the primals (one level down),
+# so `requires_grad`, `grad_fn` and graph edges of a dual tensor are its primal's. The
+# node saves the dual tensors themselves, though: while the level lives, backward runs
+# the vjp rules on duals and so computes the tangents of the gradients as well
+# (forward-over-reverse, as torch's `autograd.grad` on dual tensors); once the level
+# has ended, the saved duals read as their primals.
+def save_duals(saved, dual_of):
+    """Make the SavedTensors in `saved` hold the duals (`dual_of`: id of primal -> dual)."""
+    for s in saved:
+        if type(s) is SavedTensor:
+            d = dual_of.get(id(s.value if s.ref is None else s.ref()))
+            if d is not None:
+                s.value, s.ref = d, None
+
+
+def _differentiated(p):
+    """Whether a level below (eager autograd, a grad level, through vmap levels) tracks `p`."""
+    while not p._requires_grad:
+        if p._lvl is None:
+            return False
+        p = p._inner
+    return True
+
+
+def _connect(t, p):
+    """`t` made differentiable with respect to `p`, with zero gradient. In torch a tangent
+    computed by an op whose primal input requires grad requires grad too (its forward
+    formulas take the primals), so derivatives computed by jvp, jacfwd and hessian at an
+    input that requires grad can be differentiated again, to zeros where they are constant."""
+    return t + p.reshape(-1)[:0].sum().to(t.dtype)
 
 
 def _fit(t, out, nondiff):

@@ -15,7 +15,7 @@ from .modules import (Bilinear, Softmin, Softmax2d, SiLU, Mish, SELU, Hardswish,
                       InstanceNorm3d, LayerNorm, RMSNorm, GroupNorm, LocalResponseNorm, Dropout,
                       Dropout1d, Dropout2d, Dropout3d, AlphaDropout, FeatureAlphaDropout,
                       Embedding, EmbeddingBag, MultiheadAttention, CTCLoss,
-                      MultiLabelMarginLoss)
+                      MultiLabelMarginLoss, PairwiseDistance, CosineSimilarity)
 from .modules import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d,  # noqa: F401
                       ConvTranspose3d, MaxPool1d, MaxPool2d, MaxPool3d, AvgPool1d, AvgPool2d,
                       AvgPool3d, AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,

@@ -24,8 +24,7 @@ from ..ops.pool import (max_pool1d, max_pool2d, max_pool3d, avg_pool1d,  # noqa:
                         avg_pool2d, avg_pool3d, adaptive_avg_pool1d, adaptive_avg_pool2d,
                         adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
                         adaptive_max_pool3d)
-from ..ops.resample import (pad, interpolate, upsample, pixel_shuffle,  # noqa: F401
-                            pixel_unshuffle)
+from ..ops.resample import pad, interpolate, pixel_shuffle, pixel_unshuffle  # noqa: F401
 
 
 # ----------------------------------------------------------------- activations

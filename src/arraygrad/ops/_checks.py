@@ -88,7 +88,7 @@ def size_arg(op, size):
 
 def dtype_arg(op, dtype):
     if dtype is not None and not isinstance(dtype, _dt.dtype):
-        raise TypeError(f"{op}(): argument 'dtype' must be torch.dtype, not {type_name(dtype)}")
+        raise TypeError(f"{op}(): argument 'dtype' must be arraygrad.dtype, not {type_name(dtype)}")
     return dtype
 
 
@@ -104,3 +104,22 @@ def _is_number(v):
         return True
     kind = getattr(getattr(v, "dtype", None), "kind", None)    # NumPy scalars
     return kind in ("b", "i", "u", "f") and getattr(v, "ndim", 1) == 0
+
+
+_SHORT = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+          "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "int64": "long int",
+            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool"}
+
+
+def c_dtype_name(dtype):
+    """torch's C++ type name of a dtype in kernel messages ('float', 'long int', ...)."""
+    return _C_NAMES[dtype.name]
+
+
+def short_dtype_name(dtype):
+    """torch's kernel-message name of a dtype ('Float', 'Long', ...)."""
+    return _SHORT[dtype.name]

@@ -2,19 +2,21 @@
 
 # NOTE [im2col family]
 Two primitives carry every convolution and pooling: `im2col` copies each output
-position's receptive field into a row, laid out (N, *out, C, *kernel), and `col2im`
-adds such rows back into an image. Both are linear and each is the other's adjoint,
-so their vjps are each other, their jvps themselves, and their batch rules fold the
-vmap dim into N. A convolution is then one matmul of the rows (N*L, C*K) with the
-weight: gradients (weight grad = g^T @ rows, input grad = col2im(g @ W)), double
-gradients and the transforms all come from matmul's rules, and under vmap every
-example's rows meet in the same single GEMM that the batched call runs, so
-`vmap(conv)` equals the batched conv bit for bit. Python loops run over kernel
-offsets only (k_h * k_w slice copies), never over pixels or batch entries.
+position's receptive field into a column, laid out (N, C, *kernel, *out) (F.unfold's
+(N, C*K, L) once flattened), and `col2im` adds such columns back into an image. Both
+are linear and each is the other's adjoint, so their vjps are each other, their jvps
+themselves, and their batch rules fold the vmap dim into N. A convolution is then a
+matmul of the weight (O, C*K) with the columns (N, C*K, L): gradients (weight grad =
+g @ cols^T summed over N, input grad = col2im(W^T @ g)), double gradients and the
+transforms all come from matmul's rules, and under vmap every example runs the same
+per-image GEMMs as the batched call, so `vmap(conv)` equals the batched conv bit for
+bit. Python loops run over kernel offsets only (k_h * k_w contiguous slice copies),
+never over pixels or batch entries.
 """
 import itertools
 import math
 
+from ..backends import silent
 from ..core.dispatch import Primitive
 from ._rules import to_front
 from .linalg import matmul
@@ -32,25 +34,24 @@ def _im2col_impl(xp, x, kernel, dilation, padding, stride, out, fill):
     if any(lo or hi for lo, hi in padding):
         x = xp.pad(x, ((0, 0), (0, 0)) + tuple(padding), constant_values=fill)
     n, c = x.shape[:2]
-    cols = xp.empty((n,) + tuple(out) + (c,) + tuple(kernel), dtype=x.dtype)
+    cols = xp.empty((n, c) + tuple(kernel) + tuple(out), dtype=x.dtype)
     if cols.size:
-        view = xp.moveaxis(cols, nd + 1, 1)         # (N, C, *out, *kernel), same memory
         for off in itertools.product(*(range(k) for k in kernel)):
-            view[(Ellipsis,) + off] = x[(slice(None), slice(None))
-                                        + _window_slices(off, dilation, stride, out)]
+            cols[(slice(None), slice(None)) + off] = \
+                x[(slice(None), slice(None)) + _window_slices(off, dilation, stride, out)]
     return cols
 
 
+@silent      # sums of infinities give nan silently, as torch
 def _col2im_impl(xp, cols, size, kernel, dilation, padding, stride):
     nd = len(kernel)
-    n, c, out = cols.shape[0], cols.shape[nd + 1], cols.shape[1:nd + 1]
+    n, c, out = cols.shape[0], cols.shape[1], cols.shape[2 + nd:]
     padded = tuple(s + lo + hi for s, (lo, hi) in zip(size, padding))
     img = xp.zeros((n, c) + padded, dtype=cols.dtype)
     if cols.size:
-        view = xp.moveaxis(cols, nd + 1, 1)
         for off in itertools.product(*(range(k) for k in kernel)):
             img[(slice(None), slice(None)) + _window_slices(off, dilation, stride, out)] += \
-                view[(Ellipsis,) + off]
+                cols[(slice(None), slice(None)) + off]
     return img[(slice(None), slice(None)) + tuple(slice(lo, lo + s)
                                                   for s, (lo, _) in zip(size, padding))]
 
@@ -79,7 +80,7 @@ def _im2col_jvp(ctx, t, kernel, dilation, padding, stride, out, fill):
 def _col2im_vjp(ctx, g, size, kernel, dilation, padding, stride):
     nd = len(kernel)
     return _im2col(g, kernel=kernel, dilation=dilation, padding=padding, stride=stride,
-                   out=ctx.shapes[0][1:nd + 1], fill=0.0)
+                   out=ctx.shapes[0][2 + nd:], fill=0.0)
 
 
 _im2col = Primitive("im2col", _im2col_impl, save=(), node_name="Im2ColBackward0",
@@ -92,14 +93,15 @@ _col2im = Primitive("col2im", _col2im_impl, save=(), node_name="Col2ImBackward0"
 
 
 def im2col(x, kernel, dilation, padding, stride, fill=0.0):
-    """Rows (N, *out, C, *kernel) of the windows of x (N, C, *spatial); padding: (lo, hi) pairs."""
+    """Columns (N, C, *kernel, *out) of the windows of x (N, C, *spatial); padding: (lo, hi)
+    pairs per spatial dim."""
     out = out_size(x.shape[2:], kernel, dilation, padding, stride)
     return _im2col(x, kernel=tuple(kernel), dilation=tuple(dilation), padding=tuple(padding),
                    stride=tuple(stride), out=out, fill=fill)
 
 
 def col2im(cols, size, kernel, dilation, padding, stride):
-    """Sum rows (N, *out, C, *kernel) back into an image (N, C, *size)."""
+    """Sum columns (N, C, *kernel, *out) back into an image (N, C, *size)."""
     return _col2im(cols, size=tuple(size), kernel=tuple(kernel), dilation=tuple(dilation),
                    padding=tuple(padding), stride=tuple(stride))
 
@@ -181,7 +183,7 @@ def _check_positive(op, **named):
 
 
 def convolution(input, weight, bias, stride, padding, dilation, groups, nd, op):
-    """conv{nd}d: rows of the input windows times the weight, one GEMM (per group)."""
+    """conv{nd}d: the weight times the columns of the input windows, one GEMM per image."""
     x, unbatched = _unbatched(input, nd, op)
     _check_floats(op, input, weight, bias)
     if weight.ndim != nd + 2:
@@ -216,15 +218,13 @@ def convolution(input, weight, bias, stride, padding, dilation, groups, nd, op):
                            f"Kernel size: ({_dims(eff)}). Kernel size can't be greater than "
                            "actual input size")
     cols = im2col(x, kernel, dilation, pads, stride)
-    out = tuple(cols.shape[1:nd + 1])
-    rows, k = n * math.prod(out), (c // groups) * math.prod(kernel)
+    out = tuple(cols.shape[2 + nd:])
+    length, k = math.prod(out), (c // groups) * math.prod(kernel)
     if groups == 1:
-        y = matmul(cols.reshape(rows, k), weight.reshape(o, k).t())
+        y = matmul(weight.reshape(o, k), cols.reshape(n, k, length))
     else:
-        y = matmul(cols.reshape(rows, groups, k).transpose(0, 1),
-                   weight.reshape(groups, o // groups, k).transpose(1, 2))
-        y = y.transpose(0, 1).reshape(rows, o)
-    y = y.reshape((n,) + out + (o,)).movedim(-1, 1)
+        y = matmul(weight.reshape(groups, o // groups, k), cols.reshape(n, groups, k, length))
+    y = y.reshape((n, o) + out)
     if bias is not None:
         y = y + bias.reshape((o,) + (1,) * nd)
     return y.squeeze(0) if unbatched else y
@@ -249,7 +249,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def transposed_convolution(input, weight, bias, stride, padding, output_padding, groups,
                            dilation, nd, op):
-    """The adjoint of convolution in its input: one GEMM to rows, then col2im."""
+    """The adjoint of convolution in its input: one GEMM per image to columns, then col2im."""
     x, unbatched = _unbatched(input, nd, op)
     _check_floats(op, input, weight, bias)
     if weight.ndim != nd + 2:
@@ -288,15 +288,14 @@ def transposed_convolution(input, weight, bias, stride, padding, output_padding,
                            f"Calculated output size per channel: ({_dims(size)}). Output size is "
                            "too small")
     spatial = tuple(x.shape[2:])
-    rows, kk = n * math.prod(spatial), math.prod(kernel)
-    flat = x.movedim(1, -1).reshape(rows, c)
+    length, kk = math.prod(spatial), math.prod(kernel)
     if groups == 1:
-        cols = matmul(flat, weight.reshape(c, o * kk))
+        cols = matmul(weight.reshape(c, o * kk).t(), x.reshape(n, c, length))
     else:
-        cols = matmul(flat.reshape(rows, groups, c // groups).transpose(0, 1),
-                      weight.reshape(groups, c // groups, (o // groups) * kk))
-        cols = cols.transpose(0, 1)
-    cols = cols.reshape((n,) + spatial + (o,) + kernel)
+        cg = c // groups
+        cols = matmul(weight.reshape(groups, cg, (o // groups) * kk).transpose(1, 2),
+                      x.reshape(n, groups, cg, length))
+    cols = cols.reshape((n, o) + kernel + spatial)
     y = col2im(cols, size, kernel, dilation, tuple((p, p) for p in pads), stride)
     if bias is not None:
         y = y + bias.reshape((o,) + (1,) * nd)
@@ -345,8 +344,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
                            f"sliding blocks as ({_dims(out)}), but its components must be at "
                            "least one.")
     cols = im2col(x, kernel, dilation, pads, stride)
-    n, c = x.shape[0], x.shape[1]
-    y = cols.reshape(n, math.prod(out), c * math.prod(kernel)).transpose(1, 2)
+    y = cols.reshape(x.shape[0], x.shape[1] * math.prod(kernel), math.prod(out))
     return y.squeeze(0) if unbatched else y
 
 
@@ -376,7 +374,6 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f"stride={list(stride)}, expected size of input's dimension 2 to match "
                            f"the calculated number of sliding blocks {out[0]} * {out[1]} = "
                            f"{out[0] * out[1]}, but got input.size(2)={x.shape[2]}.")
-    n, c = x.shape[0], x.shape[1] // kk
-    cols = x.transpose(1, 2).reshape((n,) + out + (c,) + kernel)
+    cols = x.reshape((x.shape[0], x.shape[1] // kk) + kernel + out)
     y = col2im(cols, size, kernel, dilation, pads, stride)
     return y.squeeze(0) if unbatched else y

@@ -8,7 +8,8 @@ from .. import _device
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..backends import default_backend, backend_of
-from ..core.dispatch import born_here
+from .._generator import Generator
+from ._checks import tensor_op, size_arg, dtype_arg, number_arg, type_name, short_dtype_name
 
 Tensor = _t.Tensor
 
@@ -32,6 +33,40 @@ def _infer_dtype(data):
     return _dt.from_numpy_dtype(a.dtype)
 
 
+def _array_dtype(a):
+    """torch's refusal of a NumPy array whose dtype it has no tensor type for."""
+    if a.dtype not in _dt._FROM_NP:
+        raise TypeError(f"can't convert np.ndarray of type numpy.{a.dtype.type.__name__}. The "
+                        "only supported types are: float64, float32, float16, int64, int32, "
+                        "int16, int8, uint8, and bool.")
+
+
+def _check_data(data):
+    """Python data must be numbers (or tensors, arrays) nested in lists and tuples."""
+    if isinstance(data, str):
+        raise TypeError("new(): invalid data type 'str'")
+    for v in _flatten(data):
+        if isinstance(v, (builtins.bool, builtins.int, builtins.float, Tensor)) or \
+                getattr(getattr(v, "dtype", None), "kind", None) in ("b", "i", "u", "f"):
+            continue
+        raise RuntimeError(f"Could not infer dtype of {type_name(v)}")
+
+
+def _ragged(data):
+    """torch's error for nested sequences of unequal lengths."""
+    level, dim = [data], 0
+    while True:
+        seqs = [v for v in level if isinstance(v, (list, tuple))]
+        if not seqs:
+            return ValueError(f"could not build a tensor from {type_name(data)} {data!r}"[:200])
+        n = len(seqs[0])
+        for v in level:
+            if not isinstance(v, (list, tuple)) or len(v) != n:
+                got = len(v) if isinstance(v, (list, tuple)) else type_name(v)
+                return ValueError(f"expected sequence of length {n} at dim {dim} (got {got})")
+        level, dim = [x for v in seqs for x in v], dim + 1
+
+
 def _from_data(data, dtype, copy):
     if isinstance(data, Tensor):
         arr = data.detach()._base_array()
@@ -45,12 +80,17 @@ def _from_data(data, dtype, copy):
             arr = arr.astype(dtype.np)
         return arr.copy() if copy else arr
     if isinstance(data, (np.ndarray, np.generic)):
+        _array_dtype(np.asarray(data))
         d = dtype.np if dtype is not None else None
         return np.array(data, dtype=d, copy=True) if copy else np.asarray(data, dtype=d)
+    _check_data(data)
     if isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in _flatten(data)):
         data = _nested_tolist(data)
-    target = dtype if dtype is not None else _infer_dtype(data)
-    return np.array(data, dtype=target.np)
+    try:
+        target = dtype if dtype is not None else _infer_dtype(data)
+        return np.array(data, dtype=target.np)
+    except ValueError:      # ragged nesting
+        raise _ragged(data) from None
 
 
 def _flatten(data):
@@ -73,6 +113,7 @@ def _nested_tolist(data):
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor copying `data` (nested lists, numbers, arrays, tensors)."""
+    dtype_arg("tensor", dtype)
     _device.check(device)
     if isinstance(data, Tensor) and data._lvl is not None and _t._batched(data):
         return _per_example_copy(data, dtype)
@@ -83,6 +124,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 
 def as_tensor(data, dtype=None, device=None):
+    dtype_arg("as_tensor", dtype)
     _device.check(device)
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
         return data
@@ -105,44 +147,42 @@ def from_numpy(array):
     """A tensor sharing memory with the NumPy `array`."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
-    _dt.from_numpy_dtype(array.dtype)
+    _array_dtype(array)
     return _t.make(array)
 
 
-def _shape(size):
-    if len(size) == 1 and isinstance(size[0], (tuple, list, _t.Size)):
-        size = size[0]
-    return tuple(int(s) for s in size)
-
-
-def _filled(fill, size, dtype, requires_grad):
-    dtype = dtype or _dt.get_default_dtype()
-    t = born_here(_t.make(default_backend().xp.full(_shape(size), fill, dtype=dtype.np)))
+def _filled(op, fill, size, dtype, device, requires_grad):
+    dtype = dtype_arg(op, dtype) or _dt.get_default_dtype()
+    _device.check(device)
+    t = born_here(_t.make(default_backend().xp.full(size_arg(op, size), fill, dtype=dtype.np)))
     if requires_grad:
         t.requires_grad_(True)
     return t
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None):
-    _device.check(device)
-    return _filled(0, size, dtype, requires_grad)
+    return _filled("zeros", 0, size, dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
-    _device.check(device)
-    return _filled(1, size, dtype, requires_grad)
+    return _filled("ones", 1, size, dtype, device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False):
-    _device.check(device)
-    return _filled(0, size, dtype, requires_grad)
+    return _filled("empty", 0, size, dtype, device, requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    _device.check(device)
+    fill_value = _fill_number("full", fill_value)
     if dtype is None:
         dtype = _dt.result_type(fill_value)
-    return _filled(fill_value, (size,), dtype, requires_grad)
+    return _filled("full", fill_value, (size,), dtype, device, requires_grad)
+
+
+def _fill_number(op, value):
+    if isinstance(value, Tensor) and value.numel() == 1:
+        return value.item()
+    return number_arg(op, value, "fill_value", 2)
 
 
 def _like(fill, input, dtype, requires_grad):
@@ -165,24 +205,28 @@ def _like(fill, input, dtype, requires_grad):
     return t
 
 
+@tensor_op
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     _device.check(device)
     return _like(0, input, dtype, requires_grad)
 
 
+@tensor_op
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     _device.check(device)
     return _like(1, input, dtype, requires_grad)
 
 
+@tensor_op
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     _device.check(device)
     return _like(0, input, dtype, requires_grad)
 
 
+@tensor_op
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
     _device.check(device)
-    return _like(fill_value, input, dtype, requires_grad)
+    return _like(_fill_number("full_like", fill_value), input, dtype, requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -190,6 +234,15 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    for i, v in enumerate(vals):
+        number_arg("arange", v, ("start", "end", "step")[i], i + 1)
+    if vals[2] == 0:
+        raise RuntimeError("step must be nonzero")
+    if not all(np.isfinite(v) for v in vals[:2]):
+        raise RuntimeError(f"unsupported range: {vals[0]} -> {vals[1]}")
+    if (vals[1] - vals[0]) * vals[2] < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    dtype_arg("arange", dtype)
     if dtype is None:
         dtype = _dt.int64 if all(isinstance(v, (builtins.int, np.integer)) for v in vals) \
             else _dt.get_default_dtype()
@@ -198,29 +251,49 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     return t.requires_grad_(True) if requires_grad else t
 
 
+def _steps(op, steps):
+    if isinstance(steps, builtins.bool) or not hasattr(steps, "__index__"):
+        raise TypeError(f"{op}(): argument 'steps' (position 3) must be int, not "
+                        f"{type_name(steps)}")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return steps.__index__()
+
+
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     _device.check(device)
-    dtype = dtype or _dt.get_default_dtype()
+    steps = _steps("linspace", steps)
+    dtype = dtype_arg("linspace", dtype) or _dt.get_default_dtype()
     t = _t.make(np.linspace(start, end, steps).astype(dtype.np))
     return t.requires_grad_(True) if requires_grad else t
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
     _device.check(device)
-    dtype = dtype or _dt.get_default_dtype()
+    steps = _steps("logspace", steps)
+    dtype = dtype_arg("logspace", dtype) or _dt.get_default_dtype()
     t = _t.make(np.logspace(start, end, steps, base=base).astype(dtype.np))
     return t.requires_grad_(True) if requires_grad else t
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     _device.check(device)
-    dtype = dtype or _dt.get_default_dtype()
+    for name, v in (("n", n), ("m", m)):
+        if v is None:
+            continue
+        if isinstance(v, builtins.bool) or not hasattr(v, "__index__"):
+            raise TypeError(f"eye(): argument '{name}' (position {1 if name == 'n' else 2}) "
+                            f"must be int, not {type_name(v)}")
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    dtype = dtype_arg("eye", dtype) or _dt.get_default_dtype()
     t = _t.make(np.eye(n, m, dtype=dtype.np))
     return t.requires_grad_(True) if requires_grad else t
 
 
 # ----------------------------------------------------------------- random
 def manual_seed(seed):
+    seed = builtins.int(seed)       # torch: ValueError/TypeError for what is not an integer
     default_backend().seed(seed)
     return _Generator(seed)
 
@@ -273,29 +346,45 @@ def _check_random(what):
     return levels
 
 
-def _random(sample, size, dtype, requires_grad, what):
-    dtype = dtype or _dt.get_default_dtype()
-    shape = _shape(size)
-    levels = _check_random(what)
+def _stream(op, generator):
+    """The random stream to draw from: the global one, or the given torch.Generator's."""
+    if generator is None:
+        return default_backend().random()
+    if not isinstance(generator, Generator):
+        raise TypeError(f"{op}(): argument 'generator' must be arraygrad.Generator, not "
+                        f"{type_name(generator)}")
+    return generator._rng
+
+
+def _random(op, sample, size, dtype, device, requires_grad, generator, floating=True):
+    """`sample(rng, shape)` as a tensor; inside vmap with randomness='different', one draw
+    per example."""
+    dtype = dtype_arg(op, dtype) or (_dt.get_default_dtype() if floating else _dt.int64)
+    _device.check(device)
+    if floating and not dtype.is_floating_point:
+        raise NotImplementedError(f"{op}(): not implemented for '{short_dtype_name(dtype)}' "
+                                  "(a floating-point dtype is required)")
+    shape = size_arg(op, size)
+    rng = _stream(op, generator)
+    levels = _check_random(op)
     if levels:
         # one draw per example: the lowest level's batch dim first, each level wraps one
-        t = _t.make(np.asarray(sample(tuple(s for _, s in levels) + shape)).astype(dtype.np))
+        t = _t.make(np.asarray(sample(rng, tuple(s for _, s in levels) + shape)).astype(dtype.np))
         for interp, _ in levels:
             t = interp.wrap(t, 0)
         return t
-    t = _t.make(np.asarray(sample(shape)).astype(dtype.np))
+    t = _t.make(np.asarray(sample(rng, shape)).astype(dtype.np))
     return t.requires_grad_(True) if requires_grad else t
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
-    _device.check(device)
-    return _random(lambda s: default_backend().random().random(s), size, dtype, requires_grad, "rand")
+    return _random("rand", lambda rng, s: rng.random(s), size, dtype, device, requires_grad,
+                   generator)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
-    _device.check(device)
-    return _random(lambda s: default_backend().random().standard_normal(s), size, dtype,
-                   requires_grad, "randn")
+    return _random("randn", lambda rng, s: rng.standard_normal(s), size, dtype, device,
+                   requires_grad, generator)
 
 
 def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
@@ -305,17 +394,22 @@ def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad
         low, high, size = 0, low, high          # randint(high, size)
     elif high is None:
         low, high = 0, low
-    dtype = dtype or _dt.int64
-    return _random(lambda s: default_backend().random().integers(low, high, s), (size,), dtype,
-                   False, "randint")
+    if size is None:
+        raise TypeError("randint() missing required argument 'size'")
+    for name, v in (("low", low), ("high", high)):
+        if isinstance(v, builtins.bool) or not hasattr(v, "__index__"):
+            raise TypeError(f"randint(): argument '{name}' must be int, not {type_name(v)}")
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
+                           f"to={high}")
+    return _random("randint", lambda rng, s: rng.integers(low, high, s), (size,), dtype, device,
+                   False, generator, floating=False)
 
 
-def randperm(n, *, dtype=None, device=None, requires_grad=False):
-    _device.check(device)
-    dtype = dtype or _dt.int64
+def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None):
     # the order of iid uniform keys: a uniform permutation, one per example inside vmap
-    return _random(lambda s: np.argsort(default_backend().random().random(s), axis=-1), (n,),
-                   dtype, False, "randperm")
+    return _random("randperm", lambda rng, s: np.argsort(rng.random(s), axis=-1), (n,), dtype,
+                   device, False, generator, floating=False)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False):
@@ -333,3 +427,6 @@ def normal(mean, std, size=None, *, generator=None):
         return randn(*size) * std + mean
     shape = (mean if isinstance(mean, Tensor) else std).shape
     return randn(*shape) * std + mean
+
+
+from ..core.dispatch import born_here  # noqa: E402  (dispatch reaches back to creation)

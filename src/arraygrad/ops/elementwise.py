@@ -5,7 +5,7 @@ from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
 from ..backends import silent
-from ._checks import tensor_op, not_tensor
+from ._checks import tensor_op, not_tensor, number_arg, short_dtype_name, type_name
 from ._rules import unary as _unary, binary, nondiff, elementwise_batch
 
 Tensor = _t.Tensor
@@ -89,9 +89,9 @@ def unary(name, impl, deriv, **kw):
     return _unary(name, silent(impl), deriv, **kw)
 
 
-def _checked(name, fn):
-    """Binary impl: torch's broadcast error, no floating-point warnings."""
-    @silent
+def _checked(name, fn, quiet=True):
+    """Binary impl: torch's broadcast error; without floating-point warnings when `quiet`
+    (comparisons and logical ops cannot produce them, so they skip the cost)."""
     def impl(xp, x, y):
         try:
             return fn(xp, x, y)
@@ -102,7 +102,7 @@ def _checked(name, fn):
             except ValueError:
                 raise _broadcast_error(name, (sx, sy)) from None
             raise RuntimeError(f"{name}: {e}") from None    # e.g. ints to negative int powers
-    return impl
+    return silent(impl) if quiet else impl
 
 
 # ----------------------------------------------------------------- casts
@@ -204,6 +204,9 @@ multiply, subtract = mul, sub
 
 
 def div(input, other, *, rounding_mode=None):
+    if rounding_mode not in (None, "trunc", "floor"):
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                           f"found '{rounding_mode}'")
     if rounding_mode is None:
         x, y = promote(input, other, float_only=True, op='div')
         return _div(x, y)
@@ -223,6 +226,9 @@ def pow(input, exponent):
         x, y = promote(input, exponent, op='pow')
         return _pow(x, y)
     if type(exponent) not in (builtins.int, builtins.float, builtins.bool):
+        if getattr(getattr(exponent, "dtype", None), "kind", None) not in ("b", "i", "u", "f"):
+            raise TypeError(f"pow() received an invalid combination of arguments - got (Tensor, "
+                            f"{type_name(exponent)})")
         exponent = exponent.item()      # a NumPy scalar: weak, like a Python number
     if isinstance(exponent, builtins.float) and not input.dtype.is_floating_point:
         input = convert(input, _dt.get_default_dtype())
@@ -401,7 +407,10 @@ _clamp.batch = elementwise_batch(_clamp)
 @tensor_op
 def clamp(input, min=None, max=None):
     if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        raise RuntimeError("arraygrad.clamp: At least one of 'min' or 'max' must not be None")
+    for v in (min, max):
+        if v is not None and not isinstance(v, Tensor):
+            number_arg("clamp", v, "min" if v is min else "max", 2)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         out = input
         if min is not None:
@@ -488,9 +497,10 @@ def where(condition, input=None, other=None):
         from .index import nonzero
         return nonzero(condition, as_tuple=True)
     if not isinstance(condition, Tensor):
-        condition = _as_tensor(condition)
+        raise not_tensor("where", "condition", 1, condition)
     if condition.dtype is not _dt.bool:
-        condition = condition != 0
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {short_dtype_name(condition.dtype)}")
     x, y = promote(input, other, op='where')
     if not isinstance(x, Tensor) and not isinstance(y, Tensor):
         # two Python scalars: the result has their promoted dtype (float -> the default)
@@ -501,7 +511,7 @@ def where(condition, input=None, other=None):
 
 # ----------------------------------------------------------------- comparisons
 def _cmp(name, fn):
-    prim = nondiff(name, _checked(name, fn))
+    prim = nondiff(name, _checked(name, fn, quiet=False))
 
     def op(input, other):
         x, y = promote(input, other, op=name)
@@ -518,13 +528,13 @@ gt = _cmp("gt", lambda xp, x, y: xp.greater(x, y))
 ge = _cmp("ge", lambda xp, x, y: xp.greater_equal(x, y))
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
-_logical_and = nondiff("logical_and", _checked("logical_and", lambda xp, x, y: xp.logical_and(x, y)))
-_logical_or = nondiff("logical_or", _checked("logical_or", lambda xp, x, y: xp.logical_or(x, y)))
-_logical_xor = nondiff("logical_xor", _checked("logical_xor", lambda xp, x, y: xp.logical_xor(x, y)))
+_logical_and = nondiff("logical_and", _checked("logical_and", lambda xp, x, y: xp.logical_and(x, y), quiet=False))
+_logical_or = nondiff("logical_or", _checked("logical_or", lambda xp, x, y: xp.logical_or(x, y), quiet=False))
+_logical_xor = nondiff("logical_xor", _checked("logical_xor", lambda xp, x, y: xp.logical_xor(x, y), quiet=False))
 _logical_not = nondiff("logical_not", lambda xp, x: xp.logical_not(x))
-_bitwise_and = nondiff("bitwise_and", _checked("bitwise_and", lambda xp, x, y: xp.bitwise_and(x, y)))
-_bitwise_or = nondiff("bitwise_or", _checked("bitwise_or", lambda xp, x, y: xp.bitwise_or(x, y)))
-_bitwise_xor = nondiff("bitwise_xor", _checked("bitwise_xor", lambda xp, x, y: xp.bitwise_xor(x, y)))
+_bitwise_and = nondiff("bitwise_and", _checked("bitwise_and", lambda xp, x, y: xp.bitwise_and(x, y), quiet=False))
+_bitwise_or = nondiff("bitwise_or", _checked("bitwise_or", lambda xp, x, y: xp.bitwise_or(x, y), quiet=False))
+_bitwise_xor = nondiff("bitwise_xor", _checked("bitwise_xor", lambda xp, x, y: xp.bitwise_xor(x, y), quiet=False))
 _bitwise_not = nondiff("bitwise_not", lambda xp, x: xp.invert(x))
 _isnan = nondiff("isnan", lambda xp, x: xp.isnan(x))
 _isinf = nondiff("isinf", lambda xp, x: xp.isinf(x))
@@ -544,46 +554,51 @@ def logical_xor(a, b):
 
 
 @tensor_op
-def logical_not(a):
-    return _logical_not(a)
+def logical_not(input):
+    return _logical_not(input)
+
+
+def _integral(op, x):
+    """Bitwise ops have no floating-point kernel (torch: NotImplementedError)."""
+    if isinstance(x, Tensor) and x.dtype.is_floating_point:
+        raise NotImplementedError(f'"{op}_cpu" not implemented for '
+                                  f"'{short_dtype_name(x.dtype)}'")
+    return x
 
 
 def bitwise_and(a, b):
     x, y = promote(a, b, op='bitwise_and')
-    if x.dtype.is_floating_point:
-        raise TypeError("bitwise_and: only integer and bool tensors are supported")
-    return _bitwise_and(x, y)
+    return _bitwise_and(_integral("bitwise_and", x), _integral("bitwise_and", y))
 
 
 def bitwise_or(a, b):
     x, y = promote(a, b, op='bitwise_or')
-    if x.dtype.is_floating_point:
-        raise TypeError("bitwise_or: only integer and bool tensors are supported")
-    return _bitwise_or(x, y)
+    return _bitwise_or(_integral("bitwise_or", x), _integral("bitwise_or", y))
 
 
 def bitwise_xor(a, b):
-    return _bitwise_xor(*promote(a, b, op='bitwise_xor'))
+    x, y = promote(a, b, op='bitwise_xor')
+    return _bitwise_xor(_integral("bitwise_xor", x), _integral("bitwise_xor", y))
 
 
 @tensor_op
-def bitwise_not(a):
-    return _bitwise_not(a)
+def bitwise_not(input):
+    return _bitwise_not(input)
 
 
 @tensor_op
-def isnan(a):
-    return _isnan(a)
+def isnan(input):
+    return _isnan(input)
 
 
 @tensor_op
-def isinf(a):
-    return _isinf(a)
+def isinf(input):
+    return _isinf(input)
 
 
 @tensor_op
-def isfinite(a):
-    return _isfinite(a)
+def isfinite(input):
+    return _isfinite(input)
 
 
 def equal(a, b):

@@ -10,7 +10,7 @@ import builtins
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
-from ._checks import tensor_op
+from ._checks import tensor_op, short_dtype_name, c_dtype_name
 from ._rules import batch_size, to_front
 
 Tensor = _t.Tensor
@@ -44,6 +44,11 @@ def _raw_index(idx):
             import numpy as np
             out.append(np.asarray(i))
             basic = False
+        elif isinstance(i, slice) and i.step is not None and i.step <= 0:
+            raise ValueError("step must be greater than zero")
+        elif isinstance(i, (str, bytes)):
+            raise TypeError(f"invalid index of type {type(i).__name__}: only integers, slices, "
+                            "ellipsis, None and integer or boolean tensors are valid indices")
         elif i is None or i is Ellipsis or isinstance(i, (builtins.int, slice)) or hasattr(i, "__index__"):
             out.append(i if not isinstance(i, builtins.bool) else i)
             if isinstance(i, builtins.bool):
@@ -308,14 +313,52 @@ def _gather_batch(args, bdims, dim, index):
 _gather.batch = _gather_batch
 
 
+def _check_dim_index(op, input, d, index, src=None):
+    """gather/scatter's index: same rank as the input, within its sizes, values in range."""
+    if index.ndim != builtins.max(input.ndim, 1) and not (index.ndim == 0 and input.ndim == 0):
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for i, (a, b) in enumerate(zip(index.shape, input.shape)):
+        if i != d and a > b:
+            raise RuntimeError(f"Size does not match at dimension {i} expected index "
+                               f"{list(index.shape)} to be no larger than self "
+                               f"{list(input.shape)} apart from dimension {d}")
+    if src is not None and builtins.any(a > b for a, b in zip(index.shape, src.shape)):
+        raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self "
+                           f"{list(input.shape)} apart from dimension {d} and to be no larger "
+                           f"size than src {list(src.shape)}")
+    _check_range(index, input.shape[d] if input.ndim else 1, d)
+
+
+def _check_range(index, size, d):
+    """torch refuses out-of-range (and negative) indices of gather/scatter/index_add."""
+    if index._lvl is not None or index.numel() == 0:
+        return
+    from ..backends import backend_of
+    a = index._data
+    xp = backend_of(a).xp
+    bad = (a < 0) | (a >= size)
+    if builtins.bool(xp.any(bad)):
+        value = a[bad].reshape(-1)[0]
+        raise RuntimeError(f"index {value} is out of bounds for dimension {d} with size {size}")
+
+
+def _integer_index(op, index):
+    if index.dtype not in (_dt.int64, _dt.int32):
+        raise RuntimeError(f"{op}(): Expected dtype int32 or int64 for index")
+    return index if index.dtype is _dt.int64 else index.to(_dt.int64)
+
+
 @tensor_op(others=('index',))
 def gather(input, dim, index):
     if index.dtype is not _dt.int64:
-        raise RuntimeError("gather(): Expected dtype int64 for index")
+        if index.dtype is not _dt.int32:
+            raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+        index = index.to(_dt.int64)
     d = _t._wrap_dim(dim, input.ndim)
     index = _index_value(index)
     if index._lvl is not None and _t._batched(index):
         return _gather_batched_index(input, d, index)
+    _check_dim_index("gather", input, d, index)
     idx = index._data
     if idx.shape != input.shape:
         # torch gathers from the leading block of input when index is smaller
@@ -365,18 +408,32 @@ def scatter_into(g, index, dim, shape):
 @tensor_op(others=('index', 'src'))
 def scatter_add(input, dim, index, src):
     d = _t._wrap_dim(dim, input.ndim)
+    if index.dtype is not _dt.int64:
+        raise RuntimeError("scatter(): Expected dtype int64 for index")
+    if _index_value(index)._lvl is None:
+        _check_dim_index("scatter_add", input, d, index, src)
     return input + scatter_into(src, index, d, input.shape)
 
 
 @tensor_op(others=('index',))
 def index_select(input, dim, index):
     d = _t._wrap_dim(dim, input.ndim)
+    index = _integer_index("index_select", index)
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    try:
+        _check_range(_index_value(index), input.shape[d] if input.ndim else 1, d)
+    except RuntimeError:
+        raise IndexError("index out of range in self") from None
     return input[(slice(None),) * d + (index,)]
 
 
 @tensor_op(others=('mask',))
 def masked_fill(input, mask, value):
     from .elementwise import where
+    if mask.dtype is not _dt.bool:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           f"{c_dtype_name(mask.dtype)}")
     if isinstance(value, Tensor):
         value = value.to(input.dtype)
     return where(mask, value, input)
@@ -385,6 +442,8 @@ def masked_fill(input, mask, value):
 @tensor_op(others=('mask',))
 def masked_select(input, mask):
     from .shape import broadcast_tensors
+    if mask.dtype is not _dt.bool:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
     x, m = broadcast_tensors(input, mask)
     return x[m]
 
@@ -408,6 +467,16 @@ def take_along_dim(input, indices, dim):
 
 @tensor_op(others=('index',))
 def take(input, index):
+    if index.dtype is not _dt.int64:
+        raise RuntimeError("take(): Expected a long tensor for index, but got "
+                           f"{short_dtype_name(index.dtype)}")
+    n, raw = input.numel(), _index_value(index)
+    if raw._lvl is None and raw.numel():
+        a = raw._data
+        bad = (a < -n) | (a >= n)
+        if builtins.bool(bad.any()):
+            raise IndexError(f"out of range: tried to access index {a[bad].reshape(-1)[0]} on a "
+                             f"tensor of {n} elements.")
     return input.reshape(-1)[index]
 
 
@@ -641,6 +710,8 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
 @tensor_op(others=('index', 'source'))
 def index_add(input, dim, index, source, *, alpha=1):
     d = _t._wrap_dim(dim, input.ndim)
+    index = _integer_index("index_add_", index)
+    _check_range(_index_value(index), input.shape[d] if input.ndim else 1, d)
     if alpha != 1:
         source = source * alpha
     return input + index_add_zeros(source.to(input.dtype), input.shape,

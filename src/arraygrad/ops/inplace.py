@@ -10,6 +10,13 @@ so a backward that needs an overwritten value raises instead of lying. The op
 itself reads a snapshot of x (`source`), so its own node never saves the value
 it overwrites. Other views of the base notice the write by version and rebuild
 their history from the base when next used (`refresh_view`).
+
+The same holds at every grad level (`func.grad`, `vjp`, `jacrev`): a level
+writes one level down, then rewrites its own tensors' history with `track`,
+views of that level included; the snapshot is taken at every level. A
+tensor created inside a grad or jvp transform that receives a value of it
+joins the level (`promote`, with its base if it is a view), as torch's
+functorch wraps every tensor made inside; a captured outer tensor is refused.
 """
 from .. import _tensor as _t
 from ..core import grad_mode

@@ -2,9 +2,8 @@
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
 from ..backends import silent
-from ._checks import tensor_op
+from ._checks import tensor_op, short_dtype_name, type_name, c_dtype_name
 from ._rules import to_front
-from .elementwise import promote
 
 Tensor = _t.Tensor
 
@@ -24,28 +23,27 @@ _matmul = Primitive(
     jvp=(lambda ctx, t: _matmul(t, ctx.y), lambda ctx, t: _matmul(ctx.x, t)))
 
 
-# NOTE [matmul batching]: one batched operand against an unbatched one folds the vmap dim
-# into its rows (x) or columns (y): vmap(F.linear) then runs the very GEMM that the batched
-# call runs and equals it bit for bit (a stack of per-example GEMMs rounds differently), and
-# conv's rows of all examples meet in one GEMM. Two batched operands broadcast, batch first.
+# NOTE [matmul batching]: a batched plain matrix against an unbatched operand folds the
+# vmap dim into its rows (x) or columns (y): vmap(F.linear) over vectors then runs the one
+# GEMM that the batched call runs, and equals it bit for bit (a stack of per-example GEMVs
+# rounds differently). A batched stack of matrices (conv's per-image columns, bmm) keeps
+# the vmap dim as one more stack dim in front, which again is what the batched call runs.
 def _matmul_batch(args, bdims):
     (x, y), (dx, dy) = args, bdims
-    if dy is None:
-        x = x.movedim(dx, -3)
-        b, m, k = x.shape[-3:]
-        out = _matmul(x.reshape(tuple(x.shape[:-3]) + (b * m, k)), y)
-        out = out.reshape(tuple(out.shape[:-2]) + (b, m, out.shape[-1]))
-        return out, out.ndim - 3
-    if dx is None:
-        y = y.movedim(dy, -2)
-        k, b, n = y.shape[-3:]
-        out = _matmul(x, y.reshape(tuple(y.shape[:-3]) + (k, b * n)))
-        out = out.reshape(tuple(out.shape[:-1]) + (b, n))
-        return out, out.ndim - 2
-    rank = max(a.ndim - 1 for a in args)
+    if dy is None and x.ndim == 3:
+        x = x.movedim(dx, 0)
+        b, m, k = x.shape
+        out = _matmul(x.reshape(b * m, k), y)
+        return out.reshape(tuple(out.shape[:-2]) + (b, m, out.shape[-1])), out.ndim - 2
+    if dx is None and y.ndim == 3:
+        y = y.movedim(dy, 1)
+        k, b, n = y.shape
+        out = _matmul(x, y.reshape(k, b * n))
+        return out.reshape(tuple(out.shape[:-1]) + (b, n)), out.ndim - 1
+    rank = max(a.ndim - (d is not None) for a, d in zip(args, bdims))
     out = []
     for a, d in zip(args, bdims):
-        a = to_front(a, d)
+        a = to_front(a, d) if d is not None else a.unsqueeze(0)
         missing = rank - (a.ndim - 1)
         if missing:
             a = a.reshape((a.shape[0],) + (1,) * missing + tuple(a.shape[1:]))
@@ -63,9 +61,16 @@ def _shape_error(x, y):
                         f"{b[-1] if len(b) > 1 else 1})")
 
 
+def _same_dtype(x, y):
+    if x.dtype is not y.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{c_dtype_name(x.dtype)} != {c_dtype_name(y.dtype)}")
+
+
 @tensor_op(others=('other',))
 def matmul(input, other):
-    x, y = promote(input, other, op="matmul")
+    x, y = input, other
+    _same_dtype(x, y)
     if x.ndim == 0 or y.ndim == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
                            f"{x.ndim}D and {y.ndim}D")
@@ -88,29 +93,41 @@ def matmul(input, other):
 
 @tensor_op(others=('mat2',))
 def mm(input, mat2):
-    if input.ndim != 2 or mat2.ndim != 2:
-        raise RuntimeError(f"mm: expected 2D tensors, got {input.ndim}D and {mat2.ndim}D")
+    for name, m in (("self", input), ("mat2", mat2)):
+        if m.ndim != 2:
+            raise RuntimeError(f"{name} must be a matrix")
     return matmul(input, mat2)
 
 
 @tensor_op(others=('mat2',))
 def bmm(input, mat2):
-    if input.ndim != 3 or mat2.ndim != 3:
-        raise RuntimeError(f"bmm: expected 3D tensors, got {input.ndim}D and {mat2.ndim}D")
-    if input.shape[0] != mat2.shape[0]:
-        raise RuntimeError(f"bmm: batch sizes differ: {input.shape[0]} and {mat2.shape[0]}")
+    for name, m in (("batch1", input), ("batch2", mat2)):
+        if m.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    b, _, k = input.shape
+    if tuple(mat2.shape[:2]) != (b, k):
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{b}, {k}] but got: [{mat2.shape[0]}, {mat2.shape[1]}].")
     return matmul(input, mat2)
 
 
 @tensor_op(others=('vec',))
 def mv(input, vec):
+    if input.ndim != 2 or vec.ndim != 1 or input.shape[1] != vec.shape[0]:
+        raise RuntimeError(f"size mismatch, got input ({input.shape[0] if input.ndim else 1}), "
+                           f"mat ({'x'.join(map(str, input.shape))}), vec "
+                           f"({'x'.join(map(str, vec.shape))})")
     return matmul(input, vec)
 
 
-@tensor_op(others=('other',))
-def dot(input, other):
+@tensor_op(others=('tensor',))
+def dot(input, tensor):
+    other = tensor
     if input.ndim != 1 or other.ndim != 1:
         raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    if input.dtype is not other.dtype:
+        raise RuntimeError("dot : expected both vectors to have same dtype, but found "
+                           f"{short_dtype_name(input.dtype)} and {short_dtype_name(other.dtype)}")
     if input.shape[0] != other.shape[0]:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src "
                            f"[{other.shape[0]}] to have the same number of elements, but got "
@@ -124,6 +141,9 @@ vdot = dot
 
 @tensor_op(others=('vec2',))
 def outer(input, vec2):
+    for name, v in (("self", input), ("vec2", vec2)):
+        if v.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {v.ndim}-D")
     return input.unsqueeze(-1) * vec2
 
 
@@ -155,6 +175,14 @@ def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     eq = equation.replace(" ", "")
+    for i, c in enumerate(equation):
+        if not (c.isascii() and c.isalpha()) and c not in " ,.->":
+            raise RuntimeError(f"einsum(): invalid subscript given at index {i} in the equation "
+                               "string, subscripts must be in [a-zA-Z]")
+    for i, x in enumerate(operands):
+        if not isinstance(x, Tensor):
+            raise TypeError(f"einsum(): argument 'operands' must be tuple of Tensors, but found "
+                            f"element of type {type_name(x)} at pos {i}")
     lhs, _, rhs = eq.partition("->")
     terms = lhs.split(",")
     if len(terms) != len(operands):

@@ -63,11 +63,11 @@ def _pool_args(kernel_size, stride, padding, dilation, nd, op):
     return kernel, stride, padding, dilation
 
 
-def _window_rows(x, kernel, pads, stride, dilation, fill):
-    """(N, *out, C, K): every window of x flattened on the last dim."""
+def _windows(x, kernel, pads, stride, dilation, fill):
+    """(N, C, K, *out): every window of x flattened along dim 2."""
     cols = im2col(x, kernel, dilation, pads, stride, fill=fill)
-    nd = len(kernel)
-    return cols.reshape(tuple(cols.shape[:nd + 2]) + (math.prod(kernel),))
+    return cols.reshape((x.shape[0], x.shape[1], math.prod(kernel))
+                        + tuple(cols.shape[2 + len(kernel):]))
 
 
 def max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd, op):
@@ -78,8 +78,7 @@ def max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_in
             raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, but "
                                f"got pad={p}, kernel_size={k} and dilation={d}")
     pads, out = _geometry(x, kernel, stride, padding, dilation, ceil_mode, op)
-    values, arg = rd.max(_window_rows(x, kernel, pads, stride, dilation, float("-inf")), -1)
-    y = values.movedim(-1, 1)
+    y, arg = rd.max(_windows(x, kernel, pads, stride, dilation, float("-inf")), 2)
     if unbatched:
         y = y.squeeze(0)
     if not return_indices:
@@ -95,11 +94,10 @@ def max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_in
     for j, (size, o, s, p, d, off) in enumerate(zip(x.shape[2:], out, stride, padding, dilation,
                                                     offsets)):
         shape = [1] * (nd + 2)
-        shape[1 + j] = o
+        shape[2 + j] = o
         pos = creation.arange(o).reshape(shape) * s - p + off * d
         flat = pos if flat is None else flat * size + pos
-    idx = flat.movedim(-1, 1)
-    return y, (idx.squeeze(0) if unbatched else idx)
+    return y, (flat.squeeze(0) if unbatched else flat)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -132,7 +130,7 @@ def avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, 
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError(f"{op}: divisor must be not zero")
     pads, out = _geometry(x, kernel, stride, padding, dilation, ceil_mode, op)
-    total = _window_rows(x, kernel, pads, stride, dilation, 0.0).sum(-1)
+    total = _windows(x, kernel, pads, stride, dilation, 0.0).sum(2)
     if divisor_override is not None:
         y = total / divisor_override
     else:
@@ -146,9 +144,7 @@ def avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, 
         else:
             ones = creation.ones((1, 1) + spatial, dtype=x.dtype)
             cpads = pads
-        counts = _window_rows(ones, kernel, cpads, stride, dilation, 0.0).sum(-1)
-        y = total / counts
-    y = y.movedim(-1, 1)
+        y = total / _windows(ones, kernel, cpads, stride, dilation, 0.0).sum(2)
     return y.squeeze(0) if unbatched else y
 
 

@@ -6,7 +6,7 @@ from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
 from ..backends import silent
-from ._checks import tensor_op
+from ._checks import tensor_op, short_dtype_name
 from ._rules import to_front
 from .elementwise import convert, exp, where, log
 
@@ -19,7 +19,7 @@ Tensor = _t.Tensor
 # cumsum of 10^6 terms, overflow in float16). Impls pass these wider dtypes.
 def _acc(x):
     """Accumulation dtype of a sum over `x` (None: its own)."""
-    return "float32" if x.dtype.name == "float16" else None
+    return "float32" if x.dtype.char == "e" else None      # float16 ('.name' is slow)
 
 
 def _cum_acc(x):
@@ -227,14 +227,14 @@ _min_all = _reduction("min", lambda xp, x, dims, keepdim: xp.min(x, axis=dims, k
 @tensor_op
 def amax(input, dim=(), keepdim=False):
     dims = _dims(dim if dim != () else None, input.ndim)
-    _check_nonempty("amax", input, dims)
+    _check_nonempty("amax", input, dims if dim != () else ())
     return _amax(input, dims=dims, keepdim=keepdim)
 
 
 @tensor_op
 def amin(input, dim=(), keepdim=False):
     dims = _dims(dim if dim != () else None, input.ndim)
-    _check_nonempty("amin", input, dims)
+    _check_nonempty("amin", input, dims if dim != () else ())
     return _amin(input, dims=dims, keepdim=keepdim)
 
 
@@ -434,10 +434,17 @@ _softmax.batch = _dim_batch(_softmax)
 _log_softmax.batch = _dim_batch(_log_softmax)
 
 
+def _floating(op, input):
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"{op}" not implemented for '
+                                  f"'{short_dtype_name(input.dtype)}'")
+
+
 @tensor_op
 def softmax(input, dim=None, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
+    _floating("softmax_lastdim_kernel_impl", input)
     if dim is None:
         dim = 0 if input.ndim in (0, 1, 3) else 1
     d = _t._wrap_dim(dim, input.ndim)
@@ -450,6 +457,7 @@ def softmax(input, dim=None, dtype=None):
 def log_softmax(input, dim=None, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
+    _floating("log_softmax_lastdim_kernel_impl", input)
     if dim is None:
         dim = 0 if input.ndim in (0, 1, 3) else 1
     d = _t._wrap_dim(dim, input.ndim)

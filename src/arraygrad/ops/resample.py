@@ -204,10 +204,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     return x
 
 
-def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
-    return interpolate(input, size, scale_factor, mode, align_corners)
-
-
 # ----------------------------------------------------------------- pixel shuffle
 def pixel_shuffle(input, upscale_factor):
     """(*, C*r*r, H, W) -> (*, C, H*r, W*r)."""

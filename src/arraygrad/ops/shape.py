@@ -4,7 +4,7 @@ import builtins
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
 from ..backends import backend_of
-from ._checks import tensor_op
+from ._checks import tensor_op, tensor_list, type_name
 from ._rules import all_front, same_bdim_batch, shifted_dims_batch, to_front
 
 Tensor = _t.Tensor
@@ -29,7 +29,8 @@ def _infer_shape(shape, numel):
     for s in shape:
         if s != -1:
             if s < 0:
-                raise RuntimeError(f"invalid shape dimension {s}")
+                raise RuntimeError(f"invalid shape dimension {s} at index {shape.index(s)} of "
+                                   f"shape {shape}")
             known *= s
     if neg:
         if known == 0 or numel % known:
@@ -53,10 +54,16 @@ def _reshape_batch(args, bdims, shape):
 _reshape.batch = _reshape_batch
 
 
-def _shape_args(shape):
+def _shape_args(shape, op="reshape", arg="shape"):
+    """Ints given one by one or as one sequence (torch: TypeError for anything else)."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    return tuple(builtins.int(s) for s in shape)
+    for i, s in enumerate(shape):
+        if isinstance(s, builtins.bool) or not hasattr(s, "__index__") or (
+                isinstance(s, Tensor) and s.dtype.is_floating_point):
+            raise TypeError(f"{op}(): argument '{arg}' (position 1) must be tuple of ints, but "
+                            f"found element of type {type_name(s)} at pos {i}")
+    return tuple(s.__index__() for s in shape)
 
 
 @tensor_op
@@ -75,7 +82,7 @@ def reshape(input, *shape):
 
 @tensor_op
 def view(input, *shape):
-    shape = _infer_shape(_shape_args(shape), input.numel())
+    shape = _infer_shape(_shape_args(shape, "view", "size"), input.numel())
     out = _reshape(input, shape=shape)
     if _copied(input, out):
         raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
@@ -106,6 +113,8 @@ def flatten(input, start_dim=0, end_dim=-1):
         return reshape(input, 1)
     s = _wrap_dim(start_dim, input.ndim)
     e = _wrap_dim(end_dim, input.ndim)
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     shape = input.shape
     n = 1
     for d in shape[s:e + 1]:
@@ -117,7 +126,11 @@ def flatten(input, start_dim=0, end_dim=-1):
 def unflatten(input, dim, sizes):
     d = _wrap_dim(dim, input.ndim)
     shape = input.shape
-    sizes = _infer_shape(sizes, shape[d])
+    try:
+        sizes = _infer_shape(sizes, shape[d])
+    except RuntimeError:
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the size "
+                           f"of dim {dim} ({shape[d]}) in the input tensor") from None
     return reshape(input, tuple(shape[:d]) + tuple(sizes) + tuple(shape[d + 1:]))
 
 
@@ -158,7 +171,7 @@ _permute.batch = lambda args, bdims, dims: (
 
 @tensor_op
 def permute(input, *dims):
-    dims = _shape_args(dims)
+    dims = _shape_args(dims, "permute", "dims")
     n = input.ndim
     if len(dims) != n:
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does not "
@@ -179,6 +192,9 @@ def movedim(input, source, destination):
         raise RuntimeError("movedim: Invalid source or destination dims")
     src = [_wrap_dim(d, n) for d in src]
     dst = [_wrap_dim(d, n) for d in dst]
+    for what, ds in (("source", src), ("destination", dst)):
+        if len(set(ds)) != len(ds):
+            raise RuntimeError(f"movedim: repeated dim in `{what}` ({ds})")
     if n == 0:
         return _alias(input)
     order = [d for d in range(n) if d not in src]
@@ -247,7 +263,7 @@ _expand.batch = _expand_batch
 
 @tensor_op
 def expand(input, *sizes):
-    sizes = _shape_args(sizes)
+    sizes = _shape_args(sizes, "expand", "size")
     shape = input.shape
     if len(sizes) < len(shape):
         raise RuntimeError(f"expand: the number of sizes provided ({len(sizes)}) must be greater "
@@ -285,11 +301,27 @@ def broadcast_to(input, shape):
 
 
 def broadcast_shapes(*shapes):
-    import numpy as np
-    return _t.Size(np.broadcast_shapes(*shapes))
+    """The shape all `shapes` broadcast to (torch's RuntimeError when they do not)."""
+    shapes = [(s,) if isinstance(s, builtins.int) else tuple(s) for s in shapes]
+    out = []
+    for i in range(1, builtins.max((len(s) for s in shapes), default=0) + 1):
+        size = 1
+        for s in shapes:
+            d = s[-i] if i <= len(s) else 1
+            if d != 1:
+                if size != 1 and d != size:
+                    raise RuntimeError(f"The size of tensor a ({size}) must match the size of "
+                                       f"tensor b ({d}) at non-singleton dimension "
+                                       f"{builtins.max(len(s) for s in shapes) - i}")
+                size = d
+        out.append(size)
+    return _t.Size(reversed(out))
 
 
 def broadcast_tensors(*tensors):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    tensors = tensor_list("broadcast_tensors", tensors)
     shape = broadcast_shapes(*(t.shape for t in tensors))
     return tuple(expand(t, shape) for t in tensors)
 
@@ -332,10 +364,10 @@ _flip.batch = shifted_dims_batch(_flip, "dims")
 
 @tensor_op
 def flip(input, *dims):
-    dims = tuple(_wrap_dim(d, input.ndim) for d in _shape_args(dims))
+    dims = tuple(_wrap_dim(d, input.ndim) for d in _shape_args(dims, "flip", "dims"))
     if len(set(dims)) != len(dims):
-        raise RuntimeError(f"dims has duplicates, original flip dims size={len(dims)}, but unique "
-                           f"flip dims size={len(set(dims))}")
+        d = next(d for d in dims if dims.count(d) > 1)
+        raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
     if input.ndim == 0:
         return _clone(input)        # nothing to reverse; still a copy, as torch
     return _flip(input, dims=dims)
@@ -346,12 +378,11 @@ def roll(input, shifts, dims=None):
     shifts = (shifts,) if isinstance(shifts, builtins.int) else tuple(shifts)
     if dims is None:
         if len(shifts) != 1:
-            raise RuntimeError(f"roll: shifts and dimensions must align. shifts: {len(shifts)}, "
-                               "dims:0")
+            raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
         return roll(input.flatten(), shifts, 0).reshape(input.shape)
     dims = (dims,) if isinstance(dims, builtins.int) else tuple(dims)
     if len(shifts) != len(dims):
-        raise RuntimeError(f"roll: shifts and dimensions must align. shifts: {len(shifts)}, "
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
     if input.ndim == 0:
         raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
@@ -389,9 +420,13 @@ _cat.batch = lambda args, bdims, dim: (_cat(*all_front(args, bdims), dim=dim + 1
 
 
 def cat(tensors, dim=0):
-    tensors = list(tensors)
+    tensors = tensor_list("cat", tensors)
     if not tensors:
-        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("arraygrad.cat(): expected a non-empty list of Tensors")
+    for i, x in enumerate(tensors):
+        if x.ndim == 0:
+            raise RuntimeError(f"zero-dimensional tensor (at position {i}) cannot be "
+                               "concatenated")
     from .elementwise import promote
     tensors = [x for x in tensors if not (x.ndim == 1 and x.shape[0] == 0)] or tensors[:1]
     ref = tensors[0]
@@ -413,7 +448,7 @@ concat = concatenate = cat
 
 
 def stack(tensors, dim=0):
-    tensors = list(tensors)
+    tensors = tensor_list("stack", tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     shape = tensors[0].shape
@@ -436,6 +471,16 @@ def vstack(tensors):
 @tensor_op
 def narrow(input, dim, start, length):
     d = _wrap_dim(dim, input.ndim)
+    size = input.shape[d]
+    start = start.__index__()
+    if not -size <= start <= size:
+        raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but "
+                         f"got {start})")
+    start %= builtins.max(size, 1)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > size:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
     idx = (slice(None),) * d + (slice(start, start + length),)
     return input[idx]
 
@@ -446,6 +491,11 @@ def split(tensor, split_size_or_sections, dim=0):
     n = tensor.shape[d]
     if isinstance(split_size_or_sections, builtins.int):
         s = split_size_or_sections
+        if s < 0:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={s}")
+        if s == 0 and n:
+            raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension "
+                               f"size of {n}")
         sizes = [builtins.min(s, n - i) for i in range(0, n, s)] or [0]
     else:
         sizes = list(split_size_or_sections)
@@ -462,6 +512,8 @@ def split(tensor, split_size_or_sections, dim=0):
 
 @tensor_op
 def chunk(input, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     n = input.shape[_wrap_dim(dim, input.ndim)]
     size = -(-n // chunks)
     return split(input, builtins.max(size, 1), dim)
@@ -476,12 +528,15 @@ def unbind(input, dim=0):
 @tensor_op
 def select(input, dim, index):
     d = _wrap_dim(dim, input.ndim)
+    if isinstance(index, builtins.int) and not -input.shape[d] <= index < input.shape[d]:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {d}")
     return input[(slice(None),) * d + (index,)]
 
 
 @tensor_op
 def repeat(input, *sizes):
-    sizes = _shape_args(sizes)
+    sizes = _shape_args(sizes, "repeat", "repeats")
     x = input
     lead = len(sizes) - x.ndim
     if lead < 0:
@@ -509,8 +564,10 @@ def tile(input, dims):
 
 @tensor_op
 def diagonal(input, offset=0, dim1=0, dim2=1):
-    return _diagonal(input, offset=offset, dim1=_wrap_dim(dim1, input.ndim),
-                     dim2=_wrap_dim(dim2, input.ndim))
+    d1, d2 = _wrap_dim(dim1, input.ndim), _wrap_dim(dim2, input.ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return _diagonal(input, offset=offset, dim1=d1, dim2=d2)
 
 
 def _diag_embed_like(g, shape, offset, dim1, dim2):
@@ -549,11 +606,15 @@ _diag_scatter.batch = lambda args, bdims, offset, dim1, dim2: (
 
 @tensor_op
 def trace(input):
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
     return diagonal(input).sum()
 
 
 @tensor_op
 def diag(input, diagonal_=0):
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
     if input.ndim == 1:
         from .creation import zeros
         n = input.shape[0] + builtins.abs(diagonal_)
@@ -587,7 +648,7 @@ def meshgrid(*tensors, indexing="ij"):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     if indexing not in ("ij", "xy"):
-        raise RuntimeError(f"torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
+        raise RuntimeError(f"arraygrad.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
                            f"received: {indexing}")
     swap = indexing == "xy" and len(tensors) >= 2
     ts = list(tensors)
@@ -608,12 +669,11 @@ def ravel(input):
 
 @tensor_op
 def sum_to_size(input, *size):
-    size = _shape_args(size)
+    size = _shape_args(size, "sum_to_size", "size")
     shape = input.shape
     lead = len(shape) - len(size)
     if lead < 0 or any(s not in (1, d) for s, d in zip(size, shape[lead:])):
-        raise RuntimeError(f"size {{{', '.join(map(str, size))}}} is not expandable to size "
-                           f"{{{', '.join(map(str, shape))}}}.")
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
     return _sum_to(input, size)
 
 

@@ -38,3 +38,4 @@ from .container import ModuleDict, ParameterList, ParameterDict  # noqa: F401
 from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell  # noqa: F401
 from .transformer import (TransformerEncoderLayer, TransformerDecoderLayer,  # noqa: F401
                           TransformerEncoder, TransformerDecoder, Transformer)
+from .distance import PairwiseDistance, CosineSimilarity  # noqa: F401

@@ -168,7 +168,8 @@ class RReLU(Module):
         return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
     def extra_repr(self):
-        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+        return (f"lower={self.lower}, upper={self.upper}"
+                + (", inplace=True" if self.inplace else ""))
 
 
 class Hardtanh(Module):
