@@ -175,6 +175,8 @@ def test_errors_match_torch(torch):
          RuntimeError, r"Expected hidden\[1\] size"),
         (lambda nn: nn.GRU(3, 4)(lib.randn(0, 2, 3)), RuntimeError,
          "Expected sequence length to be larger than 0"),
+        (lambda nn: nn.LSTM(3, 4).double()(lib.randn(2, 2, 3)), ValueError,
+         r"input dtype \(.*float32\) does not match weight dtype \(.*float64\)"),
         (lambda nn: nn.RNN(3, 4, nonlinearity="foo"), ValueError, "Unknown nonlinearity"),
         (lambda nn: nn.RNN(3, 4, dropout=1.5), ValueError, "dropout should be a number"),
         (lambda nn: nn.GRU(3, 4, proj_size=2), ValueError, "proj_size argument is only"),

@@ -154,6 +154,11 @@ class RNNBase(Module):
                                f"{self.input_size}, got {input.shape[-1]}")
         if input.shape[1 if input.ndim == 3 and self.batch_first else 0] == 0:
             raise RuntimeError(f"Expected sequence length to be larger than 0 in {name}")
+        weight = self.weight_ih_l0
+        if input.dtype != weight.dtype:
+            raise ValueError(f"{name} input dtype ({input.dtype}) does not match weight dtype "
+                             f"({weight.dtype}). Convert input: input.to({weight.dtype}), or "
+                             f"convert model: model.to({input.dtype})")
 
     def _initial_states(self, hx, input, batched):
         """h_0 (and c_0) as (layers*directions, N, H) tensors, zeros where not given."""
@@ -161,9 +166,9 @@ class RNNBase(Module):
             return [creation.zeros(*s, dtype=input.dtype)
                     for s in self._state_shapes(input.shape[1])]
         shapes = self._state_shapes(input.shape[1] if batched else None)
-        states = list(hx) if self.mode == "LSTM" else [hx]
-        if self.mode == "LSTM" and (not isinstance(hx, (tuple, list)) or len(states) != 2):
+        if self.mode == "LSTM" and (not isinstance(hx, (tuple, list)) or len(hx) != 2):
             raise TypeError("LSTM: hx must be a tuple (h_0, c_0) of tensors")
+        states = list(hx) if self.mode == "LSTM" else [hx]
         want = 3 if batched else 2
         if any(s.ndim != want for s in states):
             kind = "batched 3-D" if batched else "unbatched 2-D"
@@ -183,6 +188,7 @@ class RNNBase(Module):
         """One layer in one direction over the time steps `xs` (list of (N, G) projections)."""
         w_hh = weights["weight_hh"]
         b_hh = weights.get("bias_hh")
+        act = _activation(self.nonlinearity) if self.mode.startswith("RNN") else None
         outputs = []
         for xw in (reversed(xs) if reverse else xs):
             if self.mode == "LSTM":
@@ -192,7 +198,7 @@ class RNNBase(Module):
                 if self.mode == "GRU":
                     state = _gru_step(xw, state, w_hh, b_hh)
                 else:
-                    state = _rnn_step(xw, state, w_hh, b_hh, _activation(self.nonlinearity))
+                    state = _rnn_step(xw, state, w_hh, b_hh, act)
                 outputs.append(state)
         if reverse:
             outputs.reverse()
