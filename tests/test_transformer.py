@@ -181,3 +181,29 @@ def test_per_sample_grads_under_vmap_match_torch_func(torch):
     theirs, ours = results
     for k in theirs:
         assert_close(ours[k], theirs[k], rtol=1e-9, atol=1e-11, what=k)
+
+
+@pytest.mark.parametrize("pad_kind", ["bool", "float", "not left aligned"])
+def test_inference_zeroes_padded_positions_as_torch(torch, pad_kind):
+    """torch's nested-tensor path (eval, no grad, batch_first, a padding mask that pads at the
+    end) gives 0 at padded positions before the final norm; the grad path keeps the values."""
+    am, tm = _layers(torch, "TransformerEncoderLayer", batch_first=True, activation="gelu")
+    tenc = torch.nn.TransformerEncoder(tm, 2, norm=torch.nn.LayerNorm(E).double()).eval()
+    aenc = ag.nn.TransformerEncoder(am, 2, norm=ag.nn.LayerNorm(E).double()).eval()
+    _load(aenc, tenc)
+    x = rng.standard_normal((3, 5, E))
+    pad = np.zeros((3, 5), bool)
+    pad[0, -2:] = pad[2, -1] = True
+    if pad_kind == "not left aligned":
+        pad[1, 0] = True
+    if pad_kind == "float":
+        pad = np.where(pad, -np.inf, 0.0)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "The PyTorch API of nested tensors")
+        yt = tenc(torch.tensor(x), src_key_padding_mask=torch.tensor(pad))
+    with ag.no_grad():
+        ya = aenc(ag.tensor(x), src_key_padding_mask=ag.tensor(pad))
+    assert_close(ya, yt)
+    ya_grad = aenc(ag.tensor(x, requires_grad=True), src_key_padding_mask=ag.tensor(pad))
+    changed = ~np.isclose(to_numpy(ya_grad), to_numpy(yt)).all(-1)
+    assert changed.any() == (pad_kind != "not left aligned")

@@ -2,10 +2,13 @@
 init and state_dict keys as torch's; attention is nn.functional.multi_head_attention_forward."""
 import copy
 
+from ... import dtypes as _dt
+from ...core.grad_mode import is_grad_enabled
 from ...ops import creation, shape
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from .activation import GELU, ReLU
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear
@@ -216,10 +219,48 @@ class TransformerDecoderLayer(Module):
         return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
 
+# NOTE [nested-tensor padding]: in inference (eval mode, nothing recording gradients) with a
+# key padding mask that pads at the end, torch's TransformerEncoder packs the batch into a
+# nested tensor and unpacks it with zeros, so padded positions come out 0 (before the final
+# norm) instead of the values the layers computed there. arraygrad has no nested tensors; it
+# reproduces that observable result under the same conditions by zeroing those positions.
+
+def _zeroes_padding(encoder, src, mask, key_padding_mask):
+    """Whether torch would take its nested-tensor path for this call (see the NOTE)."""
+    layer = encoder.layers[0]
+    attn = layer.self_attn
+    if not (encoder.enable_nested_tensor and type(layer) is TransformerEncoderLayer
+            and not layer.norm_first and attn.batch_first and attn._qkv_same_embed_dim
+            and attn.in_proj_bias is not None and layer.norm1.eps == layer.norm2.eps
+            and attn.num_heads % 2 == 0 and _relu_or_gelu(layer.activation)):
+        return False
+    if layer.training or src.ndim != 3 or key_padding_mask is None or mask is not None:
+        return False
+    if is_grad_enabled() and any(
+            t is not None and t.requires_grad
+            for t in (src, attn.in_proj_weight, attn.in_proj_bias, attn.out_proj.weight,
+                      attn.out_proj.bias, layer.norm1.weight, layer.norm1.bias,
+                      layer.norm2.weight, layer.norm2.bias, layer.linear1.weight,
+                      layer.linear1.bias, layer.linear2.weight, layer.linear2.bias)):
+        return False
+    keep = _keep_mask(key_padding_mask)
+    # left aligned: every kept position precedes every padded one in its row
+    return bool((keep[:, 1:] <= keep[:, :-1]).all())
+
+
+def _keep_mask(key_padding_mask):
+    """True where a key takes part (bool masks mark padding with True, float ones with -inf)."""
+    if key_padding_mask.dtype is _dt.bool:
+        return key_padding_mask.logical_not()
+    return key_padding_mask == 0
+
+
+def _relu_or_gelu(activation):
+    return activation in (F.relu, F.gelu) or isinstance(activation, (ReLU, GELU))
+
+
 class TransformerEncoder(Module):
-    """`num_layers` deep copies of `encoder_layer`, then an optional final norm. There are no
-    nested tensors here, so enable_nested_tensor changes nothing (padded positions keep their
-    computed values, as torch's non-nested path)."""
+    """`num_layers` deep copies of `encoder_layer`, then an optional final norm."""
 
     def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True,
                  mask_check=True):
@@ -234,10 +275,14 @@ class TransformerEncoder(Module):
         seq_len = src.shape[1 if self.layers[0].self_attn.batch_first else 0] \
             if src.ndim == 3 else src.shape[0]
         is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
+        zero_padding = _zeroes_padding(self, src, mask, src_key_padding_mask)
         output = src
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=is_causal,
                          src_key_padding_mask=src_key_padding_mask)
+        if zero_padding:
+            output = output.masked_fill(_keep_mask(src_key_padding_mask).logical_not()
+                                        .unsqueeze(-1), 0.0)
         return output if self.norm is None else self.norm(output)
 
 
