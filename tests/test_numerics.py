@@ -184,3 +184,25 @@ def test_zero_dim_shape_ops(torch, fn):
     assert_close(mine, theirs)
     with pytest.raises(IndexError, match="Dimension specified as 0 but tensor has no dimensions"):
         ag.tensor(3.).roll(1, 0)
+
+
+NORMALISATIONS = [
+    ("layer_norm", lambda L, x: L.nn.functional.layer_norm(x, (2000,))),
+    ("group_norm", lambda L, x: L.nn.functional.group_norm(x.reshape(2, 8, 1000), 4)),
+    ("batch_norm", lambda L, x: L.nn.functional.batch_norm(x.t(), None, None, training=True)),
+    ("instance_norm", lambda L, x: L.nn.functional.instance_norm(x.reshape(2, 8, 1000))),
+    ("normalize", lambda L, x: L.nn.functional.normalize(x, dim=1)),
+    ("log_softmax", lambda L, x: x.log_softmax(1)),
+]
+
+
+@pytest.mark.parametrize("dtype,rtol", [("float16", 2e-3), ("float32", 2e-6)])
+@pytest.mark.parametrize("name,fn", NORMALISATIONS, ids=[c[0] for c in NORMALISATIONS])
+def test_low_precision_normalisations_match_torch(torch, dtype, rtol, name, fn):
+    # statistics of long rows: accumulated in float32 for float16 inputs, as torch's kernels do
+    data = np.random.default_rng(1).uniform(-4, 4, (8, 2000)) + 3.0
+    mine = fn(ag, ag.tensor(data, dtype=getattr(ag, dtype)))
+    theirs = fn(torch, torch.tensor(data, dtype=getattr(torch, dtype)))
+    assert str(mine.dtype).split(".")[-1] == dtype
+    np.testing.assert_allclose(mine.numpy().astype(np.float64), theirs.numpy().astype(np.float64),
+                               rtol=rtol, atol=rtol * 10)

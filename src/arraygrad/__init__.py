@@ -16,8 +16,10 @@ from .autograd.anomaly_mode import (is_anomaly_enabled, is_anomaly_check_nan_ena
                                     set_anomaly_enabled)
 from .ops.creation import (tensor, as_tensor, asarray, from_numpy, zeros, ones, empty, full,  # noqa: F401
                            zeros_like, ones_like, empty_like, full_like, arange, linspace,
-                           logspace, eye, manual_seed, seed, get_rng_state, set_rng_state,
-                           rand, randn, randint, randperm, rand_like, randn_like, normal)
+                           logspace, eye, manual_seed, seed, initial_seed, get_rng_state,
+                           set_rng_state, rand, randn, randint, randperm, rand_like,
+                           randn_like, randint_like, normal, bernoulli,
+                           multinomial)
 from .ops.elementwise import (add, sub, subtract, mul, multiply, div, divide, true_divide,  # noqa: F401
                               floor_divide, remainder, pow, neg, negative, rsub, exp, log, sqrt,
                               rsqrt, abs, sign, tanh, sigmoid, relu, sin, cos, tan, log1p, expm1,
@@ -57,7 +59,11 @@ from .nn.functional import (cdist, pdist, pairwise_distance, cosine_similarity, 
                             selu, celu, rrelu, prelu, hardshrink)
 from .func import vmap  # noqa: F401
 # training stack (train15): Generator, torch.utils.data, save/load
-from ._generator import Generator  # noqa: F401
+from ._generator import Generator, default_generator  # noqa: F401
+# torch-namespace compatibility (compat15)
+from . import amp, profiler, random  # noqa: F401
+from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, ByteTensor, CharTensor,  # noqa: F401
+                      ShortTensor, IntTensor, LongTensor, BoolTensor, set_default_tensor_type)
 from .utils import data as _utils_data  # noqa: F401  (makes torch.utils.data reachable)
 from .serialization import save, load  # noqa: F401
 from .utils import checkpoint as _utils_checkpoint, benchmark as _utils_benchmark  # noqa: F401

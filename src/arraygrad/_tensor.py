@@ -45,9 +45,10 @@ class Tensor:
 
     __array_priority__ = 1000
 
-    def __init__(self, data=None, *args, **kwargs):
-        raise TypeError("create tensors with arraygrad.tensor(...), zeros(...), ... "
-                        "rather than Tensor(...)")
+    def __new__(cls, *args, device=None):
+        """`Tensor(2, 3)` / `Tensor([1., 2.])`: torch's legacy constructor (see _legacy)."""
+        from ._legacy import tensor_new     # cycle: _legacy builds tensors with make below
+        return tensor_new(cls, *args, device=device)
 
     # ----------------------------------------------------------- metadata
     @property

@@ -1,7 +1,7 @@
 """Tensor methods and operators: thin calls into the op families (one place)."""
 import builtins
 
-from . import _device
+from . import _device, _legacy
 from . import dtypes as _dt
 from ._tensor import Tensor
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
@@ -86,26 +86,13 @@ def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False,
     return ew.convert(self, dtype)
 
 
-def _type(self, dtype=None, non_blocking=False):
-    """`x.type()` is torch's type string ('torch.FloatTensor'); `x.type(t)` converts to a dtype
-    or a type string."""
-    if dtype is None:
-        return f"torch.{short_dtype_name(self.dtype)}Tensor"
-    if isinstance(dtype, str):
-        name = dtype.rpartition(".")[2]
-        target = next((d for d in _dt._ALL if f"{short_dtype_name(d)}Tensor" == name), None)
-        if target is None or dtype.partition(".")[0] not in ("torch", "arraygrad"):
-            raise ValueError(f"invalid type: '{dtype}'")
-        dtype = target
-    return _to(self, dtype)
-
-
 def _cuda(self, device=None, non_blocking=False, memory_format=None):
     _device.check("cuda" if device is None else device)
 
 
 Tensor.to = _to
-Tensor.type = _type
+Tensor.type = _legacy.type_method
+Tensor.new = _legacy.new_method
 Tensor.cpu = lambda self, memory_format=None: self
 Tensor.cuda = _cuda
 Tensor.float = lambda self: _to(self, _dt.float32)
@@ -205,12 +192,22 @@ def _copy_(self, src, non_blocking=False):
 
 def _uniform_(self, a=0.0, b=1.0, generator=None):
     with _no_grad():
-        return inplace.apply(self, creation.rand(*self.shape, dtype=self.dtype) * (b - a) + a)
+        return inplace.apply(self, creation.rand(*self.shape, generator=generator,
+                                                  dtype=self.dtype) * (b - a) + a)
 
 
 def _normal_(self, mean=0.0, std=1.0, generator=None):
     with _no_grad():
-        return inplace.apply(self, creation.randn(*self.shape, dtype=self.dtype) * std + mean)
+        return inplace.apply(self, creation.randn(*self.shape, generator=generator,
+                                                   dtype=self.dtype) * std + mean)
+
+
+def _bernoulli_(self, p=0.5, *, generator=None):
+    """Fill with 0/1 draws, 1 with probability `p` (a number or a tensor)."""
+    with _no_grad():
+        probs = p if isinstance(p, Tensor) else creation.full_like(self, p, dtype=_dt.float64)
+        return inplace.apply(self, creation.bernoulli(probs.to(_dt.float64),
+                                                      generator=generator).to(self.dtype))
 
 
 def _no_grad():
@@ -223,6 +220,9 @@ Tensor.zero_ = _zero_
 Tensor.copy_ = _copy_
 Tensor.uniform_ = _uniform_
 Tensor.normal_ = _normal_
+Tensor.bernoulli_ = _bernoulli_
+Tensor.bernoulli = creation.bernoulli
+Tensor.multinomial = creation.multinomial
 Tensor.index_put_ = lambda self, idx, values, accumulate=False: inplace.apply(
     self, ix.index_put(self, idx, values, accumulate))
 Tensor.index_put = lambda self, idx, values, accumulate=False: ix.index_put(self, idx, values, accumulate)

@@ -10,3 +10,7 @@ from .function import Function, FunctionCtx, once_differentiable, set_strict, is
 from . import function  # noqa: F401,E402
 from .gradcheck import gradcheck, gradgradcheck, GradcheckError  # noqa: F401,E402
 from .check import check_function, CheckFunctionError  # noqa: F401,E402
+from .variable import Variable  # noqa: F401,E402  (deprecated alias, compat15)
+from . import variable  # noqa: F401,E402
+from . import profiler  # noqa: F401,E402
+from . import grad_mode  # noqa: F401,E402  (torch.autograd.grad_mode path)

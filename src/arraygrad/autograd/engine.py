@@ -274,6 +274,14 @@ def _run_tensor_hooks(node, buf):
             buf[nr] = g
 
 
+def swap_apply(apply):
+    """Make `apply(node, buf)` the way the engine runs a node; returns the previous one. The
+    profiler times backward nodes this way while it runs, so nothing is paid when it is off."""
+    global _apply
+    prev, _apply = _apply, apply
+    return prev
+
+
 def _apply(node, buf):
     n_out = node.n_outputs
     grads = [buf.get(i) for i in range(n_out)] if n_out != 1 else [buf.get(0)]

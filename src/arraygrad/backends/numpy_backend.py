@@ -28,18 +28,9 @@ class NumpyBackend:
         return target
 
     def random(self):
+        """The global stream: one object for the process, reseeded in place by
+        arraygrad.default_generator."""
         return _rng
-
-    def seed(self, s):
-        global _rng
-        _rng = np.random.default_rng(s)
-
-    def rng_state(self):
-        """The global stream's state (a JSON-able dict)."""
-        return _rng.bit_generator.state
-
-    def set_rng_state(self, state):
-        _rng.bit_generator.state = state
 
 
 _rng = np.random.default_rng()

@@ -1,6 +1,5 @@
 """Tensor creation: from data, filled, ranges, random. Nothing here records history."""
 import builtins
-import json
 
 import numpy as np
 
@@ -8,8 +7,8 @@ from .. import _device
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..backends import default_backend, backend_of
-from .._generator import Generator
 from ._checks import tensor_op, size_arg, dtype_arg, number_arg, type_name, short_dtype_name
+from .._generator import default_generator, stream
 
 Tensor = _t.Tensor
 
@@ -293,41 +292,26 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
 
 # ----------------------------------------------------------------- random
 def manual_seed(seed):
-    seed = builtins.int(seed)       # torch: ValueError/TypeError for what is not an integer
-    default_backend().seed(seed)
-    return _Generator(seed)
+    """Seed the global stream; returns `default_generator`, as torch."""
+    return default_generator.manual_seed(seed)
 
 
-class _Generator:
-    def __init__(self, seed):
-        self._seed = seed
+def initial_seed():
+    return default_generator.initial_seed()
 
-    def initial_seed(self):
-        return self._seed
+
+def seed():
+    """Reseed the global stream from OS entropy; returns the seed."""
+    return default_generator.seed()
 
 
 def get_rng_state():
     """The global random stream's state as a uint8 tensor (for `set_rng_state`)."""
-    blob = json.dumps(default_backend().rng_state()).encode()
-    return _t.make(np.frombuffer(blob, dtype=np.uint8).copy())
+    return default_generator.get_state()
 
 
 def set_rng_state(new_state):
-    if not isinstance(new_state, Tensor) or new_state.dtype is not _dt.uint8:
-        raise TypeError("set_rng_state: expected a torch.ByteTensor from get_rng_state(), got "
-                        f"{type(new_state).__name__}")
-    try:
-        state = json.loads(new_state.numpy().tobytes().decode())
-        default_backend().set_rng_state(state)
-    except (ValueError, KeyError, TypeError) as e:
-        raise RuntimeError(f"set_rng_state: the state is not one from get_rng_state() ({e})") \
-            from None
-
-
-def seed():
-    s = int(np.random.SeedSequence().entropy % (2 ** 63))
-    manual_seed(s)
-    return s
+    default_generator._restore(new_state, "set_rng_state", "get_rng_state()")
 
 
 def _check_random(what):
@@ -346,16 +330,6 @@ def _check_random(what):
     return levels
 
 
-def _stream(op, generator):
-    """The random stream to draw from: the global one, or the given torch.Generator's."""
-    if generator is None:
-        return default_backend().random()
-    if not isinstance(generator, Generator):
-        raise TypeError(f"{op}(): argument 'generator' must be arraygrad.Generator, not "
-                        f"{type_name(generator)}")
-    return generator._rng
-
-
 def _random(op, sample, size, dtype, device, requires_grad, generator, floating=True):
     """`sample(rng, shape)` as a tensor; inside vmap with randomness='different', one draw
     per example."""
@@ -365,7 +339,7 @@ def _random(op, sample, size, dtype, device, requires_grad, generator, floating=
         raise NotImplementedError(f"{op}(): not implemented for '{short_dtype_name(dtype)}' "
                                   "(a floating-point dtype is required)")
     shape = size_arg(op, size)
-    rng = _stream(op, generator)
+    rng = stream(generator, op)
     levels = _check_random(op)
     if levels:
         # one draw per example: the lowest level's batch dim first, each level wraps one
@@ -387,8 +361,8 @@ def randn(*size, dtype=None, device=None, requires_grad=False, generator=None):
                    requires_grad, generator)
 
 
-def randint(low, high=None, size=None, *, dtype=None, device=None, requires_grad=False,
-            generator=None):
+def randint(low, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False):
     _device.check(device)
     if size is None and isinstance(high, (tuple, list)):
         low, high, size = 0, low, high          # randint(high, size)
@@ -412,21 +386,87 @@ def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None)
                    device, False, generator, floating=False)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False):
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
     _device.check(device)
-    return rand(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return rand(*input.shape, generator=generator, dtype=dtype or input.dtype,
+                requires_grad=requires_grad)
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False):
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
     _device.check(device)
-    return randn(*input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
+    return randn(*input.shape, generator=generator, dtype=dtype or input.dtype,
+                 requires_grad=requires_grad)
+
+
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
+                 requires_grad=False):
+    _device.check(device)
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), generator=generator,
+                   dtype=dtype or input.dtype)
 
 
 def normal(mean, std, size=None, *, generator=None):
+    """mean + std * N(0, 1), differentiable in a tensor mean and std (as torch)."""
     if size is not None:
-        return randn(*size) * std + mean
-    shape = (mean if isinstance(mean, Tensor) else std).shape
-    return randn(*shape) * std + mean
+        shape = size_arg("normal", size)
+    else:
+        shapes = [tuple(v.shape) for v in (mean, std) if isinstance(v, Tensor)]
+        if not shapes:
+            raise TypeError("normal(): with a float mean and std, give the output's size: "
+                            "normal(mean, std, size)")
+        shape = np.broadcast_shapes(*shapes)
+    dtypes = [v.dtype for v in (mean, std) if isinstance(v, Tensor)]
+    return randn(*shape, generator=generator, dtype=dtypes[0] if dtypes else None) * std + mean
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """0/1 draws (input's dtype) that are 1 with probability `input` (or the number `p`);
+    drawn per example inside vmap(randomness='different'), as rand_like is."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"bernoulli\" not implemented for '{input.dtype}': expected "
+                                  "a floating-point probability tensor")
+    probs = input.detach() if p is None else p
+    if p is None and input._lvl is None and input.numel() and \
+            not bool(((probs >= 0) & (probs <= 1)).all()):
+        raise RuntimeError("bernoulli: expected probabilities 0 <= p <= 1")
+    if p is not None and not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli: expected 0 <= p <= 1, got p={p}")
+    draws = rand_like(input, generator=generator, dtype=_dt.float64)
+    return (draws < probs).to(input.dtype)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Category indices (int64) drawn with the weights in `input`'s last dim (1-d or 2-d).
+
+    With replacement: inverse-CDF sampling. Without: the `num_samples` smallest of
+    Exp(1)/weight (an exponential race), which draws successively without replacement."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{input.dtype}")
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    k = input.shape[-1]
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > k:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    w = input.detach().to(_dt.float64)
+    if input._lvl is None:
+        if not bool(((w >= 0) & (w < float("inf"))).all()):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if not bool((w.sum(-1) > 0).all()):
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    rows = input.shape[:-1]
+    if replacement:
+        cdf = w.cumsum(-1)
+        u = rand(*rows, num_samples, generator=generator, dtype=_dt.float64) * cdf[..., -1:]
+        idx = (cdf.unsqueeze(-2) <= u.unsqueeze(-1)).sum(-1)
+        return idx.clamp_max(k - 1).to(_dt.int64)
+    race = -(-rand(*rows, k, generator=generator, dtype=_dt.float64)).log1p() / w
+    return race.argsort(-1)[..., :num_samples].to(_dt.int64)
 
 
 from ..core.dispatch import born_here  # noqa: E402  (dispatch reaches back to creation)

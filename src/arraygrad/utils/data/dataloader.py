@@ -26,8 +26,7 @@ import warnings
 
 import numpy as np
 
-from ..._generator import draw_seed
-from ...backends import default_backend
+from ..._generator import default_generator, draw_seed
 from .collate import default_collate, default_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
@@ -210,7 +209,7 @@ def _worker_loop(dataset, iterable, auto_collation, collate_fn, batch_size, drop
     global _worker_info
     random.seed(seed)
     np.random.seed(seed % 2 ** 32)
-    default_backend().seed(seed)
+    default_generator.manual_seed(seed)
     _worker_info = WorkerInfo(worker_id, num_workers, seed, dataset)
     init_error = None
     try:
