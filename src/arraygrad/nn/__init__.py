@@ -26,4 +26,7 @@ from .modules import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, 
                       ReflectionPad3d, ReplicationPad1d, ReplicationPad2d, ReplicationPad3d,
                       CircularPad1d, CircularPad2d, CircularPad3d)
 from .modules import ModuleDict, ParameterList, ParameterDict  # noqa: F401
+from .modules import (RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell,  # noqa: F401
+                      GRUCell, TransformerEncoderLayer, TransformerDecoderLayer,
+                      TransformerEncoder, TransformerDecoder, Transformer)
 from . import utils  # noqa: F401

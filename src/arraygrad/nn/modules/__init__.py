@@ -35,4 +35,7 @@ from .padding import (ZeroPad1d, ZeroPad2d, ZeroPad3d, ConstantPad1d,  # noqa: F
                       CircularPad1d, CircularPad2d, CircularPad3d)
 from .transformer import MultiheadAttention  # noqa: F401
 from .container import ModuleDict, ParameterList, ParameterDict  # noqa: F401
+from .rnn import RNNBase, RNN, LSTM, GRU, RNNCellBase, RNNCell, LSTMCell, GRUCell  # noqa: F401
+from .transformer import (TransformerEncoderLayer, TransformerDecoderLayer,  # noqa: F401
+                          TransformerEncoder, TransformerDecoder, Transformer)
 from .distance import PairwiseDistance, CosineSimilarity  # noqa: F401
