@@ -882,3 +882,27 @@ SPECIAL = [
     OpInfo("special.expit", _special("expit"), unary_samples()),
 ]
 OPS += SPECIAL
+
+
+# ---- elementwise/reductions (elem14)
+def _special_values(rng):
+    return np.array([1.5, np.nan, np.inf, -np.inf, -0.5, 0.0])
+
+
+ELEM14 = [
+    OpInfo("nan_to_num", lambda lib, x, **k: lib.nan_to_num(x, **k), one(
+        S((2, 3)), S(()), S((0, 2)), kink(S(_special_values)),
+        kink(S(_special_values, nan=2.0, posinf=9.0, neginf=-7.5)))),
+    OpInfo("nan_to_num_method", lambda lib, x: x.nan_to_num(neginf=1.0), unary_samples()),
+    OpInfo("copysign", lambda lib, x, y: lib.copysign(x, y),
+           binary_samples(y_away=True, scalars=(2.5, -3))),
+    OpInfo("copysign_method", lambda lib, x, y: x.copysign(y), one(
+        kink(S(lambda rng: np.array([0.0, -1.0, 2.0]), lambda rng: np.array([-1.0, -0.0, 0.0]))))),
+    # torch records a NotImplemented grad_fn for these two; compare the values
+    OpInfo("heaviside", lambda lib, x, v: lib.heaviside(x.detach(), v.detach()), one(
+        S(lambda rng: np.array([-1.0, 0.0, 2.0, 0.0]), (1,)), S((2, 3), (3,)), S((), ())),
+        grad=False),
+    OpInfo("nextafter", lambda lib, x, y: x.detach().nextafter(y.detach()),
+           binary_samples(scalars=()), grad=False),
+]
+OPS += ELEM14
