@@ -7,7 +7,7 @@ from ._tensor import Tensor
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
 from .ops import inplace
 from .ops import special as sp
-from .ops import bits
+from .ops import bits, stats
 from .ops._checks import short_dtype_name
 
 
@@ -65,7 +65,10 @@ _METHODS.update({"lgamma": sp.lgamma, "digamma": sp.digamma, "erfinv": sp.erfinv
                  "polygamma": lambda self, n: sp.polygamma(n, self)})
 # elementwise/reductions (elem14)
 _METHODS.update({"copysign": bits.copysign, "nextafter": bits.nextafter,
-                 "heaviside": bits.heaviside, "nan_to_num": bits.nan_to_num})
+                 "heaviside": bits.heaviside, "nan_to_num": bits.nan_to_num,
+                 "median": stats.median, "nanmedian": stats.nanmedian, "kthvalue": stats.kthvalue,
+                 "mode": stats.mode, "cummax": stats.cummax, "cummin": stats.cummin,
+                 "logcumsumexp": stats.logcumsumexp})
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _m(_fn))
 

@@ -1,0 +1,249 @@
+"""Order statistics and counting: median, nanmedian, kthvalue, mode, cummax, cummin,
+logcumsumexp, quantile, nanquantile, unique, unique_consecutive, bincount, histc, bucketize,
+searchsorted.
+
+NOTE [selection gradients]
+The value-selecting ops (median with or without dim, kthvalue, mode, cummax/cummin, quantile)
+find *indices* with a non-differentiable step (a stable sort or a primitive) and take their
+values with `gather`: the gradient then goes to the selected entries exactly as torch's
+(`value_selecting_reduction_backward`, scatter-add for cummax), and jvp, double backward and
+vmap come from gather's rules. Among tied values the chosen index may differ from torch's
+(its CPU kernels use quickselect, which does not specify one); the value never does.
+"""
+from collections import namedtuple
+
+from .. import _tensor as _t
+from .. import dtypes as _dt
+from .._tensor import Tensor
+from ..backends import silent
+from ..core.dispatch import Primitive
+from ._checks import tensor_op, short_dtype_name
+from .creation import full
+from .elementwise import where, isnan, log, exp, floor, ceil, round, convert
+from .index import gather
+from .reduce import argsort, sort, sum, _dim_batch
+
+median_result = namedtuple("median", ["values", "indices"])
+nanmedian_result = namedtuple("nanmedian", ["values", "indices"])
+kthvalue_result = namedtuple("kthvalue", ["values", "indices"])
+mode_result = namedtuple("mode", ["values", "indices"])
+cummax_result = namedtuple("cummax", ["values", "indices"])
+cummin_result = namedtuple("cummin", ["values", "indices"])
+
+
+# ----------------------------------------------------------------- selection along a dim
+def _select_sorted(input, d, keepdim, pos, result):
+    """Entries at sorted position `pos` (int64, `input`'s shape with dim `d` of size 1)."""
+    indices = gather(argsort(input, d), d, pos)
+    values = gather(input, d, indices)
+    if not keepdim:
+        values, indices = values.squeeze(d), indices.squeeze(d)
+    return result(values, indices)
+
+
+def _along(name, input, dim, keepdim, pick, result):
+    """Apply `pick(x, d, n) -> sorted positions` along `dim` (0-d tensors as torch: one entry)."""
+    if input.ndim == 0:
+        out = _along(name, input.reshape(1), 0, False, pick, result)
+        return result(out.values.reshape(()), out.indices.reshape(()))
+    d = _t._wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    if n == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    return _select_sorted(input, d, keepdim, pick(input, d, n), result)
+
+
+def _nan_count(x, d):
+    return sum(isnan(x), d, keepdim=True)
+
+
+def _median_pos(x, d, n):
+    # lower median; a slice holding NaN gives its (first) NaN, which sorts after every number
+    nnan = _nan_count(x, d)
+    return where(nnan > 0, n - nnan, (n - 1) // 2)
+
+
+def _nanmedian_pos(x, d, n):
+    count = n - _nan_count(x, d)                  # the numbers, which sort before the NaNs
+    return where(count > 0, (count - 1) // 2, (n - 1) // 2)
+
+
+def _whole(name, input, pick):
+    """The statistic of all entries. Its gradient is shared evenly by the entries equal to it
+    (all NaNs when it is NaN), as torch's `evenly_distribute_backward`."""
+    if input.numel() == 0:       # NaN, connected to the (empty) input
+        return sum(input) + float("nan")
+    m = _along(name, input.reshape(-1), 0, False, pick, median_result).values.detach()
+    mask = (input == m) | (isnan(input) & isnan(m))
+    return m + sum(where(mask, input - m, 0)) / sum(mask)
+
+
+@tensor_op
+def median(input, dim=None, keepdim=False):
+    """The lower of the two middle values (NaN if the slice has one); with `dim`, also its index.
+
+    >>> median(tensor([1., 3., 2., 4.]))
+    tensor(2.)
+    """
+    if dim is None:
+        return _whole("median", input, _median_pos)
+    return _along("median", input, dim, keepdim, _median_pos, median_result)
+
+
+@tensor_op
+def nanmedian(input, dim=None, keepdim=False):
+    """median ignoring NaNs (NaN only where a slice is all NaN)."""
+    if dim is None:
+        return _whole("nanmedian", input, _nanmedian_pos)
+    return _along("nanmedian", input, dim, keepdim, _nanmedian_pos, nanmedian_result)
+
+
+@tensor_op
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """The k-th smallest value along `dim` (k counts from 1) and its index."""
+    n = input.shape[_t._wrap_dim(dim, input.ndim)] if input.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension "
+                           f"{_t._wrap_dim(dim, input.ndim)}")
+    return _along("kthvalue", input, dim, keepdim,
+                  lambda x, d, n: full(x.shape[:d] + (1,) + x.shape[d + 1:], k - 1,
+                                       dtype=_dt.int64), kthvalue_result)
+
+
+def _runs(xp, x, dim):
+    """(order, sorted values, run start flags) of `x` sorted stably along `dim`."""
+    order = xp.argsort(x, axis=dim, kind="stable")
+    s = xp.take_along_axis(x, order, axis=dim)
+    n = x.shape[dim]
+    head = xp.ones(s.shape[:dim] + (1,) + s.shape[dim + 1:], dtype=bool)
+    change = xp.not_equal(xp.take(s, xp.arange(1, n), axis=dim),
+                          xp.take(s, xp.arange(n - 1), axis=dim))
+    return order, s, xp.concatenate([head, change], axis=dim)
+
+
+def _mode_impl(xp, x, dim):
+    """Index (keepdim) of the most frequent value, the smallest among equally frequent ones,
+    at its last occurrence (as torch)."""
+    order, _, start = _runs(xp, x, dim)
+    shape = [1] * x.ndim
+    shape[dim] = x.shape[dim]
+    pos = xp.reshape(xp.arange(x.shape[dim]), shape)
+    run_start = xp.maximum.accumulate(xp.where(start, pos, 0), axis=dim)
+    length = pos - run_start + 1              # length of the run so far, largest at its end
+    best = xp.argmax(length, axis=dim)        # first maximum: the smallest value's run
+    best = xp.expand_dims(best, dim)
+    return xp.take_along_axis(order, best, axis=dim)
+
+
+_mode_index = Primitive("mode", _mode_impl, differentiable=False,
+                        batch=lambda args, bdims, **p: _dim_batch(_mode_index)(args, bdims, **p))
+
+
+@tensor_op
+def mode(input, dim=-1, keepdim=False):
+    """The most frequent value along `dim` and the index of its last occurrence."""
+    if input.ndim == 0:
+        return mode_result(input.clone(), full((), 0, dtype=_dt.int64))
+    d = _t._wrap_dim(dim, input.ndim)
+    if input.shape[d] == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    idx = _mode_index(input, dim=d)
+    values = gather(input, d, idx)
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return mode_result(values, idx)
+
+
+# ----------------------------------------------------------------- running extremes
+def _cum_index_impl(better):
+    def impl(xp, x, dim):
+        acc = getattr(xp, better).accumulate(x, axis=dim)
+        shape = [1] * x.ndim
+        shape[dim] = x.shape[dim]
+        pos = xp.reshape(xp.arange(x.shape[dim]), shape)
+        # torch moves the index on ties (>=, <=) and to every NaN, which then sticks
+        take = (x == acc) | xp.isnan(x) if x.dtype.kind in "fc" else x == acc
+        return xp.maximum.accumulate(xp.where(take, pos, 0), axis=dim)
+    return silent(impl)
+
+
+_cummax_index = Primitive("cummax", _cum_index_impl("maximum"), differentiable=False,
+                          batch=lambda args, bdims, **p: _dim_batch(_cummax_index)(args, bdims, **p))
+_cummin_index = Primitive("cummin", _cum_index_impl("minimum"), differentiable=False,
+                          batch=lambda args, bdims, **p: _dim_batch(_cummin_index)(args, bdims, **p))
+
+
+def _cum_select(prim, result, input, dim):
+    if input.ndim == 0:
+        return result(input.clone(), full((), 0, dtype=_dt.int64))
+    d = _t._wrap_dim(dim, input.ndim)
+    idx = prim(input, dim=d)
+    return result(gather(input, d, idx), idx)
+
+
+@tensor_op
+def cummax(input, dim):
+    """Running maximum along `dim` and where it was reached (the latest index on ties)."""
+    return _cum_select(_cummax_index, cummax_result, input, dim)
+
+
+@tensor_op
+def cummin(input, dim):
+    """Running minimum along `dim` and where it was reached (the latest index on ties)."""
+    return _cum_select(_cummin_index, cummin_result, input, dim)
+
+
+# ----------------------------------------------------------------- logcumsumexp
+# NOTE [logcumsumexp rules]
+# d out_i / d x_k = exp(x_k - out_i) for k <= i. Both rules sum such terms against a signed
+# weight w (the cotangent or the tangent); splitting w into its positive and negative parts
+# keeps every sum in the log domain, where nothing overflows or underflows:
+#   sum_k w_k exp(x_k) = exp(lcse(x + log w+)) - exp(lcse(x + log w-)).
+def _log_parts(w):
+    """log of the positive and negative parts of `w` (-inf where a part is 0)."""
+    inf = float("inf")
+    pos, neg = w > 0, w < 0
+    return (where(pos, log(where(pos, w, 1.0)), -inf),
+            where(neg, log(where(neg, -w, 1.0)), -inf))
+
+
+def _finite_out(out):
+    """`out` with -inf (an all -inf prefix, whose terms are all 0) replaced by 0, so that no
+    rule forms -inf - (-inf); `empty` marks those places."""
+    empty = out == -float("inf")
+    return where(empty, 0.0, out), empty
+
+
+def _lcse_vjp(ctx, g, dim):
+    x = ctx.x
+    out, empty = _finite_out(ctx.out)
+    if x.ndim == 0:
+        rev = lambda v: _logcumsumexp(v, dim=dim)                       # noqa: E731
+    else:
+        rev = lambda v: _logcumsumexp(v.flip(dim), dim=dim).flip(dim)   # noqa: E731
+    gp, gn = _log_parts(where(empty, 0.0, g))
+    return exp(x + rev(gp - out)) - exp(x + rev(gn - out))
+
+
+def _lcse_jvp(ctx, t, dim):
+    x = ctx.x
+    out, empty = _finite_out(ctx.out)
+    tp, tn = _log_parts(t)
+    return where(empty, 0.0, exp(_logcumsumexp(x + tp, dim=dim) - out)
+                 - exp(_logcumsumexp(x + tn, dim=dim) - out))
+
+
+_logcumsumexp = Primitive(
+    "logcumsumexp", silent(lambda xp, x, dim: xp.logaddexp.accumulate(x, axis=dim) if x.ndim
+                           else x.copy()),
+    vjp=(_lcse_vjp,), jvp=(_lcse_jvp,), save=(0,), save_output=True,
+    batch=lambda args, bdims, **p: _dim_batch(_logcumsumexp)(args, bdims, **p))
+
+
+@tensor_op
+def logcumsumexp(input, dim):
+    """log(cumsum(exp(input))) along `dim`, computed without overflow or underflow."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
+                                  f"'{short_dtype_name(input.dtype)}'")
+    return _logcumsumexp(input, dim=_t._wrap_dim(dim, input.ndim))
