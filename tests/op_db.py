@@ -937,8 +937,23 @@ ELEM14 = [
         torch_not_oracle={"jvp": "torch's logcumsumexp tangent loses the small entries (at "
                                  "[-30, 0, -inf, 3] its first tangent is off by 20x); "
                                  "test_op_fd checks ours"}),
+    # a tensor q built inside (its gradient and the check of its values: test_stats)
+    OpInfo("quantile", lambda lib, x, q, **k: lib.quantile(
+        x, lib.tensor(q, dtype=x.dtype) if isinstance(q, tuple) else q, **k), one(
+        S((3, 5), L(0.1, 0.55, 0.9), dim=1, gen_x=distinct),
+        S((3, 5), 0.375, gen_x=distinct), S((2, 3), 0.4, dim=0, keepdim=True, gen_x=distinct),
+        S((2, 3), 0.4, dim=None, keepdim=True, gen_x=distinct), S((), 0.3, dim=0),
+        S((4, 3), 0.3, dim=0, interpolation="lower", gen_x=distinct),
+        S((4, 3), 0.3, dim=0, interpolation="higher", gen_x=distinct),
+        S((4, 3), 0.3, dim=-1, interpolation="midpoint", gen_x=distinct),
+        S((5, 3), 0.375, dim=0, interpolation="nearest", gen_x=distinct),
+        kink(S(lambda rng: np.array([[1.0, np.nan, 2.0], [4.0, 3.0, 2.5]]), 0.7, dim=1)))),
+    OpInfo("nanquantile", lambda lib, x, q, **k: x.nanquantile(q, **k), one(
+        S((3, 5), 0.375, gen_x=distinct), S((2, 4), 0.6, dim=1, gen_x=distinct),
+        kink(S(lambda rng: np.array([[1.0, np.nan, 2.0, 3.0], [4.0, 3.0, 2.5, 1.0]]), 0.7,
+               dim=1)))),
 ]
 OPS += ELEM14
 # compositions whose top node torch names differently (the grads still match)
 ELEM14_NAMED_DIFFERENTLY = {"median", "median_method", "nanmedian", "kthvalue", "mode", "cummax",
-                            "cummin", "nan_to_num"}
+                            "cummin", "nan_to_num", "quantile", "nanquantile"}

@@ -68,7 +68,8 @@ _METHODS.update({"copysign": bits.copysign, "nextafter": bits.nextafter,
                  "heaviside": bits.heaviside, "nan_to_num": bits.nan_to_num,
                  "median": stats.median, "nanmedian": stats.nanmedian, "kthvalue": stats.kthvalue,
                  "mode": stats.mode, "cummax": stats.cummax, "cummin": stats.cummin,
-                 "logcumsumexp": stats.logcumsumexp})
+                 "logcumsumexp": stats.logcumsumexp, "quantile": stats.quantile,
+                 "nanquantile": stats.nanquantile})
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _m(_fn))
 

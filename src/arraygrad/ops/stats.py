@@ -247,3 +247,83 @@ def logcumsumexp(input, dim):
         raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
                                   f"'{short_dtype_name(input.dtype)}'")
     return _logcumsumexp(input, dim=_t._wrap_dim(dim, input.ndim))
+
+
+# ----------------------------------------------------------------- quantile
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
+    """Sorted values at rank q (n - 1) along `dim`, read with gather (see [selection
+    gradients]) and interpolated as torch (lerp)."""
+    if input.dtype not in (_dt.float32, _dt.float64):
+        raise RuntimeError(f"{name}() input tensor must be either float or double dtype")
+    if input.numel() == 0:
+        raise RuntimeError(f"{name}() input tensor must be non-empty")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError(f"{name}() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    if isinstance(q, Tensor):
+        if q.ndim > 1:
+            raise RuntimeError(f"{name}() q must be a scalar or 1D tensor")
+        if q.dtype is not input.dtype:
+            raise RuntimeError(f"{name}() q tensor must be same dtype as the input tensor")
+        if bool(((q < 0) | (q > 1)).any()):
+            raise RuntimeError(f"{name}() q values must be in the range [0, 1]")
+        one_q, qs = q.ndim == 0, q.reshape(-1)      # differentiable in q too, as torch's
+    else:
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
+        one_q, qs = True, full((1,), float(q), dtype=input.dtype)
+    if dim is None:
+        x, d = input.reshape(-1), 0
+    else:
+        d = _t._wrap_dim(dim, input.ndim)
+        x = input.reshape(1) if input.ndim == 0 else input
+        if x.shape[d] == 0:
+            raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    x = x.movedim(d, -1)                                  # (*B, n)
+    n = x.shape[-1]
+    s = sort(x, -1).values                                # NaNs last
+    nnan = _nan_count(x, -1)                              # (*B, 1)
+    qv = qs.reshape((qs.shape[0],) + (1,) * x.ndim)       # (Q, 1, ..., 1)
+    if ignore_nan:
+        rank = qv * convert(n - nnan - 1, x.dtype)        # an all-NaN slice reads a NaN
+    else:
+        rank = where(nnan > 0, float(n - 1), qv * (n - 1))
+    lo, hi = floor(rank), ceil(rank)
+    pick = {"lower": lo, "higher": hi, "nearest": round(rank)}.get(interpolation)
+    s = s.unsqueeze(0).expand((qs.shape[0],) + tuple(s.shape))
+
+    def read(r):
+        return gather(s, -1, convert(r, _dt.int64).clamp(0, n - 1)).squeeze(-1)
+
+    if pick is not None:
+        out = read(pick)
+    else:
+        below, above = read(lo), read(hi)
+        if interpolation == "midpoint":
+            out = above - (above - below) * 0.5
+        else:       # torch's lerp: from the nearer end
+            w = (rank - lo).squeeze(-1)
+            out = where(w < 0.5, below + w * (above - below), above - (above - below) * (1 - w))
+    if keepdim:
+        out = out.reshape((qs.shape[0],) + (1,) * input.ndim) if dim is None else \
+            out.unsqueeze(1 + d) if input.ndim else out
+    return out.squeeze(0) if one_q else out
+
+
+@tensor_op
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The q-th quantiles along `dim` (all entries when None); a 1-D `q` puts its dim first.
+
+    >>> quantile(tensor([1., 2., 3., 4.]), 0.5)
+    tensor(2.5000)
+    """
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+
+
+@tensor_op
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """quantile ignoring NaNs (NaN only where a slice is all NaN)."""
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
