@@ -952,6 +952,41 @@ ELEM14 = [
         S((3, 5), 0.375, gen_x=distinct), S((2, 4), 0.6, dim=1, gen_x=distinct),
         kink(S(lambda rng: np.array([[1.0, np.nan, 2.0, 3.0], [4.0, 3.0, 2.5, 1.0]]), 0.7,
                dim=1)))),
+    # not differentiable (torch records none or a NotImplemented grad_fn): values, dtypes
+    OpInfo("unique", lambda lib, x, **k: lib.unique(x.detach(), **k), one(
+        S(lambda rng: np.array([3, 1, 2, 1, 3]), return_inverse=True,
+          return_counts=True),
+        S(lambda rng: np.array([[3, 1], [3, 1], [0, 2]]), dim=0, return_inverse=True,
+          return_counts=True),
+        S(lambda rng: np.array([[3, 1, 3], [0, 2, 0]]), dim=1, return_inverse=True),
+        S(lambda rng: np.array([[2, 1], [2, 1]]), return_inverse=True), S(lambda rng: np.zeros(0, np.int64)), S(lambda rng: np.array(5))),
+        grad=False),   # on floats (vmap cannot batch them): test_stats
+    OpInfo("unique_consecutive", lambda lib, x, **k: x.detach().unique_consecutive(**k), one(
+        S(lambda rng: np.array([3, 3, 1, 1, 3]), return_inverse=True, return_counts=True),
+        S(lambda rng: np.array([[3, 1], [3, 1], [0, 2], [3, 1]]), dim=0, return_inverse=True,
+          return_counts=True),
+        S(lambda rng: np.array([[3, 1], [1, 1]]), return_inverse=True),
+        S(lambda rng: np.zeros(0, dtype=np.int64), return_counts=True)), grad=False),
+    OpInfo("bincount", lambda lib, x, *w, **k: lib.bincount(x, *(v.detach() for v in w), **k),
+           one(S(lambda rng: np.array([0, 3, 3, 1])), S(lambda rng: np.array([2, 0]), minlength=5),
+               S(lambda rng: np.zeros(0, np.int64))), grad=False),   # weights: test_stats
+    OpInfo("histc", lambda lib, x, **k: x.detach().histc(**k), one(
+        S((50,), bins=7, min=-2, max=2), S((3, 4), bins=4, min=-1, max=1),
+        S((0,), bins=2, min=-1, max=1.5)), grad=False),   # data ranges: test_stats
+    OpInfo("bucketize", lambda lib, x, b, **k: lib.bucketize(x, b, **k), one(
+        S(lambda rng: np.array([1, 5, 9, 0, 10]), lambda rng: np.array([1, 3, 5, 7, 9])),
+        S(lambda rng: np.array([[1, 5], [9, 4]]), lambda rng: np.array([1, 3, 5, 7, 9]),
+          right=True, out_int32=True),
+        S(4, lambda rng: np.array([1, 3, 5, 7, 9]))), grad=False),
+    OpInfo("searchsorted", lambda lib, s, x, *sorter, **k: lib.searchsorted(
+        s, x, sorter=sorter[0] if sorter else None, **k), one(
+        S(lambda rng: np.array([[1, 3, 5, 7, 9], [2, 4, 6, 8, 10]]),
+          lambda rng: np.array([[3, 6, 9, 0, 11], [3, 6, 9, 2, 2]])),
+        S(lambda rng: np.array([[1, 3, 5, 7, 9], [2, 4, 6, 8, 10]]),
+          lambda rng: np.array([[3, 6, 9], [3, 6, 9]]), side="right"),
+        S(lambda rng: np.array([1, 3, 5, 7, 9]), lambda rng: np.array(4), out_int32=True),
+        S(lambda rng: np.array([9, 1, 5, 3, 7]), lambda rng: np.array([4, 9, 0]),
+          lambda rng: np.array([1, 3, 2, 4, 0]))), grad=False),
 ]
 OPS += ELEM14
 # compositions whose top node torch names differently (the grads still match)

@@ -56,7 +56,8 @@ from . import special  # noqa: F401
 # elementwise/reductions (elem14)
 from .ops.bits import copysign, nextafter, heaviside, nan_to_num  # noqa: F401
 from .ops.stats import (median, nanmedian, kthvalue, mode, cummax, cummin,  # noqa: F401
-                        logcumsumexp, quantile, nanquantile)
+                        logcumsumexp, quantile, nanquantile, unique, unique_consecutive,
+                        bincount, histc, bucketize, searchsorted)
 from .nn.functional import (cdist, pdist, pairwise_distance, cosine_similarity, bilinear,  # noqa: F401
                             selu, celu, rrelu, prelu, hardshrink)
 from .func import vmap  # noqa: F401

@@ -69,7 +69,9 @@ _METHODS.update({"copysign": bits.copysign, "nextafter": bits.nextafter,
                  "median": stats.median, "nanmedian": stats.nanmedian, "kthvalue": stats.kthvalue,
                  "mode": stats.mode, "cummax": stats.cummax, "cummin": stats.cummin,
                  "logcumsumexp": stats.logcumsumexp, "quantile": stats.quantile,
-                 "nanquantile": stats.nanquantile})
+                 "nanquantile": stats.nanquantile, "unique": stats.unique,
+                 "unique_consecutive": stats.unique_consecutive, "bincount": stats.bincount,
+                 "histc": stats.histc})
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _m(_fn))
 

@@ -10,6 +10,7 @@ values with `gather`: the gradient then goes to the selected entries exactly as 
 vmap come from gather's rules. Among tied values the chosen index may differ from torch's
 (its CPU kernels use quickselect, which does not specify one); the value never does.
 """
+import math
 from collections import namedtuple
 
 from .. import _tensor as _t
@@ -327,3 +328,184 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
     """quantile ignoring NaNs (NaN only where a slice is all NaN)."""
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+
+
+# ----------------------------------------------------------------- unique values and counting
+# Their outputs' shapes depend on the values, so they have no batching rule (vmap says so).
+def _unique_impl(xp, x, dim):
+    values, inverse, counts = xp.unique(x, return_inverse=True, return_counts=True, axis=dim,
+                                        equal_nan=False)
+    inverse = xp.reshape(inverse, x.shape if dim is None else (x.shape[dim],))
+    return values, inverse.astype("int64"), counts.astype("int64")
+
+
+def _unique_consecutive_impl(xp, x, dim):
+    shape = x.shape
+    if dim is None:
+        x = xp.reshape(x, (-1,))
+    d = 0 if dim is None else dim
+    n = x.shape[d]
+    rows = xp.reshape(xp.moveaxis(x, d, 0), (n, math.prod(x.shape) // n if n else 0))
+    change = xp.any(rows[1:] != rows[:-1], axis=1) if n else xp.zeros((0,), dtype=bool)
+    start = xp.concatenate([xp.ones((min(n, 1),), dtype=bool), change])
+    first = xp.nonzero(start)[0]
+    counts = xp.diff(xp.concatenate([first, xp.asarray([n])])).astype("int64")
+    inverse = (xp.cumsum(start) - 1).astype("int64")
+    if dim is None:
+        inverse = xp.reshape(inverse, shape)
+    return xp.take(x, first, axis=d), inverse, counts
+
+
+_unique = Primitive("unique", _unique_impl, differentiable=False, multiple_results=True)
+_unique_consecutive = Primitive("unique_consecutive", _unique_consecutive_impl,
+                                differentiable=False, multiple_results=True)
+
+
+def _unique_result(outs, return_inverse, return_counts):
+    values, inverse, counts = outs
+    extra = (inverse,) * return_inverse + (counts,) * return_counts
+    return (values,) + extra if extra else values
+
+
+@tensor_op
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct values (sorted; slices along `dim` when given), with where each entry
+    went (`return_inverse`) and how often each occurs (`return_counts`)."""
+    d = None if dim is None else _t._wrap_dim(dim, input.ndim)
+    return _unique_result(_unique(input, dim=d), return_inverse, return_counts)
+
+
+@tensor_op
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """unique over runs of equal consecutive entries (or slices along `dim`)."""
+    d = None if dim is None else _t._wrap_dim(dim, input.ndim)
+    return _unique_result(_unique_consecutive(input, dim=d), return_inverse, return_counts)
+
+
+def _bincount_impl(xp, x, *weights, minlength):
+    w = weights[0] if weights else None
+    out = xp.bincount(x, weights=w, minlength=minlength)
+    if w is None:
+        return out.astype("int64")
+    return out.astype(w.dtype if w.dtype.kind == "f" else "float64")
+
+
+_bincount = Primitive("bincount", _bincount_impl, differentiable=False)
+
+
+@tensor_op(others=("weights",))
+def bincount(input, weights=None, minlength=0):
+    """How many times each non-negative integer occurs in a 1-D tensor (summed `weights`)."""
+    if input.dtype.is_floating_point or input.dtype is _dt.bool:
+        raise NotImplementedError(f'"bincount_cpu" not implemented for '
+                                  f"'{short_dtype_name(input.dtype)}'")
+    if input.ndim != 1 or (input.numel() and bool((input < 0).any())):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is None:
+        return _bincount(input, minlength=minlength)
+    if weights.ndim != 1 or weights.shape[0] != input.shape[0]:
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    return _bincount(input, weights.detach(), minlength=minlength)
+
+
+def _histc_impl(xp, x, bins, lo, hi, rows=False):
+    """Counts per bin; with `rows`, one histogram per row of a 2-D `x` (vmap's batch)."""
+    inside = (x >= lo) & (x <= hi)
+    pos = xp.minimum(xp.floor((x - lo) / (hi - lo) * bins), bins - 1)   # last bin holds `max`
+    pos = xp.where(inside, pos, 0).astype("int64")
+    if rows:
+        pos = pos + bins * xp.arange(x.shape[0]).reshape(-1, 1)
+    counts = xp.bincount(pos[inside], minlength=bins * (x.shape[0] if rows else 1))
+    return counts.reshape(-1, bins).astype(x.dtype) if rows else counts.astype(x.dtype)
+
+
+def _histc_batch(args, bdims, **params):
+    x = args[0].movedim(bdims[0], 0)
+    return _histc(x.reshape(x.shape[0], -1), rows=True, **params), 0
+
+
+_histc = Primitive("histc", silent(_histc_impl), differentiable=False, batch=_histc_batch)
+
+
+@tensor_op
+def histc(input, bins=100, min=0, max=0):
+    """Histogram of `bins` equal bins over [min, max] (the data's range when both are 0)."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"histogram_cpu" not implemented for '
+                                  f"'{short_dtype_name(input.dtype)}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    lo, hi = float(min), float(max)
+    if lo == hi and input.numel():
+        lo, hi = float(input.min()), float(input.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if hi < lo:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    if lo != lo or hi != hi or abs(lo) == float("inf") or abs(hi) == float("inf"):
+        raise RuntimeError(f"torch.histc: range of [{lo}, {hi}] is not finite")
+    return _histc(input.detach(), bins=bins, lo=lo, hi=hi)
+
+
+def _searchsorted_impl(xp, seq, x, right):
+    if seq.ndim == 1:
+        return xp.searchsorted(seq, x, side="right" if right else "left").astype("int64")
+    # one sorted row per row of x: a binary search on all rows at once (log2(n) steps)
+    n = seq.shape[-1]
+    lo = xp.zeros(x.shape, dtype="int64")
+    hi = xp.full(x.shape, n, dtype="int64")
+    for _ in range(n.bit_length()):
+        mid = (lo + hi) // 2
+        v = xp.take_along_axis(seq, xp.minimum(mid, n - 1), axis=-1)
+        go_right = (v <= x) if right else (v < x)
+        active = lo < hi
+        lo = xp.where(active & go_right, mid + 1, lo)
+        hi = xp.where(active & ~go_right, mid, hi)
+    return lo
+
+
+_searchsorted = Primitive("searchsorted", _searchsorted_impl, differentiable=False)
+
+
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
+                 sorter=None):
+    """Where each value of `input` would be inserted to keep `sorted_sequence` sorted (along
+    its last dim); `right`/side='right' puts it after equal entries."""
+    from .creation import tensor
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "
+                               f"got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, "
+                               "got side of left while right was True")
+        right = side == "right"
+    if not isinstance(sorted_sequence, Tensor):
+        raise TypeError("searchsorted(): argument 'sorted_sequence' (position 1) must be Tensor, "
+                        f"not {type(sorted_sequence).__name__}")
+    scalar = not isinstance(input, Tensor)
+    values = tensor(input) if scalar else input
+    if sorter is not None:
+        sorted_sequence = gather(sorted_sequence, -1, sorter)
+    if sorted_sequence.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive "
+                           "dimension, but got 0 dimension")
+    if sorted_sequence.ndim > 1 and (scalar or sorted_sequence.shape[:-1] != values.shape[:-1]):
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+            "dimensions of boundaries tensor and input value tensor must match, but we got "
+            f"boundaries tensor {list(sorted_sequence.shape)} and input value tensor "
+            f"{list(values.shape)}")
+    out = _searchsorted(sorted_sequence.detach(), values.detach(), right=right)
+    return out.to(_dt.int32) if out_int32 else out
+
+
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """The bucket of each value: i with boundaries[i-1] < x <= boundaries[i] (`right`: with
+    boundaries[i-1] <= x < boundaries[i])."""
+    if not isinstance(boundaries, Tensor) or boundaries.ndim != 1:
+        dims = boundaries.ndim if isinstance(boundaries, Tensor) else 0
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({dims})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
