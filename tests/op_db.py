@@ -882,3 +882,113 @@ SPECIAL = [
     OpInfo("special.expit", _special("expit"), unary_samples()),
 ]
 OPS += SPECIAL
+
+
+# ---- elementwise/reductions (elem14)
+def _special_values(rng):
+    return np.array([1.5, np.nan, np.inf, -np.inf, -0.5, 0.0])
+
+
+ELEM14 = [
+    OpInfo("nan_to_num", lambda lib, x, **k: lib.nan_to_num(x, **k), one(
+        S((2, 3)), S(()), S((0, 2)), kink(S(_special_values)),
+        kink(S(_special_values, nan=2.0, posinf=9.0, neginf=-7.5)))),
+    OpInfo("nan_to_num_method", lambda lib, x: x.nan_to_num(neginf=1.0), unary_samples()),
+    OpInfo("copysign", lambda lib, x, y: lib.copysign(x, y),
+           binary_samples(y_away=True, scalars=(2.5, -3))),
+    OpInfo("copysign_method", lambda lib, x, y: x.copysign(y), one(
+        kink(S(lambda rng: np.array([0.0, -1.0, 2.0]), lambda rng: np.array([-1.0, -0.0, 0.0]))))),
+    # torch records a NotImplemented grad_fn for these two; compare the values
+    OpInfo("heaviside", lambda lib, x, v: lib.heaviside(x.detach(), v.detach()), one(
+        S(lambda rng: np.array([-1.0, 0.0, 2.0, 0.0]), (1,)), S((2, 3), (3,)), S((), ())),
+        grad=False),
+    OpInfo("nextafter", lambda lib, x, y: x.detach().nextafter(y.detach()),
+           binary_samples(scalars=()), grad=False),
+    OpInfo("median", lambda lib, x, **k: lib.median(x, **k), one(
+        S((2, 5), gen_x=distinct), S((), gen_x=distinct), # (0,): test_stats
+        S((2, 4), dim=1, gen_x=distinct), S((3, 2), dim=0, keepdim=True, gen_x=distinct),
+        S((), dim=0), S((0, 3), dim=1), kink(S(lambda rng: np.array([1.0, 3, 3, 2, 1, 5]))))),
+    OpInfo("median_method", lambda lib, x: x.median(-1), one(
+        kink(S(lambda rng: np.array([[1.0, np.nan, 2.0], [0.5, 0.25, 3.0]]))))),
+    OpInfo("nanmedian", lambda lib, x, **k: lib.nanmedian(x, **k), one(
+        S((2, 5), gen_x=distinct), S((2, 4), dim=0, gen_x=distinct),
+        kink(S(lambda rng: np.array([1.0, np.nan, 2.0, np.nan, 5.0]))),
+        kink(S(lambda rng: np.array([[1.0, np.nan, 2.0, np.nan], [np.nan, 4.0, 0.5, -1.0]]),
+               dim=1)),
+        kink(S(lambda rng: np.array([np.nan] * 4)))),   # all NaN: torch's index is arbitrary
+        torch_not_oracle={"jvp": "torch's tangent of an all-NaN nanmedian is 0/0 (NaN) while its "
+                                 "gradient is shared by the NaNs; ours is consistent with it"}),   # all NaN: torch's index is arbitrary
+    OpInfo("kthvalue", lambda lib, x, k, **kw: x.kthvalue(k, **kw), one(
+        S((2, 5), 2, gen_x=distinct), S((3, 4), 3, dim=0, keepdim=True, gen_x=distinct),
+        S((), 1), S((0, 3), 2, dim=1))),
+    OpInfo("mode", lambda lib, x, **k: lib.mode(x, **k), one(
+        kink(S(lambda rng: np.array([[1.0, 3, 3, 1, 2, 2, 0], [5, 5, 1, 1, 1, 2, 3]]))),
+        kink(S(lambda rng: np.array([[1.0, 3, 3, 1, 2, 2, 0], [5, 5, 1, 1, 1, 2, 3]]), dim=0,
+               keepdim=True)), S((), dim=0), S(lambda rng: np.array([2, 2, 1, 1, 7])))),
+    OpInfo("cummax", lambda lib, x, dim: lib.cummax(x, dim), one(
+        S((2, 5), 1, gen_x=distinct), S((4, 2), 0, gen_x=distinct), S((), 0), S((0, 3), 1),
+        kink(S(lambda rng: np.array([1.0, 3, 3, 1, np.nan, 2, np.nan, 9]), 0)),
+        S(lambda rng: np.array([1, 3, 3, 0]), 0))),
+    OpInfo("cummin", lambda lib, x, dim: x.cummin(dim), one(
+        S((2, 5), -1, gen_x=distinct), S((), 0), kink(S(lambda rng: np.array([1.0, 3, 1, 0, 0]), 0)))),
+    OpInfo("logcumsumexp", lambda lib, x, dim: x.logcumsumexp(dim), one(
+        S((2, 5), 1), S((3, 2), 0), S((), 0), S((0, 3), 1),
+        kink(S(lambda rng: np.array([-30.0, 0.0, -np.inf, 3.0]), 0))),
+        torch_not_oracle={"jvp": "torch's logcumsumexp tangent loses the small entries (at "
+                                 "[-30, 0, -inf, 3] its first tangent is off by 20x); "
+                                 "test_op_fd checks ours"}),
+    # a tensor q built inside (its gradient and the check of its values: test_stats)
+    OpInfo("quantile", lambda lib, x, q, **k: lib.quantile(
+        x, lib.tensor(q, dtype=x.dtype) if isinstance(q, tuple) else q, **k), one(
+        S((3, 5), L(0.1, 0.55, 0.9), dim=1, gen_x=distinct),
+        S((3, 5), 0.375, gen_x=distinct), S((2, 3), 0.4, dim=0, keepdim=True, gen_x=distinct),
+        S((2, 3), 0.4, dim=None, keepdim=True, gen_x=distinct), S((), 0.3, dim=0),
+        S((4, 3), 0.3, dim=0, interpolation="lower", gen_x=distinct),
+        S((4, 3), 0.3, dim=0, interpolation="higher", gen_x=distinct),
+        S((4, 3), 0.3, dim=-1, interpolation="midpoint", gen_x=distinct),
+        S((5, 3), 0.375, dim=0, interpolation="nearest", gen_x=distinct),
+        kink(S(lambda rng: np.array([[1.0, np.nan, 2.0], [4.0, 3.0, 2.5]]), 0.7, dim=1)))),
+    OpInfo("nanquantile", lambda lib, x, q, **k: x.nanquantile(q, **k), one(
+        S((3, 5), 0.375, gen_x=distinct), S((2, 4), 0.6, dim=1, gen_x=distinct),
+        kink(S(lambda rng: np.array([[1.0, np.nan, 2.0, 3.0], [4.0, 3.0, 2.5, 1.0]]), 0.7,
+               dim=1)))),
+    # not differentiable (torch records none or a NotImplemented grad_fn): values, dtypes
+    OpInfo("unique", lambda lib, x, **k: lib.unique(x.detach(), **k), one(
+        S(lambda rng: np.array([3, 1, 2, 1, 3]), return_inverse=True,
+          return_counts=True),
+        S(lambda rng: np.array([[3, 1], [3, 1], [0, 2]]), dim=0, return_inverse=True,
+          return_counts=True),
+        S(lambda rng: np.array([[3, 1, 3], [0, 2, 0]]), dim=1, return_inverse=True),
+        S(lambda rng: np.array([[2, 1], [2, 1]]), return_inverse=True), S(lambda rng: np.zeros(0, np.int64)), S(lambda rng: np.array(5))),
+        grad=False),   # on floats (vmap cannot batch them): test_stats
+    OpInfo("unique_consecutive", lambda lib, x, **k: x.detach().unique_consecutive(**k), one(
+        S(lambda rng: np.array([3, 3, 1, 1, 3]), return_inverse=True, return_counts=True),
+        S(lambda rng: np.array([[3, 1], [3, 1], [0, 2], [3, 1]]), dim=0, return_inverse=True,
+          return_counts=True),
+        S(lambda rng: np.array([[3, 1], [1, 1]]), return_inverse=True),
+        S(lambda rng: np.zeros(0, dtype=np.int64), return_counts=True)), grad=False),
+    OpInfo("bincount", lambda lib, x, *w, **k: lib.bincount(x, *(v.detach() for v in w), **k),
+           one(S(lambda rng: np.array([0, 3, 3, 1])), S(lambda rng: np.array([2, 0]), minlength=5),
+               S(lambda rng: np.zeros(0, np.int64))), grad=False),   # weights: test_stats
+    OpInfo("histc", lambda lib, x, **k: x.detach().histc(**k), one(
+        S((50,), bins=7, min=-2, max=2), S((3, 4), bins=4, min=-1, max=1),
+        S((0,), bins=2, min=-1, max=1.5)), grad=False),   # data ranges: test_stats
+    OpInfo("bucketize", lambda lib, x, b, **k: lib.bucketize(x, b, **k), one(
+        S(lambda rng: np.array([1, 5, 9, 0, 10]), lambda rng: np.array([1, 3, 5, 7, 9])),
+        S(lambda rng: np.array([[1, 5], [9, 4]]), lambda rng: np.array([1, 3, 5, 7, 9]),
+          right=True, out_int32=True),
+        S(4, lambda rng: np.array([1, 3, 5, 7, 9]))), grad=False),
+    OpInfo("searchsorted", lambda lib, s, x, *sorter, **k: lib.searchsorted(
+        s, x, sorter=sorter[0] if sorter else None, **k), one(
+        S(lambda rng: np.array([[1, 3, 5, 7, 9], [2, 4, 6, 8, 10]]),
+          lambda rng: np.array([[3, 6, 9, 0, 11], [3, 6, 9, 2, 2]])),
+        S(lambda rng: np.array([[1, 3, 5, 7, 9], [2, 4, 6, 8, 10]]),
+          lambda rng: np.array([[3, 6, 9], [3, 6, 9]]), side="right"),
+        S(lambda rng: np.array([1, 3, 5, 7, 9]), lambda rng: np.array(4), out_int32=True),
+        S(lambda rng: np.array([9, 1, 5, 3, 7]), lambda rng: np.array([4, 9, 0]),
+          lambda rng: np.array([1, 3, 2, 4, 0]))), grad=False),
+]
+OPS += ELEM14
+# compositions whose top node torch names differently (the grads still match)
+ELEM14_NAMED_DIFFERENTLY = {"median", "median_method", "nanmedian", "kthvalue", "mode", "cummax",
+                            "cummin", "nan_to_num", "quantile", "nanquantile"}

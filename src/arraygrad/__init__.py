@@ -55,6 +55,11 @@ from . import nn, optim  # noqa: F401
 from . import cuda, accelerator  # noqa: F401
 from .ops.special import lgamma, digamma, polygamma, erfinv, erfc, i0, sinc  # noqa: F401
 from . import special  # noqa: F401
+# elementwise/reductions (elem14)
+from .ops.bits import copysign, nextafter, heaviside, nan_to_num  # noqa: F401
+from .ops.stats import (median, nanmedian, kthvalue, mode, cummax, cummin,  # noqa: F401
+                        logcumsumexp, quantile, nanquantile, unique, unique_consecutive,
+                        bincount, histc, bucketize, searchsorted)
 from .nn.functional import (cdist, pdist, pairwise_distance, cosine_similarity, bilinear,  # noqa: F401
                             selu, celu, rrelu, prelu, hardshrink)
 from .func import vmap  # noqa: F401

@@ -7,6 +7,7 @@ from ._tensor import Tensor
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
 from .ops import inplace
 from .ops import special as sp
+from .ops import bits, stats
 from .ops._checks import short_dtype_name
 
 
@@ -62,6 +63,15 @@ _METHODS = {
 _METHODS.update({"lgamma": sp.lgamma, "digamma": sp.digamma, "erfinv": sp.erfinv,
                  "erfc": sp.erfc, "i0": sp.i0, "sinc": sp.sinc,
                  "polygamma": lambda self, n: sp.polygamma(n, self)})
+# elementwise/reductions (elem14)
+_METHODS.update({"copysign": bits.copysign, "nextafter": bits.nextafter,
+                 "heaviside": bits.heaviside, "nan_to_num": bits.nan_to_num,
+                 "median": stats.median, "nanmedian": stats.nanmedian, "kthvalue": stats.kthvalue,
+                 "mode": stats.mode, "cummax": stats.cummax, "cummin": stats.cummin,
+                 "logcumsumexp": stats.logcumsumexp, "quantile": stats.quantile,
+                 "nanquantile": stats.nanquantile, "unique": stats.unique,
+                 "unique_consecutive": stats.unique_consecutive, "bincount": stats.bincount,
+                 "histc": stats.histc})
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _m(_fn))
 

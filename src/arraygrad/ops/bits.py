@@ -1,0 +1,53 @@
+"""Elementwise ops on the bits of floats: nan_to_num, copysign, heaviside, nextafter.
+
+copysign's gradient is torch's: out / x where x != 0 (0 at x == 0), none to `other`;
+heaviside and nextafter are not differentiable in torch, so they are non-differentiable here.
+"""
+from ..core.dispatch import Primitive
+from ._rules import binary, nondiff, elementwise_batch
+from ._checks import tensor_op
+from .creation import zeros_like
+from .elementwise import where, isfinite, _binop
+
+
+_copysign = binary("copysign", lambda xp, x, y: xp.copysign(x, y),
+                   lambda ctx, g: g * where(ctx.x == 0, 0.0, ctx.out / ctx.x),
+                   lambda ctx, g: zeros_like(g), 
+                   save=(0,), save_output=True, number_edges=False,
+                   node_name=lambda node: "CopysignBackward" + ("1" if node.shapes[1] is None
+                                                                else "0"))
+copysign = _binop(_copysign, float_only=True)
+nextafter = _binop(nondiff("nextafter", lambda xp, x, y: xp.nextafter(x, y)))
+
+_heaviside = nondiff("heaviside", lambda xp, x, v: xp.heaviside(x, v).astype(x.dtype, copy=False))
+
+
+@tensor_op(others=("values",))
+def heaviside(input, values):
+    """0 where input < 0, 1 where input > 0, `values` where input == 0."""
+    if input.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return _heaviside(input, values)
+
+
+def _nan_to_num_vjp(ctx, g, **params):
+    return where(isfinite(ctx.x), g, 0.0)
+
+
+_nan_to_num = Primitive(
+    "nan_to_num", lambda xp, x, nan, posinf, neginf: xp.nan_to_num(
+        x, nan=nan, posinf=posinf, neginf=neginf).astype(x.dtype, copy=False),
+    vjp=(_nan_to_num_vjp,), jvp=(_nan_to_num_vjp,), save=(0,),
+    batch=lambda args, bdims, **params: elementwise_batch(_nan_to_num)(args, bdims, **params))
+
+
+@tensor_op
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """NaN -> `nan`, +inf -> `posinf`, -inf -> `neginf` (defaults: the dtype's largest and
+    lowest); the gradient passes where the input is finite, as torch's."""
+    if not input.dtype.is_floating_point:
+        return input.clone()
+    return _nan_to_num(input, nan=nan, posinf=posinf, neginf=neginf)
+
+
+__all__ = ["copysign", "nextafter", "heaviside", "nan_to_num"]
