@@ -1,8 +1,9 @@
 """Shared test helpers: torch as the oracle, conversions, comparisons.
 
-Tests get torch from `reference_torch()` (a module-level name) or the `torch` fixture. Without
-torch installed only the tests that touch it skip, each at its first use of torch; the rest of a
-module still runs, and the summary says how many skipped for lack of torch.
+Tests get torch from the `torch` fixture (the test skips where torch is absent) or from
+`reference_torch()` as a module-level name (a test skips at its first use of torch). Without torch
+only the tests that need it skip; the rest of a module still runs, and the summary says how many
+skipped for lack of torch.
 `ARRAYGRAD_TESTS_HIDE_TORCH=1` runs the suite as if torch were absent.
 """
 import os
@@ -15,8 +16,18 @@ import arraygrad as ag
 
 NO_TORCH = "torch is not installed (the reference this test compares with)"
 
+class _HideTorch:
+    """An import hook under which `import torch` fails as on a machine without torch."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch.") or name == "functorch":
+            raise ModuleNotFoundError(f"No module named '{name}' (hidden by "
+                                      "ARRAYGRAD_TESTS_HIDE_TORCH)", name=name)
+        return None
+
+
 if os.environ.get("ARRAYGRAD_TESTS_HIDE_TORCH"):
-    sys.modules["torch"] = None     # `import torch` raises ImportError
+    sys.meta_path.insert(0, _HideTorch())
 
 
 class _MissingTorch:
@@ -38,7 +49,11 @@ def reference_torch():
 
 @pytest.fixture
 def torch():
-    return reference_torch()
+    """torch for a test that compares with it; the test skips where torch is absent."""
+    t = reference_torch()
+    if isinstance(t, _MissingTorch):
+        pytest.skip(NO_TORCH)
+    return t
 
 
 def pytest_terminal_summary(terminalreporter):
