@@ -501,3 +501,16 @@ def test_make_dual_inside_vmap_inside_dual_level(torch, in_dims):
                                in_dims=in_dims)(*args(torch))
     for a, e in zip(ours(), expected):
         assert_close(a, e)
+
+
+def test_requires_grad_inside_a_grad_transform_is_refused_as_torch(torch):
+    # eager autograd inside func.vjp would record on a tape the transform never sees: silently
+    # zero derivatives (fuzz case 357) where torch refuses
+    for T in (ag, torch):
+        def inner(y):
+            yr = y.clone().requires_grad_()
+            g, = T.autograd.grad(yr @ yr, yr, create_graph=True)
+            return g
+        y = T.tensor([-1.09, -0.97, 0.26], dtype=T.float64)
+        with pytest.raises(RuntimeError, match="requires_grad_\\(\\)"):
+            T.func.vjp(inner, y)

@@ -141,6 +141,14 @@ class Tensor:
             self._lvl.mirror(self)
             return
         value = bool(value)
+        if value and self._lvl is not None and self._lvl.kind == "grad":
+            # eager autograd inside func.grad/vjp would record on a tape the transform never sees
+            raise RuntimeError("You are attempting to call Tensor.requires_grad_() (or perhaps "
+                               "using torch.autograd.functional.* APIs) inside of a function being "
+                               "transformed by a functorch transform. This is unsupported, please "
+                               "attempt to use the functorch transforms (e.g. grad, vjp, jacrev, "
+                               "jacfwd, hessian) or call requires_grad_() outside of a function "
+                               "being transformed instead.")
         if not value and self.grad_fn is not None:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
                                "want to use a computed variable in a subgraph that doesn't require "
