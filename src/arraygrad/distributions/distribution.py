@@ -127,6 +127,16 @@ class Distribution:
                 f"{tuple(value.shape)}) to be within the support ({support!r}) of the "
                 f"distribution {self!r}, but found invalid values:\n{value}")
 
+    def _expand_params(self, cls, batch_shape, _instance, *names):
+        """`expand` of a distribution whose state is the tensors `names`: each expanded to
+        `batch_shape` on a new instance of `cls`, validation setting kept."""
+        new = self._get_checked_instance(cls, _instance)
+        for name in names:
+            setattr(new, name, getattr(self, name).expand(tuple(batch_shape)))
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def _get_checked_instance(self, cls, _instance=None):
         if _instance is None and type(self).__init__ != cls.__init__:
             raise NotImplementedError(

@@ -132,12 +132,7 @@ class Gamma(Distribution):
         super().__init__(self.concentration.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Gamma, _instance)
-        new.concentration = self.concentration.expand(tuple(batch_shape))
-        new.rate = self.rate.expand(tuple(batch_shape))
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Gamma, batch_shape, _instance, "concentration", "rate")
 
     @property
     def mean(self):

@@ -22,12 +22,7 @@ class Normal(Distribution):
         super().__init__(self.loc.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Normal, _instance)
-        new.loc = self.loc.expand(tuple(batch_shape))
-        new.scale = self.scale.expand(tuple(batch_shape))
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Normal, batch_shape, _instance, "loc", "scale")
 
     @property
     def mean(self):

@@ -20,12 +20,7 @@ class Uniform(Distribution):
         super().__init__(self.low.shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Uniform, _instance)
-        new.low = self.low.expand(tuple(batch_shape))
-        new.high = self.high.expand(tuple(batch_shape))
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(Uniform, batch_shape, _instance, "low", "high")
 
     @property
     def mean(self):
