@@ -11,6 +11,8 @@ Results are detached unless `create_graph=True`, as torch's.
 """
 from .. import _tensor as _t
 from ..core.grad_mode import enable_grad
+from ..ops.creation import eye
+from ..ops.shape import stack
 from . import engine, forward_ad
 
 
@@ -147,7 +149,6 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
 def _basis_rows(tensors):
     """One-hot vectors for every element of every tensor, batched along dim 0: row r of the
     k-th result is the r-th basis vector restricted to tensor k."""
-    from ..ops.creation import eye
     total = sum(t.numel() for t in tensors)
     rows, start = [], 0
     for t in tensors:
@@ -210,7 +211,6 @@ def _jacobian_rows(outputs, inputs, create_graph, strict):
 
 
 def _stack_rows(rows, out, x):
-    from ..ops.shape import stack
     if not rows:
         return x.new_zeros(tuple(out.shape) + tuple(x.shape))
     return stack(rows).reshape(tuple(out.shape) + tuple(x.shape))
@@ -252,7 +252,7 @@ def _jacobian_forward(func, inputs, strict, vectorize):
     if not vectorize:
         raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
                                   "Hessian is only implemented for `vectorize=True`.")
-    from ..func import vmap
+    from ..func import vmap     # func (L5) imports autograd: vmap is reached at call time
     is_in, inputs = _as_tuple(inputs, "inputs", "jacobian")
     numels = [x.numel() for x in inputs]
     basis = _basis_rows(inputs)     # one-hot tangents, batched along dim 0
