@@ -73,8 +73,13 @@ def test_integer_inputs_and_errors(torch):
         assert L.lgamma(L.tensor([1, 2, 3])).dtype == L.float32
         with pytest.raises(RuntimeError, match="polygamma"):
             L.polygamma(-1, L.tensor([1.0]))
-    with pytest.raises(TypeError):
-        ag.lgamma([1.0, 2.0])
+    for L in (ag, torch):
+        with pytest.raises(TypeError, match="must be Tensor, not list"):
+            L.lgamma([1.0, 2.0])
+        with pytest.raises(TypeError, match="must be Tensor, not list"):
+            L.polygamma(1, [1.0])
+        with pytest.raises(TypeError, match="must be Tensor, not list"):
+            L.aminmax([1.0, 2.0])
 
 
 def test_derivatives_through_every_order():

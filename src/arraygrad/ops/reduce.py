@@ -251,6 +251,7 @@ _aminmax.batch = _reduce_batch(_aminmax)
 min_max = namedtuple("aminmax", ["min", "max"])
 
 
+@tensor_op
 def aminmax(input, *, dim=None, keepdim=False):
     """Minimum and maximum in one pass: `lo, hi = torch.aminmax(x, dim=1)`."""
     dims = _dims(dim, input.ndim)

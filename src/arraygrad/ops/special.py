@@ -102,6 +102,9 @@ _polygamma.batch = elementwise_batch(_polygamma)
 
 def polygamma(n, input):
     """The n-th derivative of digamma: `torch.polygamma(1, x)` is the trigamma function."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"polygamma(): argument 'input' (position 2) must be Tensor, not "
+                        f"{type(input).__name__}")
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise RuntimeError(f"polygamma(n, x) does not support negative n (or a non-integer n), "
                            f"got {n!r}")
