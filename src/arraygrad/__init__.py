@@ -5,7 +5,7 @@
     (x ** 2).sum().backward()
     x.grad      # tensor([2., 4.])
 """
-from .dtypes import (dtype, float16, half, float32, float, float64, double, uint8, int8,  # noqa: F401
+from .dtypes import (dtype, float16, half, bfloat16, float32, float, float64, double, uint8, int8,  # noqa: F401
                      int16, short, int32, int, int64, long, bool, get_default_dtype,
                      set_default_dtype, promote_types, result_type as _result_type)
 from ._tensor import Tensor, Size  # noqa: F401

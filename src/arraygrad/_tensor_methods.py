@@ -108,6 +108,7 @@ Tensor.cuda = _cuda
 Tensor.float = lambda self: _to(self, _dt.float32)
 Tensor.double = lambda self: _to(self, _dt.float64)
 Tensor.half = lambda self: _to(self, _dt.float16)
+Tensor.bfloat16 = lambda self: _to(self, _dt.bfloat16)
 Tensor.long = lambda self: _to(self, _dt.int64)
 Tensor.int = lambda self: _to(self, _dt.int32)
 Tensor.bool = lambda self: _to(self, _dt.bool)

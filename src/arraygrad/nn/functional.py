@@ -66,6 +66,19 @@ def _maybe_inplace(input, out, inplace):
 # comparisons torch's backward uses, so the derivative at a kink is torch's; a branch that
 # is not selected still gets evaluated, so its input is clamped to the branch's own side
 # (no overflow, no nan from 0 * inf in the backward).
+def _in_float32(fn):
+    """Run a composite activation on float16/bfloat16 input in float32 and round the result
+    once, as torch's kernels compute half types (rounding every step is a bfloat16 step off)."""
+    def run(input, *args, **kwargs):
+        d = getattr(input, "dtype", None)
+        if d is None or d.itemsize != 2 or not d.is_floating_point:
+            return fn(input, *args, **kwargs)
+        return ew.convert(fn(ew.convert(input, _dt.float32), *args, **kwargs), d)
+    run.__name__, run.__doc__ = fn.__name__, fn.__doc__
+    return run
+
+
+@_in_float32
 def gelu(input, approximate="none"):
     """x * Phi(x); approximate='tanh' uses torch's tanh formula."""
     if approximate == "none":
@@ -78,13 +91,14 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    return _maybe_inplace(input, input * ew.sigmoid(input), inplace)
+    return _maybe_inplace(input, _in_float32(lambda x: x * ew.sigmoid(x))(input), inplace)
 
 
 def mish(input, inplace=False):
-    return _maybe_inplace(input, input * ew.tanh(softplus(input)), inplace)
+    return _maybe_inplace(input, _in_float32(lambda x: x * ew.tanh(softplus(x)))(input), inplace)
 
 
+@_in_float32
 def _elu(input, alpha, scale, input_scale):
     neg = alpha * ew.expm1(ew.clamp_max(input, 0) * input_scale)
     return ew.where(input > 0, input * scale if scale != 1 else input, neg * scale)
@@ -391,7 +405,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 
 def _long_name(dtype):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int32": "Int",
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int32": "Int",
             "bool": "Bool", "int16": "Short", "int8": "Char", "uint8": "Byte"}.get(dtype.name,
                                                                                   dtype.name)
 
@@ -807,7 +821,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return out
 
 
-_EPS = {"float16": 0.0009765625, "float32": 1.1920928955078125e-07,
+_EPS = {"float16": 0.0009765625, "bfloat16": 0.0078125, "float32": 1.1920928955078125e-07,
         "float64": 2.220446049250313e-16}     # torch.finfo(dtype).eps
 
 

@@ -14,7 +14,8 @@ def _mT(x):
 
 @silent
 def _matmul_impl(xp, x, y):
-    return xp.matmul(x, y)
+    # bfloat16 (ml_dtypes) multiplies into float32, as torch accumulates; round back as torch
+    return xp.matmul(x, y).astype(x.dtype, copy=False)
 
 
 _matmul = Primitive(
