@@ -40,7 +40,7 @@ from .ops.shape import (reshape, flatten, unflatten, transpose, swapaxes, swapdi
 from .ops.index import (gather, index_select, masked_fill, masked_select, nonzero,  # noqa: F401
                         take, take_along_dim, scatter_add)
 from .ops.linalg import (matmul, mm, bmm, mv, dot, inner, vdot, outer, ger, addmm,  # noqa: F401
-                         einsum)
+                         baddbmm, addbmm, einsum)
 from .ops.elementwise import (atan2, arctan2, logaddexp, hypot, lerp, addcmul, addcdiv,  # noqa: F401
                               xlogy, logit, fmod)
 from .ops.shape import tril, triu, meshgrid, ravel, diff  # noqa: F401
@@ -66,7 +66,8 @@ from .func import vmap  # noqa: F401
 # training stack (train15): Generator, torch.utils.data, save/load
 from ._generator import Generator, default_generator  # noqa: F401
 # torch-namespace compatibility (compat15)
-from . import amp, profiler, random  # noqa: F401
+from . import amp, cpu, profiler, random  # noqa: F401
+from .amp import autocast, is_autocast_enabled, get_autocast_dtype, set_autocast_dtype  # noqa: F401
 from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, ByteTensor, CharTensor,  # noqa: F401
                       ShortTensor, IntTensor, LongTensor, BoolTensor, set_default_tensor_type)
 from .utils import data as _utils_data  # noqa: F401  (makes torch.utils.data reachable)

@@ -4,6 +4,7 @@ from collections import namedtuple
 
 from .. import dtypes as _dt
 from .. import _tensor as _t
+from ..core.autocast_mode import autocast_op, FP32
 from ..core.dispatch import Primitive
 from ..backends import silent
 from ._checks import tensor_op, short_dtype_name
@@ -124,6 +125,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return _mean(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
 
 
+@autocast_op(FP32)
 @tensor_op
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
