@@ -268,6 +268,7 @@ def test_autocast_nesting_disable_and_decorator():
 
 
 def test_autocast_warnings_and_errors_as_torch(torch):
+    pytest.importorskip("ml_dtypes")
     for L in (ag, torch):
         a = L.ones(2, 2)
         with pytest.warns(UserWarning, match="target dtype is not supported"):
