@@ -121,3 +121,37 @@ def test_without_ml_dtypes_the_dtype_exists_but_tensors_raise():
             "        raise AssertionError('no error')\n")
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
+
+
+def _safetensors_dict(L):
+    r = np.random.default_rng(6)
+    return {"w": L.tensor(r.standard_normal((3, 4))).to(L.bfloat16),
+            "b": L.tensor(r.standard_normal(4), dtype=L.float32),
+            "h": L.tensor(r.standard_normal(2), dtype=L.float16),
+            "step": L.tensor([7, -2]), "mask": L.tensor([True, False, True]),
+            "scalar": L.tensor(2.5, dtype=L.float64)}
+
+
+def test_safetensors_round_trip_with_torch(torch, tmp_path):
+    st = pytest.importorskip("safetensors.torch")
+    ours, theirs = _safetensors_dict(ag), _safetensors_dict(torch)
+    # the same bytes as the reference writer, and each side reads the other's file
+    assert ag.safetensors.save(ours, metadata={"k": "v"}) == st.save(theirs, metadata={"k": "v"})
+    ag.safetensors.save_file(ours, tmp_path / "a.safetensors")
+    st.save_file(theirs, tmp_path / "t.safetensors")
+    for got, want in ((st.load_file(tmp_path / "a.safetensors"), theirs),
+                      (ag.safetensors.load_file(tmp_path / "t.safetensors"), ours)):
+        assert list(got) == list(want) or sorted(got) == sorted(want)
+        for k in want:
+            assert str(got[k].dtype).split(".")[1] == str(want[k].dtype).split(".")[1]
+            assert tuple(got[k].shape) == tuple(want[k].shape)
+            assert got[k].view(-1).float().tolist() == want[k].view(-1).float().tolist()
+
+
+def test_safetensors_refuses_bad_files():
+    good = ag.safetensors.save({"a": ag.ones(3, dtype=ag.bfloat16)})
+    for bad, match in ((good[:5], "header length"), (good[:-2], "does not hold"),
+                       (good + b"\0\0", "not fully covered"),
+                       (good[:8] + b"{" * (len(good) - 8), "not JSON")):
+        with pytest.raises(RuntimeError, match=match):
+            ag.safetensors.load(bad)
