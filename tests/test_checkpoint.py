@@ -173,3 +173,17 @@ def test_argument_errors_as_torch(torch):
         with pytest.raises(ValueError, match="only supported when use_reentrant=False"):
             ck(lambda t: t, x, use_reentrant=True, debug=True)
         assert ck(lambda t, k: t * k, x, use_reentrant=False, k=2).sum().item() == 4.0
+
+
+def test_non_reentrant_recomputes_under_the_forward_autocast_state():
+    pytest.importorskip("ml_dtypes")
+    w = ag.randn(4, 4, requires_grad=True)
+    x = ag.randn(3, 4, requires_grad=True)
+    with ag.autocast("cpu"):
+        y = checkpoint(lambda t: (t @ w).relu() @ w, x, use_reentrant=False)
+        plain = ((x @ w).relu() @ w)
+    assert y.dtype is ag.bfloat16
+    # backward runs outside autocast: the recomputation must save bfloat16 tensors again
+    gx, gw = ag.autograd.grad(y.float().sum(), (x, w))
+    px, pw = ag.autograd.grad(plain.float().sum(), (x, w))
+    assert ag.equal(gx, px) and ag.equal(gw, pw)
