@@ -90,6 +90,8 @@ def test_module_bfloat16_and_printing(torch):
     t = _b(ag, [1.0, 2.0]).requires_grad_() * 2
     assert repr(t) == "tensor([2., 4.], dtype=arraygrad.bfloat16, grad_fn=<MulBackward0>)"
     assert _b(ag, 1.5).item() == 1.5 and _b(ag).tolist() == X
+    assert _b(ag).type() == _b(torch).type() == "torch.BFloat16Tensor"
+    assert isinstance(_b(ag), ag.BFloat16Tensor)
 
 
 def test_sum_accumulates_in_float32():

@@ -69,7 +69,8 @@ from ._generator import Generator, default_generator  # noqa: F401
 from . import amp, cpu, profiler, random  # noqa: F401
 from .amp import autocast, is_autocast_enabled, get_autocast_dtype, set_autocast_dtype  # noqa: F401
 from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, ByteTensor, CharTensor,  # noqa: F401
-                      ShortTensor, IntTensor, LongTensor, BoolTensor, set_default_tensor_type)
+                      ShortTensor, IntTensor, LongTensor, BoolTensor, BFloat16Tensor,
+                      set_default_tensor_type)
 from .utils import data as _utils_data  # noqa: F401  (makes torch.utils.data reachable)
 from .serialization import save, load  # noqa: F401
 from . import safetensors  # noqa: F401,E402  (safetensors.torch's API)
