@@ -57,7 +57,7 @@ def _shift(d):
 def shifted_dims(*names):
     """Batching rule of a one-input op whose params `names` are dims (int or tuple; negative
     ones count from the end and stay): batch dim first, dims moved by one."""
-    def shifted_dims(prim, args, bdims, **params):
+    def shifted_dims(prim, args, bdims, **params):    # named as its builder, for docs/coverage.md
         x = to_front(args[0], bdims[0])
         for name in names:
             params[name] = _shift(params[name])
@@ -106,6 +106,5 @@ def binary(name, impl, dx, dy, *, save=(0, 1), save_output=False, **kw):
 
 
 def nondiff(name, impl, **kw):
-    """A primitive without derivatives (comparisons, integer ops); elementwise unless a
-    `batch` rule is given."""
-    return primitive(name, impl, differentiable=False, **{"batch": elementwise, **kw})
+    """An elementwise primitive without derivatives (comparisons, integer and bit ops)."""
+    return primitive(name, impl, differentiable=False, batch=elementwise, **kw)
