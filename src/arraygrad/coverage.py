@@ -10,11 +10,12 @@ primitives each one reaches and whether all of those have each rule: what works 
 `backward`, forward AD and `vmap` without the per-example loop fallback.
 
 # NOTE [reach]
-What a function reaches is read off its bytecode, not by running it: the globals,
-closure cells and wrapped functions it uses, the Tensor methods it names by attribute
-(`x.sum()`; `ew.relu` is the module's) and the operators it applies (`x * y` is
-`Tensor.__mul__`), followed through every arraygrad function on the way. It is an upper bound (a branch that raises or one
-for other dtypes counts too), and it is exact enough to show where a rule is missing.
+What a function reaches is read off its bytecode, not by running it: the globals, closure
+cells and wrapped functions it uses, the Tensor methods it names by attribute (`x.sum()`;
+`ew.relu` is the module's) and, in public functions, the operators it applies (`x * y` is
+`Tensor.__mul__`), followed through every arraygrad function on the way. It is an upper bound
+(a branch that raises, or one for other dtypes, counts too; so does arithmetic on sizes in a
+public function), and exact enough to show where a rule is missing.
 """
 import argparse
 import builtins
@@ -105,23 +106,25 @@ def _ours(v):
 
 
 class Reach:
-    """The registry primitives reachable from each function (memoised callees)."""
+    """The registry primitives reachable from each of `public` functions (memoised callees).
+    Operators count in the public functions and the Tensor-method shims only: in private
+    helpers they are mostly arithmetic on shapes and dims (see NOTE [reach])."""
 
-    def __init__(self):
+    def __init__(self, public):
         self._edges = {}
+        self._public = {id(inspect.unwrap(f)) for f in public}
 
     def __call__(self, fn):
-        root = inspect.unwrap(fn)      # the public function itself, not a checking wrapper
         found, seen, todo = set(), set(), [fn]
         while todo:
             f = todo.pop()
             if id(f) in seen:
                 continue
             seen.add(id(f))
-            operators = f is root or f.__module__ == "arraygrad._tensor_methods"
-            edges = self._edges.get((f, operators))
+            edges = self._edges.get(f)
             if edges is None:
-                edges = self._edges[f, operators] = _callees(f, operators)
+                operators = id(f) in self._public or f.__module__ == "arraygrad._tensor_methods"
+                edges = self._edges[f] = _callees(f, operators)
             for v in edges:
                 if isinstance(v, Primitive):
                     if PRIMITIVES.get(v.name) is v:
@@ -158,9 +161,10 @@ def public_names():
 
 
 def names_rows():
-    reach = Reach()
+    names = public_names()
+    reach = Reach([fn for fn, _, _ in names.values()])
     rows = []
-    for name, (fn, function, method) in sorted(public_names().items()):
+    for name, (fn, function, method) in sorted(names.items()):
         prims = reach(fn)
         diff = {n for n in prims if PRIMITIVES[n].differentiable}
         rows.append((name, "yes" if function else "", "yes" if method else "",
