@@ -21,7 +21,8 @@ def _differentiable(op, sample):
     return bool(as_function(ag, op, sample)(*(ag.tensor(a) for a in float_arrays(sample))))
 
 
-CASES = first_cases([op for op in OPS if op.grad], lambda op, s: s.smooth and _differentiable(op, s))
+CASES = first_cases([op for op in OPS if op.grad],
+                    lambda op, s: s.smooth and _differentiable(op, s))
 
 
 def _close(a, e, what):
