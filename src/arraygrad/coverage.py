@@ -18,7 +18,6 @@ cells and wrapped functions it uses, the Tensor methods it names by attribute (`
 public function), and exact enough to show where a rule is missing.
 """
 import argparse
-import builtins
 import dis
 import inspect
 import sys
@@ -185,7 +184,7 @@ def _table(header, rows):
 def markdown():
     prims = [(f"`{name}`",) + primitive_row(p) for name, p in sorted(PRIMITIVES.items())]
     names = [(f"`{r[0]}`",) + r[1:] for r in names_rows()]
-    counts = {k: builtins.sum(1 for r in names if r[k] == "yes") for k in (4, 5, 6)}
+    counts = {k: sum(1 for r in names if r[k] == "yes") for k in (4, 5, 6)}
     return "\n".join([
         "# Coverage: primitives and their rules",
         "",
