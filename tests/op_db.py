@@ -506,7 +506,24 @@ COMPARE = [
     OpInfo("logical_and", lambda lib, x, y: lib.logical_and(x > 0, y > 0), binary_samples(scalars=()), grad=False),
     OpInfo("bool_ops", lambda lib, x, y: ((x > 0) & (y > 0)) | ~(x > y), binary_samples(scalars=()), grad=False),
     OpInfo("isnan", lambda lib, x: lib.isnan(lib.log(x)), unary_samples(), grad=False),
+    OpInfo("isinf", lambda lib, x: lib.isinf(lib.log(x * (x > 0))), unary_samples(), grad=False),
+    OpInfo("isclose", lambda lib, x, y: lib.isclose(x, y, rtol=0.1, atol=0.5),
+           binary_samples(scalars=()), grad=False),
+    OpInfo("logical_or_xor", lambda lib, x, y: (lib.logical_or(x > 0, y > 0),
+                                                lib.logical_xor(x > 0, y < 0)),
+           binary_samples(scalars=()), grad=False),
+    OpInfo("bitwise", lambda lib, x, y: _bitwise((x * 4).long(), (y * 4).long()),
+           binary_samples(scalars=()), grad=False),
+    # detached: torch's rounding divisions require grad (with zero gradients), ours do not
+    OpInfo("div_rounding", lambda lib, x, y: (
+        lib.div(x.detach(), y.detach(), rounding_mode="trunc"),
+        lib.div(x.detach(), y.detach(), rounding_mode="floor")),
+        binary_samples(y_away=True, scalars=()), grad=False),
 ]
+
+
+def _bitwise(a, b):
+    return a ^ b, ~a, a & b, a | b
 
 MORE = [
     OpInfo("atan2", lambda lib, y, x: lib.atan2(y, x), binary_samples(y_away=True, scalars=())),

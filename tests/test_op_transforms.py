@@ -10,11 +10,13 @@ import pytest
 
 import arraygrad as ag
 from arraygrad.func import jacfwd, jacrev, jvp, vmap
+from arraygrad.func.batch_level import BatchInterpreter
 from arraygrad.func.jvp_level import JvpInterpreter
 from arraygrad.ops.registry import PRIMITIVES
 from op_db import OPS, as_function, first_cases, float_arrays
 
 B = 3
+RNG = np.random.default_rng(5)
 
 
 def _differentiable(op, sample):
@@ -72,18 +74,33 @@ def test_jvp_of_vmap_matches_loop(op, sample):
             _close(g[b], w, f"{op.name}: tangent of output {i}, example {b}")
 
 
-def test_catalogue_runs_every_differentiable_primitive_under_jvp(monkeypatch):
+def _spy(monkeypatch, interpreter):
+    """The names of the primitives that `interpreter` levels process from now on."""
     used = set()
-    original = JvpInterpreter.process
+    original = interpreter.process
 
     def spy(self, prim, *a):
         used.add(prim.name)
         return original(self, prim, *a)
-    monkeypatch.setattr(JvpInterpreter, "process", spy)
+    monkeypatch.setattr(interpreter, "process", spy)
+    return used
+
+
+def test_catalogue_runs_every_differentiable_primitive_under_jvp(monkeypatch):
+    used = _spy(monkeypatch, JvpInterpreter)
     for param in CASES:
         op, sample = param.values
         _jvp_of_vmap(op, sample)
         xs = tuple(ag.tensor(a) for a in float_arrays(sample))
         jvp(as_function(ag, op, sample), xs, tuple(ag.ones_like(x) for x in xs))
     missing = sorted(n for n, p in PRIMITIVES.items() if p.differentiable and n not in used)
+    assert not missing, f"add ops that use these primitives to tests/op_db.py: {missing}"
+
+
+def test_catalogue_runs_every_batching_rule(monkeypatch):
+    used = _spy(monkeypatch, BatchInterpreter)
+    for param in first_cases(OPS):
+        op, sample = param.values
+        vmap(as_function(ag, op, sample))(*(ag.tensor(x) for x in _batched(sample, RNG)))
+    missing = sorted(n for n, p in PRIMITIVES.items() if p.batch is not None and n not in used)
     assert not missing, f"add ops that use these primitives to tests/op_db.py: {missing}"
