@@ -7,7 +7,7 @@ import arraygrad as ag
 from arraygrad.autograd import forward_ad as fwAD
 from conftest import assert_close, reference_torch, to_numpy
 from op_db import (OPS, NN_FUNCTIONAL, CONV_POOL_NAMED_DIFFERENTLY, ELEM14_NAMED_DIFFERENTLY, cases as _cases,
-                   run as _run, as_function, first_cases, float_arrays)
+                   run as _run, as_function, first_cases, float_arrays, has_float_output)
 
 torch = reference_torch()
 
@@ -156,7 +156,7 @@ def test_jvp(op, sample):
     if "jvp" in op.torch_not_oracle:
         pytest.skip(op.torch_not_oracle["jvp"])
     arrays = float_arrays(sample)
-    if not arrays or not _has_float_output(op, sample):
+    if not arrays or not has_float_output(op, sample):
         pytest.skip("no float input or output")
     r = np.random.default_rng(7)
     tangents = [r.standard_normal(a.shape) for a in arrays]
@@ -171,11 +171,7 @@ def test_jvp(op, sample):
                      what=f"{op.name}{sample} tangent {i}: ")
 
 
-def _has_float_output(op, sample):
-    return bool(as_function(ag, op, sample)(*(ag.tensor(a) for a in float_arrays(sample))))
-
-
-FIRST = first_cases([op for op in OPS if op.grad and op.gradgrad], _has_float_output)
+FIRST = first_cases([op for op in OPS if op.grad and op.gradgrad], has_float_output)
 
 
 @pytest.mark.parametrize("op,sample", FIRST[::7])
