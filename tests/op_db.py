@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import arraygrad as ag
+from arraygrad.ops.index import index_add_zeros
 
 
 @dataclass
@@ -626,7 +627,6 @@ def _index_add_zeros(lib, x):
     primitive of its own in arraygrad, index_put into zeros in torch)."""
     rows = np.array([0, 2, 0])
     if lib is ag:
-        from arraygrad.ops.index import index_add_zeros
         return index_add_zeros(x, (4, 3), (rows,))
     return lib.zeros(4, 3, dtype=x.dtype).index_put((lib.tensor(rows),), x, accumulate=True)
 
