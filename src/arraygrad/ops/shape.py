@@ -3,21 +3,18 @@ import builtins
 
 from .. import _tensor as _t
 from ..core.autocast_mode import autocast_op, FP32
-from ..core.dispatch import Primitive
 from ..backends import backend_of
 from ._checks import tensor_op, tensor_list, type_name
-from ._rules import all_front, same_bdim_batch, shifted_dims_batch, to_front
+from ._rules import all_front, same_bdim, shifted_dims, to_front
+from .registry import primitive
 
 Tensor = _t.Tensor
 _wrap_dim = _t._wrap_dim
 
 
-def _view_prim(name, impl, vjp, jvp_self=True, **kw):
+def _view_prim(name, impl, vjp, **kw):
     """A view op is linear: its jvp is the op itself applied to the tangent."""
-    prim = Primitive(name, impl, vjp=(vjp,), save=(), is_view=True, **kw)
-    if jvp_self:
-        prim.jvp = (lambda ctx, t, **params: prim(t, **params),)
-    return prim
+    return primitive(name, impl, vjp=(vjp,), linear=True, save=(), is_view=True, **kw)
 
 
 # ----------------------------------------------------------------- reshape
@@ -42,17 +39,14 @@ def _infer_shape(shape, numel):
     return tuple(shape)
 
 
+def _reshape_batch(prim, args, bdims, shape):
+    x = to_front(args[0], bdims[0])
+    return prim(x, shape=(x.shape[0],) + tuple(shape)), 0
+
+
 _reshape = _view_prim("reshape", lambda xp, x, shape: xp.reshape(x, shape),
                       lambda ctx, g, shape: _reshape(g, shape=ctx.shapes[0]),
-                      node_name="ViewBackward0")
-
-
-def _reshape_batch(args, bdims, shape):
-    x = to_front(args[0], bdims[0])
-    return _reshape(x, shape=(x.shape[0],) + tuple(shape)), 0
-
-
-_reshape.batch = _reshape_batch
+                      node_name="ViewBackward0", batch=_reshape_batch)
 
 
 def _shape_args(shape, op="reshape", arg="shape"):
@@ -104,8 +98,7 @@ def _alias(x):
 
 
 _alias_prim = _view_prim("alias", lambda xp, x: x.view(), lambda ctx, g: g,
-                         node_name="AliasBackward0")
-_alias_prim.batch = same_bdim_batch(_alias_prim)
+                         node_name="AliasBackward0", batch=same_bdim)
 
 
 @tensor_op
@@ -137,8 +130,8 @@ def unflatten(input, dim, sizes):
 
 # ----------------------------------------------------------------- permutations
 _transpose = _view_prim("transpose", lambda xp, x, d0, d1: xp.swapaxes(x, d0, d1) if d0 != d1 else x.view(),
-                        lambda ctx, g, d0, d1: _transpose(g, d0=d0, d1=d1))
-_transpose.batch = shifted_dims_batch(_transpose, "d0", "d1")
+                        lambda ctx, g, d0, d1: _transpose(g, d0=d0, d1=d1),
+                        batch=shifted_dims("d0", "d1"))
 
 
 @tensor_op
@@ -164,10 +157,13 @@ def _inverse_perm(dims):
     return tuple(inv)
 
 
+def _permute_batch(prim, args, bdims, dims):
+    return prim(to_front(args[0], bdims[0]), dims=(0,) + tuple(d + 1 for d in dims)), 0
+
+
 _permute = _view_prim("permute", lambda xp, x, dims: xp.transpose(x, dims),
-                      lambda ctx, g, dims: _permute(g, dims=_inverse_perm(dims)))
-_permute.batch = lambda args, bdims, dims: (
-    _permute(to_front(args[0], bdims[0]), dims=(0,) + tuple(d + 1 for d in dims)), 0)
+                      lambda ctx, g, dims: _permute(g, dims=_inverse_perm(dims)),
+                      batch=_permute_batch)
 
 
 @tensor_op
@@ -209,8 +205,8 @@ moveaxis = movedim
 
 # ----------------------------------------------------------------- (un)squeeze, expand
 _unsqueeze = _view_prim("unsqueeze", lambda xp, x, dim: xp.expand_dims(x, dim),
-                        lambda ctx, g, dim: _reshape(g, shape=ctx.shapes[0]))
-_unsqueeze.batch = shifted_dims_batch(_unsqueeze, "dim")
+                        lambda ctx, g, dim: _reshape(g, shape=ctx.shapes[0]),
+                        batch=shifted_dims("dim"))
 
 
 @tensor_op
@@ -219,8 +215,8 @@ def unsqueeze(input, dim):
 
 
 _squeeze = _view_prim("squeeze", lambda xp, x, dims: xp.squeeze(x, axis=dims),
-                      lambda ctx, g, dims: _reshape(g, shape=ctx.shapes[0]))
-_squeeze.batch = shifted_dims_batch(_squeeze, "dims")
+                      lambda ctx, g, dims: _reshape(g, shape=ctx.shapes[0]),
+                      batch=shifted_dims("dims"))
 
 
 @tensor_op
@@ -247,19 +243,16 @@ def _sum_to(g, shape):
     return g
 
 
-_expand = _view_prim("expand", lambda xp, x, shape: xp.broadcast_to(x, shape),
-                     lambda ctx, g, shape: _sum_to(g, ctx.shapes[0]))
-
-
-def _expand_batch(args, bdims, shape):
+def _expand_batch(prim, args, bdims, shape):
     x = to_front(args[0], bdims[0])
     missing = len(shape) - (x.ndim - 1)
     if missing:
         x = _reshape(x, shape=(x.shape[0],) + (1,) * missing + tuple(x.shape[1:]))
-    return _expand(x, shape=(x.shape[0],) + tuple(shape)), 0
+    return prim(x, shape=(x.shape[0],) + tuple(shape)), 0
 
 
-_expand.batch = _expand_batch
+_expand = _view_prim("expand", lambda xp, x, shape: xp.broadcast_to(x, shape),
+                     lambda ctx, g, shape: _sum_to(g, ctx.shapes[0]), batch=_expand_batch)
 
 
 @tensor_op
@@ -328,9 +321,8 @@ def broadcast_tensors(*tensors):
 
 
 # ----------------------------------------------------------------- copies
-_clone = Primitive("clone", lambda xp, x: x.copy(), save=(), vjp=(lambda ctx, g: g,),
-                   jvp=(lambda ctx, t: t,))
-_clone.batch = same_bdim_batch(_clone)
+_clone = primitive("clone", lambda xp, x: x.copy(), save=(), vjp=(lambda ctx, g: g,),
+                   jvp=(lambda ctx, t: t,), batch=same_bdim)
 
 
 @tensor_op
@@ -347,9 +339,8 @@ def contiguous(input, memory_format=None):
     return _clone(input)
 
 
-_detach = Primitive("detach", lambda xp, x: x.view(), differentiable=False, is_view=True,
-                    node_name="DetachBackward0")
-_detach.batch = same_bdim_batch(_detach)
+_detach = primitive("detach", lambda xp, x: x.view(), differentiable=False, is_view=True,
+                    node_name="DetachBackward0", batch=same_bdim)
 
 
 @tensor_op
@@ -357,10 +348,9 @@ def detach(input):
     return _detach(input)
 
 
-_flip = Primitive("flip", lambda xp, x, dims: xp.flip(x, axis=dims).copy(), save=(),  # torch copies
-                  vjp=(lambda ctx, g, dims: _flip(g, dims=dims),),
-                  jvp=(lambda ctx, t, dims: _flip(t, dims=dims),))
-_flip.batch = shifted_dims_batch(_flip, "dims")
+_flip = primitive("flip", lambda xp, x, dims: xp.flip(x, axis=dims).copy(), save=(),  # torch copies
+                  vjp=(lambda ctx, g, dims: _flip(g, dims=dims),), linear=True,
+                  batch=shifted_dims("dims"))
 
 
 @tensor_op
@@ -391,10 +381,9 @@ def roll(input, shifts, dims=None):
     return _roll(input, shifts=shifts, dims=dims)
 
 
-_roll = Primitive("roll", lambda xp, x, shifts, dims: xp.roll(x, shifts, axis=dims), save=(),
+_roll = primitive("roll", lambda xp, x, shifts, dims: xp.roll(x, shifts, axis=dims), save=(),
                   vjp=(lambda ctx, g, shifts, dims: _roll(g, shifts=_neg_shift(shifts), dims=dims),),
-                  jvp=(lambda ctx, t, shifts, dims: _roll(t, shifts=shifts, dims=dims),))
-_roll.batch = shifted_dims_batch(_roll, "dims")
+                  linear=True, batch=shifted_dims("dims"))
 
 
 def _neg_shift(s):
@@ -415,9 +404,11 @@ def _cat_vjp(ctx, g, dim):
     return out
 
 
-_cat = Primitive("cat", _cat_impl, save=(), vjp=_cat_vjp,
-                 jvp=lambda ctx, *ts, dim: _cat(*ts, dim=dim))
-_cat.batch = lambda args, bdims, dim: (_cat(*all_front(args, bdims), dim=dim + 1), 0)
+def _cat_batch(prim, args, bdims, dim):
+    return prim(*all_front(args, bdims), dim=dim + 1), 0
+
+
+_cat = primitive("cat", _cat_impl, save=(), vjp=_cat_vjp, linear=True, batch=_cat_batch)
 
 
 def cat(tensors, dim=0):
@@ -585,9 +576,14 @@ def _diag_scatter_impl(xp, z, g, offset, dim1, dim2):
     return out
 
 
-_diag_scatter = Primitive("diagonal_scatter", _diag_scatter_impl, save=(),
+def _diag_scatter_batch(prim, args, bdims, offset, dim1, dim2):
+    return prim(*all_front(args, bdims), offset=offset, dim1=dim1 + 1, dim2=dim2 + 1), 0
+
+
+_diag_scatter = primitive("diagonal_scatter", _diag_scatter_impl, save=(),
                           vjp=(lambda ctx, g, **p: None,
-                               lambda ctx, g, offset, dim1, dim2: _diagonal(g, offset=offset, dim1=dim1, dim2=dim2)))
+                               lambda ctx, g, offset, dim1, dim2: _diagonal(g, offset=offset, dim1=dim1, dim2=dim2)),
+                          linear=True, batch=_diag_scatter_batch)
 def _diagonal_impl(xp, x, offset, dim1, dim2):
     d = xp.diagonal(x, offset, dim1, dim2)
     flags = getattr(d, "flags", None)
@@ -598,11 +594,8 @@ def _diagonal_impl(xp, x, offset, dim1, dim2):
 
 _diagonal = _view_prim("diagonal", _diagonal_impl,
                        lambda ctx, g, offset, dim1, dim2:
-                       _diag_embed_like(g, ctx.shapes[0], offset, dim1, dim2))
-_diag_scatter.jvp = lambda ctx, tz, tg, **p: _diag_scatter(tz, tg, **p)
-_diagonal.batch = shifted_dims_batch(_diagonal, "dim1", "dim2")
-_diag_scatter.batch = lambda args, bdims, offset, dim1, dim2: (
-    _diag_scatter(*all_front(args, bdims), offset=offset, dim1=dim1 + 1, dim2=dim2 + 1), 0)
+                       _diag_embed_like(g, ctx.shapes[0], offset, dim1, dim2),
+                       batch=shifted_dims("dim1", "dim2"))
 
 
 @autocast_op(FP32)
