@@ -188,39 +188,11 @@ class Tensor:
     def retains_grad(self):
         return self._retains_grad
 
-    def retain_grad(self):
-        if not self._requires_grad:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.grad_fn is not None and not self._retains_grad:
-            from .autograd import graph
-            self._retains_grad = True
-            graph.retain_grad_hook(self)
-
     def _base_array(self):
         t = self
         while t._lvl is not None:
             t = t._inner
         return t._data
-
-    # ----------------------------------------------------------- autograd
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        from .autograd import engine
-        engine.backward((self,), None if gradient is None else (gradient,),
-                        retain_graph, create_graph, inputs=inputs)
-
-    def register_hook(self, hook):
-        """Call `hook(grad)` when this tensor's gradient is computed; it may return a new grad."""
-        from .autograd import graph
-        return graph.register_tensor_hook(self, hook)
-
-    def register_post_accumulate_grad_hook(self, hook):
-        """Call `hook(tensor)` after backward has accumulated into this leaf's `.grad`."""
-        from .autograd import graph
-        return graph.register_post_accumulate_hook(self, hook)
-
-    def detach(self):
-        from .ops import shape
-        return shape.detach(self)
 
     def detach_(self):
         if self._base is not None and self._base._requires_grad:

@@ -29,7 +29,7 @@ _levels = _Levels()
 
 def enter_dual_level():
     """Enter a new forward grad level; returns its number (0 for the outermost)."""
-    lvl = JvpInterpreter()
+    lvl = JvpInterpreter(dual=True)
     lvl.__enter__()
     _levels.stack.append(lvl)
     return len(_levels.stack) - 1

@@ -18,6 +18,7 @@ from .._tensor import Tensor
 from ..dtypes import float64
 from ..utils._pytree import tree_flatten
 from . import engine
+from .batched import grad as batched_grad
 from .check_report import CheckReport, Mismatch, ModeResult, FAILED
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
@@ -279,8 +280,8 @@ def _check_batched_grad(outputs, diff, atol, rtol):
         gs = [_random_like(o, rng) for _ in range(2)]
         expected = [engine.grad([o], diff, [g], retain_graph=True, allow_unused=True) for g in gs]
         try:
-            batched = engine.grad([o], diff, [stack(gs)], retain_graph=True, allow_unused=True,
-                                  is_grads_batched=True)
+            batched = batched_grad([o], diff, [stack(gs)], retain_graph=True, allow_unused=True,
+                                   is_grads_batched=True)
         except Exception as e:
             raise GradcheckError(f"While computing batched gradients for output {k}, got: "
                                  f"{type(e).__name__}: {e}\nIf the backward is not vmappable, "

@@ -13,7 +13,9 @@ import threading
 import warnings
 
 from .. import _tensor as _t
+from ..autograd import inplace
 from ..core.dispatch import Interpreter
+from ..ops.shape import select, stack
 
 _RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either use "
                  "the 'same' or 'different' randomness flags on vmap or perform the randomness "
@@ -51,8 +53,6 @@ class BatchInterpreter(Interpreter):
 
     # ----------------------------------------------------------- primitives
     def process(self, prim, args, params):
-        if prim.custom:
-            return prim.rule(self, args, params)
         values, bdims = [], []
         for a in args:
             v, d = self.unwrap(a)
@@ -73,7 +73,6 @@ class BatchInterpreter(Interpreter):
 
     def inplace(self, t, result, name):
         """`t.op_(...)`: write the batched `result` into `t` (as torch allows in vmap)."""
-        from ..ops import inplace
         r, rd = self.unwrap(result)
         if t._lvl is not self:
             if rd is not None:
@@ -140,7 +139,6 @@ def _loop_rule(prim):
     def rule(args, bdims, **params):
         warnings.warn(f"vmap: the primitive '{prim.name}' has no batching rule; running it once "
                       "per example (slow)", UserWarning, stacklevel=4)
-        from ..ops.shape import select, stack
         n = next(a.shape[d] for a, d in zip(args, bdims) if d is not None)
         per = [prim(*(a if d is None else select(a, d, b) for a, d in zip(args, bdims)), **params)
                for b in range(n)]

@@ -3,6 +3,7 @@ import builtins
 
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
+from ..core.shapes import sum_to as _sum_to
 from ..backends import backend_of
 from ._checks import tensor_op, tensor_list, type_name
 from ._rules import all_front, same_bdim_batch, shifted_dims_batch, to_front
@@ -233,17 +234,6 @@ def squeeze(input, dim=None):
     if not dims:
         return _alias(input)
     return _squeeze(input, dims=dims)
-
-
-def _sum_to(g, shape):
-    lead = g.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
-                                      if s == 1 and g.shape[lead + i] != 1)
-    if dims:
-        g = g.sum(dims, keepdim=True)
-    if lead:
-        g = _reshape(g, shape=tuple(shape))
-    return g
 
 
 _expand = _view_prim("expand", lambda xp, x, shape: xp.broadcast_to(x, shape),
