@@ -14,6 +14,7 @@ from typing import NamedTuple, Optional
 
 from .. import _tensor as _t
 from ..func.jvp_level import JvpInterpreter
+from ..ops.creation import zeros
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
            "unpack_dual", "dual_level"]
@@ -148,7 +149,6 @@ def _split(x, lvl):
     if pt is None and tt is None:
         return x, None
     if pt is None:
-        from ..ops.creation import zeros
         pt = zeros(tuple(p.shape), dtype=p.dtype)
     return inner.wrap(p, t), inner.wrap(pt, tt)
 
