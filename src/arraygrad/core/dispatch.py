@@ -137,23 +137,30 @@ def bind(prim, args, params):
     if _tls.interpreters:
         top, args = _top(args)
         out = _eager(prim, args, params) if top is None else top.process(prim, args, params)
-        return _born(out)
+        return mark_born(out)
     return _eager(prim, args, params)
 
 
 def bind_rules(prim, args, params):
     """Run `prim`, which has one rule per level (`prim.rules`), by the rule of the level
     its args belong to: `rule(prim, interpreter, args, params)` (interpreter None: level 0)."""
+    rule, top, args = rule_for(prim, args)
+    out = rule(prim, top, args, params)
+    return mark_born(out) if _tls.interpreters else out
+
+
+def rule_for(prim, args):
+    """(the rule of `prim` for the level of `args`, that level or None, the args as it
+    takes them); for a caller that runs the rule itself (see `bind_rules`)."""
     if not _tls.interpreters:
-        return prim.rules[None](prim, None, args, params)
+        return prim.rules[None], None, args
     top, args = _top(args)
     if top is None:
-        return _born(prim.rules[None](prim, None, args, params))
-    rules = prim.rules
+        return prim.rules[None], None, args
     for kind in type(top).__mro__:
-        rule = rules.get(kind)
+        rule = prim.rules.get(kind)
         if rule is not None:
-            return _born(rule(prim, top, args, params))
+            return rule, top, args
     raise NotImplementedError(f"{prim.name} has no rule for the {type(top).__name__} level")
 
 
@@ -176,7 +183,8 @@ def _top(args):
     return top, args
 
 
-def _born(out):
+def mark_born(out):
+    """Mark the tensors of `out` as born inside the live transforms (see `born_inside`)."""
     for o in (out if isinstance(out, (list, tuple)) else (out,)):
         if isinstance(o, _t.Tensor):
             o._born = _entered[0]
