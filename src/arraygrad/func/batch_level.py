@@ -14,6 +14,7 @@ import warnings
 
 from .. import _tensor as _t
 from ..autograd import inplace
+from ..autograd.views import mark_view
 from ..core.dispatch import Interpreter
 from ..ops.shape import select, stack
 
@@ -69,7 +70,11 @@ class BatchInterpreter(Interpreter):
         out, out_bdims = rule(tuple(values), tuple(bdims), **params)
         if prim.multiple_results:
             return [self.wrap(o, d) for o, d in zip(out, out_bdims)]
-        return self.wrap(out, out_bdims)
+        out = self.wrap(out, out_bdims)
+        if prim.is_view and out._lvl is self and getattr(args[0], "_lvl", None) is self:
+            # a higher level that writes into the view must see its base (NOTE [in-place])
+            mark_view(prim, args[0], params, out)
+        return out
 
     def inplace(self, t, result, name):
         """`t.op_(...)`: write the batched `result` into `t` (as torch allows in vmap)."""
