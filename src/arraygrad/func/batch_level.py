@@ -16,6 +16,7 @@ from .. import _tensor as _t
 from ..autograd import inplace
 from ..autograd.views import mark_view
 from ..core.dispatch import Interpreter
+from ..ops._rules import to_front
 from ..ops.shape import select, stack
 
 _RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either use "
@@ -92,7 +93,7 @@ class BatchInterpreter(Interpreter):
             r = r.expand(logical) if tuple(r.shape) != tuple(logical) else r
             r = r.unsqueeze(bdim)
         else:
-            r = move_bdim(r, rd)
+            r = to_front(r, rd)
             missing = len(logical) - (r.ndim - 1)
             if missing:
                 r = r.reshape((r.shape[0],) + (1,) * missing + tuple(r.shape[1:]))
@@ -108,8 +109,9 @@ class BatchInterpreter(Interpreter):
         return self.batch_size if self.randomness == "different" else None
 
 
-def move_bdim(x, bdim, to=0):
-    """The value `x` with its batch dim at `to` (unchanged when already there)."""
+def move_bdim(x, bdim, to):
+    """The value `x` with its batch dim at `to` (unchanged when already there; to the front:
+    `ops._rules.to_front`, as batching rules do)."""
     return x if bdim == to else x.movedim(bdim, to)
 
 
