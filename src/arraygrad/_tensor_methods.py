@@ -1,7 +1,5 @@
 """Tensor methods and operators: thin calls into the op families and into autograd (one
 place). Tensor itself (`_tensor.py`) holds data and metadata only."""
-import builtins
-
 from . import _device, _legacy
 from . import dtypes as _dt
 from ._tensor import Tensor
@@ -10,7 +8,6 @@ from .core.grad_mode import no_grad as _no_grad
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
 from .ops import special as sp
 from .ops import bits, stats
-from .ops._checks import short_dtype_name
 
 
 def _m(fn):

@@ -359,6 +359,7 @@ def _bind_args(cls, args, kwargs):
 
 
 def transform_error(cls):
+    """The error for a forward(ctx, ...) Function under a transform (as torch's)."""
     return RuntimeError("In order to use an autograd.Function with functorch transforms (vmap, "
                         "grad, jvp, jacrev, ...), it must override the setup_context staticmethod. "
                         "For more details, please see "
@@ -373,6 +374,7 @@ def _where(ctx):
 
 
 def needs_input_grad_of(args, requires):
+    """ctx.needs_input_grad: per positional arg, whether it (or a tensor inside it) `requires`."""
     out = []
     for a in args:
         if isinstance(a, Tensor):
@@ -392,7 +394,6 @@ def _alias(t):
 
 def is_diff_dtype(t):
     return t.dtype.is_floating_point
-
 
 
 # ----------------------------------------------------------------- level 0
@@ -416,7 +417,6 @@ def eager_rule(prim, interp, flat, params, ctx=None):
             cls.setup_context(ctx, args, output)
         else:
             output = cls.forward(ctx, *args, **kwargs)
-
     out_leaves, out_spec = tree_flatten(output)
     in_ids = {id(t) for t in tensor_ins}
     out_ids = {id(o) for o in out_leaves if isinstance(o, Tensor)}
