@@ -54,10 +54,9 @@ def _imports(mod, path, mods):
     package = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
     found = []
 
-    def visit(node, local):
-        for child in ast.iter_child_nodes(node):
-            inner = local or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef,
-                                                ast.Lambda))
+    def visit(body, local):
+        # imports are statements: walk statement bodies only (functions, classes, if/try/with)
+        for child in body:
             names = []
             if isinstance(child, ast.ImportFrom):
                 if child.level:
@@ -76,8 +75,12 @@ def _imports(mod, path, mods):
                         name = name.rpartition(".")[0]
                     found.append((name, child.lineno, local,
                                   "# cycle:" in lines[child.lineno - 1]))
-            visit(child, inner)
-    visit(ast.parse(src), False)
+            inner = local or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                sub = getattr(child, field, None)
+                if isinstance(sub, list):
+                    visit(sub, inner)
+    visit(ast.parse(src).body, False)
     return found
 
 
