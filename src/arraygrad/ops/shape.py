@@ -3,7 +3,7 @@ import builtins
 
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
-from ..core.shapes import sum_to as _sum_to
+from ..core.shapes import broadcasts_to, sum_to as _sum_to
 from ..backends import backend_of
 from ._checks import tensor_op, tensor_list, type_name
 from ._rules import all_front, same_bdim_batch, shifted_dims_batch, to_front
@@ -660,10 +660,9 @@ def ravel(input):
 @tensor_op
 def sum_to_size(input, *size):
     size = _shape_args(size, "sum_to_size", "size")
-    shape = input.shape
-    lead = len(shape) - len(size)
-    if lead < 0 or any(s not in (1, d) for s, d in zip(size, shape[lead:])):
-        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    if not broadcasts_to(size, input.shape):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size "
+                           f"{{{list(input.shape)}}}.")
     return _sum_to(input, size)
 
 
