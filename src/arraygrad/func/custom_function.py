@@ -32,6 +32,16 @@ from .reverse import vjp as func_vjp
 from .vmap import broadcast_to_and_flatten
 
 
+def _unwrap(interp, flat):
+    """(values one level down, what the level adds: tangents or bdims) of `flat`."""
+    inner, extra = [], []
+    for a in flat:
+        v, e = interp.unwrap(a)
+        inner.append(v)
+        extra.append(e)
+    return inner, extra
+
+
 # ----------------------------------------------------------------- grad level
 def grad_rule(prim, interp, flat, params):
     cls = prim.cls
@@ -83,11 +93,7 @@ def grad_rule(prim, interp, flat, params):
 # ----------------------------------------------------------------- jvp level
 def jvp_rule(prim, interp, flat, params):
     cls = prim.cls
-    primals, tangents = [], []
-    for a in flat:
-        p, t = interp.unwrap(a)
-        primals.append(p)
-        tangents.append(t)
+    primals, tangents = _unwrap(interp, flat)
     args = tree_unflatten(primals, params["spec"])
     if has_setup_context(cls):
         out = bind_rules(prim, primals, params)
@@ -273,11 +279,7 @@ def _tensor_tangents(t_args, args):
 # ----------------------------------------------------------------- batch level
 def batch_rule(prim, interp, flat, params):
     cls = prim.cls
-    values, bdims = [], []
-    for a in flat:
-        v, d = interp.unwrap(a)
-        values.append(v)
-        bdims.append(d)
+    values, bdims = _unwrap(interp, flat)
     if all(d is None for d in bdims):
         return bind_rules(prim, values, params)
     if not has_setup_context(cls):
