@@ -348,6 +348,9 @@ def _wrap_batched(cls, interp, flat, values, output, out_dims):
 # restored), as torch's vmapify_autograd_function. setup_context runs under
 # that level too; saving a batched tensor saves its value and remembers its
 # bdim, so backward can re-batch it. Outputs keep their batch dim in front.
+# The generated Function class is made once per Function class; what one call
+# knows (the bdims, the batch size, the output structure) travels as its first,
+# non-tensor argument (`_Call`), which its backward gets no gradient for.
 def _under_vmap(fn, values, bdims, batch_size, randomness):
     """fn(list of batched tensors) -> list; returns (values, bdims) of its results."""
     with BatchInterpreter(batch_size, randomness) as lvl:
