@@ -141,8 +141,7 @@ class Tensor:
             self._lvl.mirror(self)
             return
         value = bool(value)
-        if value and self._lvl is not None and self._lvl.kind == "grad":
-            # eager autograd inside func.grad/vjp would record on a tape the transform never sees
+        if value and self._lvl is not None and self._lvl.refuses_requires_grad:
             raise RuntimeError("You are attempting to call Tensor.requires_grad_() (or perhaps "
                                "using torch.autograd.functional.* APIs) inside of a function being "
                                "transformed by a functorch transform. This is unsupported, please "
@@ -253,9 +252,6 @@ class Tensor:
             own = getattr(self._lvl, "tensor_repr", None)
             if own is not None:
                 return own(self)
-            if self._lvl.kind == "batch":     # as torch prints a tensor inside vmap
-                return (f"BatchedTensor(lvl={self._lvl.level}, bdim={self._aux}, "
-                        f"value={self._inner!r})")
             return f"{self._lvl.kind.capitalize()}Tensor(lvl={self._lvl.level}, value={self._inner!r})"
         data = np.asarray(backend_of(self._data).to_numpy(self._data))
         extra = []
@@ -300,7 +296,7 @@ def _rebuild(array, requires_grad):
 def _batched(t):
     """Whether some vmap level holds `t` (its value differs per example)."""
     while t._lvl is not None:
-        if t._lvl.kind == "batch":
+        if t._lvl.batched:
             return True
         t = t._inner
     return False

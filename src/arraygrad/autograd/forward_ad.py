@@ -94,7 +94,7 @@ def _make_dual_below(lvl, tensor, tangent):
         # (requires_grad_) stays its own, and gradients reach `tensor` through the view
         return lvl.wrap(tensor.view_as(tensor), tangent)
     top = max(above, key=lambda i: i.level)
-    if top.kind != "batch":
+    if not top.batched:
         raise RuntimeError(f"make_dual: the primal or tangent belongs to a transform ({top.kind})"
                            " entered inside this dual level; make the dual tensor inside it "
                            "with its own dual_level(), or pass tensors created outside")
@@ -136,11 +136,11 @@ def _split(x, lvl):
         return x, None
     if inner is lvl:
         return lvl.unwrap(x)
-    if inner.kind == "batch":       # split each example's dual, keeping the batch dim
+    if inner.batched:       # split each example's dual, keeping the batch dim
         v, d = inner.unwrap(x)
         p, t = _split(v, lvl)
         return inner.wrap(p, d), None if t is None else inner.wrap(t, d)
-    if inner.kind != "jvp":
+    if not isinstance(inner, JvpInterpreter):
         raise RuntimeError(f"unpack_dual: the tensor belongs to a {inner.kind} transform entered "
                            "inside this dual level; unpack it there")
     primal, tangent = inner.unwrap(x)

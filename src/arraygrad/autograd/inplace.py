@@ -182,7 +182,7 @@ def _apply_wrapped(self, result, name):
     self, result = _t.lower(self), _t.lower(result)
     lvl, rl = self._lvl, result._lvl
     if rl is not None and rl.alive and (lvl is None or rl.level > lvl.level):
-        if rl.kind != "batch":
+        if not rl.batched:
             # a tensor created inside the transform joins its level (torch's functorch wraps
             # every tensor made inside); one captured from outside may not change
             for t in (self, self._base):

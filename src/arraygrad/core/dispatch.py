@@ -80,8 +80,11 @@ class Interpreter:
     its tensors) and `inplace(t, result)` (make `t` hold `result`).
     """
 
-    kind = None
+    kind = None                 # its name in messages: "grad", "jvp", "batch"
     primal_autograd = False     # eager autograd sees this level's tensors as their values
+    batched = False             # its tensors hold one value per example (vmap)
+    refuses_requires_grad = False   # it records its own graph: eager autograd inside it
+                                    # would record on a tape the transform never sees
 
     def __init__(self):
         self.level = None

@@ -26,6 +26,7 @@ _RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. 
 
 class BatchInterpreter(Interpreter):
     kind = "batch"
+    batched = True
 
     def __init__(self, batch_size, randomness="error"):
         super().__init__()
@@ -47,6 +48,10 @@ class BatchInterpreter(Interpreter):
 
     def constant_like(self, t, inner):
         return _t.wrap(inner, self, t._aux)
+
+    def tensor_repr(self, t):
+        """As torch prints a tensor inside vmap."""
+        return f"BatchedTensor(lvl={self.level}, bdim={t._aux}, value={t._inner!r})"
 
     def shape_of(self, t):
         s = t._inner.shape

@@ -18,6 +18,7 @@ from ..core.dispatch import Interpreter, bind
 
 class GradInterpreter(Interpreter):
     kind = "grad"
+    refuses_requires_grad = True
 
     def __enter__(self):
         self.prev_grad_mode = grad_mode.state.grad_enabled
