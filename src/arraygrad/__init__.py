@@ -6,8 +6,9 @@
     x.grad      # tensor([2., 4.])
 """
 from .dtypes import (dtype, float16, half, bfloat16, float32, float, float64, double, uint8, int8,  # noqa: F401
-                     int16, short, int32, int, int64, long, bool, get_default_dtype,
-                     set_default_dtype, promote_types, result_type as _result_type)
+                     int16, short, int32, int, int64, long, bool, complex64, cfloat, complex128,
+                     cdouble, get_default_dtype, set_default_dtype, promote_types,
+                     result_type as _result_type)
 from ._tensor import Tensor, Size  # noqa: F401
 from ._device import device, set_default_device, get_default_device  # noqa: F401
 from .core.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
@@ -97,3 +98,7 @@ def result_type(tensor1, tensor2):
 
 def is_floating_point(input):
     return input.dtype.is_floating_point
+
+
+def is_complex(input):
+    return input.dtype.is_complex

@@ -50,6 +50,8 @@ class Primitive:
     a Scalar (pow, fmod, remainder). Both only shape `next_functions` as torch's.
     arg_names: torch's names of the inputs, for the node's `_saved_<name>` attributes
     (default: self, other).
+    complex: the vjp and jvp are verified for complex inputs (NOTE [complex autograd]);
+    otherwise recording a complex result raises `not_complex`, never a wrong gradient.
 
     A rule left out is None: the level that needs it raises an error naming the primitive
     and the rule (vmap can opt in to a per-example loop instead).
@@ -58,7 +60,8 @@ class Primitive:
     def __init__(self, name, impl, *, vjp=None, jvp=None, batch=None, linear=False,
                  zero_derivative=False, save=None, save_output=False, multiple_results=False,
                  differentiable=True, node_name=None, nondiff_outputs=(), is_view=False,
-                 nondiff_inputs=(), number_edges=True, arg_names=("self", "other")):
+                 nondiff_inputs=(), number_edges=True, arg_names=("self", "other"),
+                 complex=False):
         if (linear or zero_derivative) and (jvp is not None or linear == zero_derivative
                                             or zero_derivative and vjp is not None):
             raise TypeError(f"primitive '{name}': linear=True gives the jvp and "
@@ -84,6 +87,7 @@ class Primitive:
         self.nondiff_inputs = nondiff_inputs
         self.number_edges = number_edges
         self.arg_names = arg_names
+        self.complex = complex
 
     def __call__(self, *args, **params):
         return bind(self, args, params)
@@ -98,6 +102,21 @@ class Primitive:
     @staticmethod
     def _zero_rule(ctx, g, **params):
         return g * 0
+
+
+# NOTE [complex autograd]
+# torch's convention: the gradient of a real loss L with respect to z = x + iy is
+# dL/dx + i dL/dy, so a vjp multiplies by the conjugate of the derivative (g * conj(f'(z)))
+# while the jvp multiplies by the derivative itself (t * f'(z)). A rule written for real
+# inputs is right for complex ones only after that audit: primitives say so with
+# `complex=True`, and the levels check the flag only where a complex value is met (the
+# eager level when it marks a complex result as requiring grad, the jvp level when it
+# computes tangents), so the real path pays nothing.
+def not_complex(prim):
+    """The error for differentiating `prim` where its rules are not verified for complex."""
+    return NotImplementedError(f"{prim.name}: derivatives for complex inputs are not "
+                               "supported (its vjp/jvp rules are verified for real dtypes "
+                               "only); compute it on .real/.imag or torch.view_as_real")
 
 
 class Interpreter:

@@ -44,8 +44,8 @@ def promote(*operands, float_only=False, op="op"):
                 v = convert(v, res)
         elif type(v) is builtins.int and res is not None and res._category == 1:
             v = _wrapped_int(v, res)
-        elif type(v) not in (builtins.bool, builtins.int, builtins.float):
-            if getattr(getattr(v, "dtype", None), "kind", None) not in ("b", "i", "u", "f"):
+        elif type(v) not in (builtins.bool, builtins.int, builtins.float, builtins.complex):
+            if getattr(getattr(v, "dtype", None), "kind", None) not in ("b", "i", "u", "f", "c"):
                 raise not_tensor(op, ("input", "other")[builtins.min(i, 1)], i + 1, v)
             # NumPy scalars too (np.float64 is a float): as weak scalars they take the result
             # dtype, where NumPy would compute in their own
