@@ -49,6 +49,8 @@ from .ops.linalg import tensordot, kron, cross  # noqa: F401
 from .ops.reduce import (argsort, sort, topk, var_mean, std_mean, count_nonzero,  # noqa: F401
                          cumprod)
 from .ops.index import scatter, index_add, index_fill  # noqa: F401
+from .ops.complex import (real, imag, conj, conj_physical, resolve_conj, is_conj, sgn,  # noqa: F401
+                          angle, complex, polar, view_as_real, view_as_complex)
 from . import _tensor_methods  # noqa: F401
 from . import autograd  # noqa: F401
 from . import func  # noqa: F401

@@ -87,7 +87,7 @@ class Primitive:
         self.nondiff_inputs = nondiff_inputs
         self.number_edges = number_edges
         self.arg_names = arg_names
-        self.complex = complex
+        self.complex = complex or linear or is_view    # real-coefficient linear maps
 
     def __call__(self, *args, **params):
         return bind(self, args, params)

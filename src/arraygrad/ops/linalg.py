@@ -49,7 +49,8 @@ def _matmul_batch(prim, args, bdims):
 
 _matmul = primitive(
     "matmul", _matmul_impl, node_name="MmBackward0", arg_names=("self", "mat2"),
-    vjp=(lambda ctx, g: g @ _mT(ctx.y), lambda ctx, g: _mT(ctx.x) @ g),
+    vjp=(lambda ctx, g: g @ _mT(ctx.y).conj(), lambda ctx, g: _mT(ctx.x).conj() @ g),
+    complex=True,
     jvp=(lambda ctx, t: _matmul(t, ctx.y), lambda ctx, t: _matmul(ctx.x, t)),
     batch=_matmul_batch)
 
@@ -141,7 +142,12 @@ def dot(input, tensor):
 
 
 inner = dot
-vdot = dot
+
+
+@tensor_op(others=('other',))
+def vdot(input, other):
+    """dot with the first vector conjugated (sum(conj(input) * other))."""
+    return dot(input.conj(), other)
 
 
 @tensor_op(others=('vec2',))

@@ -7,7 +7,7 @@ from .. import _tensor as _t
 from ..core.autocast_mode import autocast_op, FP32
 from ..backends import silent
 from ._checks import tensor_op, short_dtype_name
-from ._rules import along_dim, reduction
+from ._rules import adjoint, along_dim, reduction
 from .registry import primitive
 from .elementwise import convert, exp, where, log
 
@@ -158,7 +158,8 @@ def _prod_jvp(ctx, t, dims, keepdim):
 
 
 _prod = primitive("prod", silent(lambda xp, x, dims, keepdim: xp.prod(x, axis=dims, keepdims=keepdim)),
-                  save_output=True, vjp=(_prod_grad,), node_name=_overload_name("Prod"),
+                  save_output=True, vjp=(adjoint(_prod_grad),), complex=True,
+                  node_name=_overload_name("Prod"),
                   jvp=(_prod_jvp,), batch=reduction)
 
 
@@ -209,6 +210,7 @@ _min_all = _reduction("min", lambda xp, x, dims, keepdim: xp.min(x, axis=dims, k
 
 @tensor_op
 def amax(input, dim=(), keepdim=False):
+    _no_complex("max_values", input)
     dims = _dims(dim if dim != () else None, input.ndim)
     _check_nonempty("amax", input, dims if dim != () else ())
     return _amax(input, dims=dims, keepdim=keepdim)
@@ -216,6 +218,7 @@ def amax(input, dim=(), keepdim=False):
 
 @tensor_op
 def amin(input, dim=(), keepdim=False):
+    _no_complex("min_values", input)
     dims = _dims(dim if dim != () else None, input.ndim)
     _check_nonempty("amin", input, dims if dim != () else ())
     return _amin(input, dims=dims, keepdim=keepdim)
@@ -279,6 +282,11 @@ def _select_jvp(ctx, t, dims, keepdim):
     return (v if keepdim else v.squeeze(d)), None
 
 
+def _no_complex(op, x):
+    if x.dtype.is_complex:
+        raise NotImplementedError(f'"{op}" not implemented for \'{short_dtype_name(x.dtype)}\'')
+
+
 def _argsel(name):
     def f(xp, x, axis, keepdims):
         return getattr(xp, name)(x, axis=axis, keepdims=keepdims)
@@ -297,6 +305,7 @@ def _minmax(name, all_prim, dim_prim, binary):
     def op(input, dim=None, keepdim=False):
         if isinstance(dim, Tensor):
             return binary(input, dim)
+        _no_complex(name + "_all", input)
         if dim is None:
             _check_nonempty(name, input, ())
             return all_prim(input, dims=tuple(range(input.ndim)), keepdim=False)
@@ -325,6 +334,8 @@ min = _minmax("min", _min_all, _min_dim, _min_binary)
 
 def _arg_select(name, prim):
     def op(input, dim=None, keepdim=False):
+        if input.dtype.is_complex:
+            raise RuntimeError(f"{name}(): does not support complex input")
         if dim is None:
             _check_nonempty(name, input, (), IndexError)     # torch's type for arg* here
             return prim(input.reshape(-1), dims=(0,), keepdim=False)[1]
@@ -594,6 +605,8 @@ topk_result = namedtuple("topk", ["values", "indices"])
 
 @tensor_op
 def argsort(input, dim=-1, descending=False, stable=False):
+    if input.dtype.is_complex:
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")
     d = _t._wrap_dim(dim, input.ndim)
     if input.ndim == 0:
         return _argsort(input.reshape(1), dim=0, descending=descending).reshape(())

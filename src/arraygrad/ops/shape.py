@@ -311,7 +311,7 @@ def broadcast_tensors(*tensors):
 
 
 # ----------------------------------------------------------------- copies
-_clone = primitive("clone", lambda xp, x: x.copy(), save=(), vjp=(lambda ctx, g: g,),
+_clone = primitive("clone", lambda xp, x: x.copy(), save=(), vjp=(lambda ctx, g: g,), complex=True,
                    jvp=(lambda ctx, t: t,), batch=same_bdim)
 
 
