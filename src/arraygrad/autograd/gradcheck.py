@@ -165,6 +165,10 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
                          "none of the them have requires_grad=True.")
     for i, t in enumerate(all_tensors):
+        if t.dtype.is_complex:
+            raise NotImplementedError(
+                "gradcheck: complex inputs are not supported yet (input #" + str(i) + "); check "
+                "the function of torch.view_as_real(input) instead")
         if t.requires_grad and t.dtype.name != "float64":
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
                           "point or complex. This check will likely fail if all the inputs are not "

@@ -35,7 +35,7 @@ def promote(*operands, float_only=False, op="op"):
             elif isinstance(b, Tensor) and b._lvl is None and a._data.dtype == b._data.dtype:
                 return operands
     res = _dt.result_type(*operands)
-    if float_only and not res.is_floating_point:
+    if float_only and res._category < 2:
         res = _dt.get_default_dtype()
     out = []
     for i, v in enumerate(operands):
@@ -253,6 +253,8 @@ def pow(input, exponent):
     if isinstance(exponent, Tensor):
         x, y = promote(input, exponent, op='pow')
         return _pow(x, y)
+    if type(exponent) is builtins.complex:
+        return _pow(convert(input, _dt.result_type(input, exponent)), exponent)
     if type(exponent) not in (builtins.int, builtins.float, builtins.bool):
         if getattr(getattr(exponent, "dtype", None), "kind", None) not in ("b", "i", "u", "f"):
             raise TypeError(f"pow() received an invalid combination of arguments - got (Tensor, "
@@ -385,7 +387,7 @@ relu = _tensor_unary(unary(
 
 def _no_complex_relu(op):
     def relu(input):
-        if input.dtype.is_complex:
+        if isinstance(input, Tensor) and input.dtype.is_complex:
             raise NotImplementedError("clamp is not supported for complex types")
         return op(input)
     relu.prim = op.prim

@@ -73,7 +73,7 @@ _sum = primitive(
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
-    elif not input.dtype.is_floating_point:
+    elif input.dtype._category < 2:
         input = convert(input, _dt.int64)
     return _sum(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
 
@@ -103,7 +103,7 @@ _mean = primitive(
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
-    if not input.dtype.is_floating_point:
+    if not input.dtype.is_differentiable:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {input.dtype}")
     return _mean(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
@@ -704,7 +704,7 @@ _cumprod = primitive("cumprod", silent(lambda xp, x, dim: xp.cumprod(x, axis=dim
 def cumprod(input, dim, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
-    elif not input.dtype.is_floating_point:
+    elif input.dtype._category < 2:
         input = convert(input, _dt.int64)
     d = _t._wrap_dim(dim, input.ndim)
     if input.ndim == 0:
