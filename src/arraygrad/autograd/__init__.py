@@ -8,7 +8,7 @@ the functional API, forward_ad and the checks. The machinery is imported first: 
 from ..core.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
                               is_grad_enabled)
 from . import graph, eager, inplace, engine, function  # noqa: F401
-from .engine import backward  # noqa: F401
+from .engine import backward, is_checkpoint_valid as _is_checkpoint_valid  # noqa: F401
 from .anomaly_mode import set_detect_anomaly, detect_anomaly  # noqa: F401
 from .function import Function, FunctionCtx, once_differentiable, set_strict, is_strict  # noqa: F401
 from .batched import grad  # noqa: F401

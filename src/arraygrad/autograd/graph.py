@@ -459,7 +459,7 @@ def record(prim, params, saved_args, outs, results, edges, level_owned):
     nondiff = prim.nondiff_outputs
     for i, r in enumerate(results):
         d = r._data
-        if i in nondiff or (d.dtype.kind not in "fc" if d is not None
+        if i in nondiff or (d.dtype.kind not in "fcV" if d is not None   # V: bfloat16
                             else not r.dtype.is_floating_point):
             continue
         r._requires_grad = True
