@@ -150,7 +150,8 @@ class GradScaler:
     def __init__(self, device="cuda", init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
                  growth_interval=2000, enabled=True):
         device = str(device)
-        if enabled and device == "cuda" and "cuda" not in _device._AVAILABLE:
+        from . import cuda  # cycle: torch.cuda.amp (cuda/amp.py) re-exports this module
+        if enabled and device == "cuda" and not cuda.is_available():
             warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  "
                           "Disabling.", UserWarning, stacklevel=2)
             enabled = False
