@@ -22,10 +22,12 @@ def _real_dtype(d):
 
 # ----------------------------------------------------------------- real, imag (views)
 _real = primitive("real", lambda xp, x: x.real, vjp=(lambda ctx, g: g.to(ctx.dtypes[0]),),
-                  linear=True, save=(), is_view=True, batch=elementwise)
+                  linear=True, save=(), is_view=True, batch=elementwise,
+                  node_name="SelectBackward0")   # torch: view_as_real(z).select(-1, i)
 _imag = primitive("imag", lambda xp, x: x.imag,
                   vjp=(lambda ctx, g: g.to(ctx.dtypes[0]) * 1j,),
-                  linear=True, save=(), is_view=True, batch=elementwise)
+                  linear=True, save=(), is_view=True, batch=elementwise,
+                  node_name="SelectBackward0")   # torch: view_as_real(z).select(-1, i)
 
 
 @tensor_op

@@ -43,7 +43,7 @@ def _c2c_impl(xp, x, dims, norm, forward):
 
 
 _c2c = primitive(
-    "fft_c2c", _c2c_impl, save=(), batch=_shift_batch, complex=True,
+    "fft_c2c", _c2c_impl, save=(), batch=_shift_batch, complex=True, node_name="FftC2CBackward0",
     vjp=(lambda ctx, g, dims, norm, forward: _c2c(g, dims=dims, norm=_DUAL[norm],
                                                    forward=not forward),),
     jvp=(lambda ctx, t, dims, norm, forward: _c2c(t, dims=dims, norm=norm, forward=forward),))
@@ -66,6 +66,7 @@ def _r2c_vjp(ctx, g, dim, norm):
 
 _r2c = primitive(
     "fft_r2c", _r2c_impl, save=(), batch=_shift_batch_dim, complex=True, vjp=(_r2c_vjp,),
+    node_name="FftR2CBackward0",
     jvp=(lambda ctx, t, dim, norm: _r2c(t, dim=dim, norm=norm),))
 
 
@@ -88,6 +89,7 @@ def _c2r_vjp(ctx, g, dim, n, norm):
 
 _c2r = primitive(
     "fft_c2r", _c2r_impl, save=(), batch=_shift_batch_dim, complex=True, vjp=(_c2r_vjp,),
+    node_name="FftC2RBackward0",
     jvp=(lambda ctx, t, dim, n, norm: _c2r(t, dim=dim, n=n, norm=norm),))
 
 
