@@ -107,15 +107,16 @@ class Primitive:
 # NOTE [complex autograd]
 # torch's convention: the gradient of a real loss L with respect to z = x + iy is
 # dL/dx + i dL/dy, so a vjp multiplies by the conjugate of the derivative (g * conj(f'(z)))
-# while the jvp multiplies by the derivative itself (t * f'(z)). A rule written for real
-# inputs is right for complex ones only after that audit: primitives say so with
-# `complex=True`, and the levels check the flag only where a complex value is met (the
-# eager level when it marks a complex result as requiring grad, the jvp level when it
-# computes tangents), so the real path pays nothing.
+# while the jvp multiplies by the derivative itself (t * f'(z)). A primitive's impl and rules
+# are right for complex inputs only after that audit: primitives say so with `complex=True`.
+# Every primitive computes at the eager level, which reads each input array's dtype anyway,
+# so that is where a complex input of an unverified primitive is refused (one dtype-kind
+# test per tensor argument); a complex result from real inputs and a Python complex scalar
+# is refused where it is recorded or differentiated forward.
 def not_complex(prim):
-    """The error for differentiating `prim` where its rules are not verified for complex."""
-    return NotImplementedError(f"{prim.name}: derivatives for complex inputs are not "
-                               "supported (its vjp/jvp rules are verified for real dtypes "
+    """The error for running `prim` on complex values where it is not verified for them."""
+    return NotImplementedError(f"{prim.name}: complex inputs are not supported (its "
+                               "computation and vjp/jvp rules are verified for real dtypes "
                                "only); compute it on .real/.imag or torch.view_as_real")
 
 

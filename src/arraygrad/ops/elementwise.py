@@ -260,7 +260,7 @@ def pow(input, exponent):
             raise TypeError(f"pow() received an invalid combination of arguments - got (Tensor, "
                             f"{type_name(exponent)})")
         exponent = exponent.item()      # a NumPy scalar: weak, like a Python number
-    if isinstance(exponent, builtins.float) and not input.dtype.is_floating_point:
+    if isinstance(exponent, builtins.float) and not input.dtype.is_differentiable:
         input = convert(input, _dt.get_default_dtype())
     return _pow(input, exponent)
 
@@ -597,7 +597,7 @@ def where(condition, input=None, other=None):
 
 # ----------------------------------------------------------------- comparisons
 def _cmp(name, fn):
-    prim = nondiff(name, _checked(name, fn, quiet=False))
+    prim = nondiff(name, _checked(name, fn, quiet=False), complex=name in ("eq", "ne"))
 
     def op(input, other):
         x, y = promote(input, other, op=name)
@@ -616,17 +616,17 @@ gt = _cmp("gt", lambda xp, x, y: xp.greater(x, y))
 ge = _cmp("ge", lambda xp, x, y: xp.greater_equal(x, y))
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
-_logical_and = nondiff("logical_and", _checked("logical_and", lambda xp, x, y: xp.logical_and(x, y), quiet=False))
-_logical_or = nondiff("logical_or", _checked("logical_or", lambda xp, x, y: xp.logical_or(x, y), quiet=False))
-_logical_xor = nondiff("logical_xor", _checked("logical_xor", lambda xp, x, y: xp.logical_xor(x, y), quiet=False))
-_logical_not = nondiff("logical_not", lambda xp, x: xp.logical_not(x))
+_logical_and = nondiff("logical_and", _checked("logical_and", lambda xp, x, y: xp.logical_and(x, y), quiet=False), complex=True)
+_logical_or = nondiff("logical_or", _checked("logical_or", lambda xp, x, y: xp.logical_or(x, y), quiet=False), complex=True)
+_logical_xor = nondiff("logical_xor", _checked("logical_xor", lambda xp, x, y: xp.logical_xor(x, y), quiet=False), complex=True)
+_logical_not = nondiff("logical_not", lambda xp, x: xp.logical_not(x), complex=True)
 _bitwise_and = nondiff("bitwise_and", _checked("bitwise_and", lambda xp, x, y: xp.bitwise_and(x, y), quiet=False))
 _bitwise_or = nondiff("bitwise_or", _checked("bitwise_or", lambda xp, x, y: xp.bitwise_or(x, y), quiet=False))
 _bitwise_xor = nondiff("bitwise_xor", _checked("bitwise_xor", lambda xp, x, y: xp.bitwise_xor(x, y), quiet=False))
 _bitwise_not = nondiff("bitwise_not", lambda xp, x: xp.invert(x))
-_isnan = nondiff("isnan", lambda xp, x: xp.isnan(x))
-_isinf = nondiff("isinf", lambda xp, x: xp.isinf(x))
-_isfinite = nondiff("isfinite", lambda xp, x: xp.isfinite(x))
+_isnan = nondiff("isnan", lambda xp, x: xp.isnan(x), complex=True)
+_isinf = nondiff("isinf", lambda xp, x: xp.isinf(x), complex=True)
+_isfinite = nondiff("isfinite", lambda xp, x: xp.isfinite(x), complex=True)
 
 
 def logical_and(a, b):
@@ -698,7 +698,7 @@ def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
 
 
 _isclose = nondiff("isclose", lambda xp, x, y, rtol, atol, equal_nan: xp.isclose(
-    x, y, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    x, y, rtol=rtol, atol=atol, equal_nan=equal_nan), complex=True)
 
 
 def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):

@@ -377,7 +377,7 @@ _logsumexp = primitive(
 
 @tensor_op
 def logsumexp(input, dim, keepdim=False):
-    if not input.dtype.is_floating_point:
+    if not input.dtype.is_differentiable:
         input = convert(input, _dt.get_default_dtype())
     return _logsumexp(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
 
@@ -497,7 +497,7 @@ _std = primitive(
 
 
 def _var_args(name, input, dim, correction, unbiased):
-    if not input.dtype.is_floating_point:
+    if not input.dtype.is_differentiable:
         raise RuntimeError(f"{name}(): std and var only support floating point and complex "
                            f"dtypes, got {input.dtype}")
     if unbiased is not None:
@@ -507,11 +507,17 @@ def _var_args(name, input, dim, correction, unbiased):
 
 @tensor_op
 def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
-    return _var(input, keepdim=keepdim, **_var_args("var", input, dim, correction, unbiased))
+    args = _var_args("var", input, dim, correction, unbiased)
+    if input.dtype.is_complex:      # E|z - Ez|^2: the real parts' variance plus the imaginary's
+        return _var(input.real, keepdim=keepdim, **args) + _var(input.imag, keepdim=keepdim,
+                                                                **args)
+    return _var(input, keepdim=keepdim, **args)
 
 
 @tensor_op
 def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    if input.dtype.is_complex:
+        return var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased).sqrt()
     return _std(input, keepdim=keepdim, **_var_args("std", input, dim, correction, unbiased))
 
 
@@ -555,9 +561,9 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 _all = primitive("all", lambda xp, x, dims, keepdim: xp.all(x, axis=dims, keepdims=keepdim),
-                 differentiable=False, batch=reduction)
+                 differentiable=False, batch=reduction, complex=True)
 _any = primitive("any", lambda xp, x, dims, keepdim: xp.any(x, axis=dims, keepdims=keepdim),
-                 differentiable=False, batch=reduction)
+                 differentiable=False, batch=reduction, complex=True)
 
 
 @tensor_op
