@@ -348,11 +348,11 @@ def _piecewise_constant(name, impl):
     return tensor_op(op)
 
 
-def no_complex(op, *xs):
-    """torch's refusal of an op without a complex kernel."""
+def no_complex(op, *xs, kernel=None):
+    """torch's refusal of an op without a complex kernel (named `kernel`, else op_cpu)."""
     for x in xs:
         if isinstance(x, Tensor) and x.dtype.is_complex:
-            raise NotImplementedError(f'"{op}_cpu" not implemented for '
+            raise NotImplementedError(f'"{kernel or op + "_cpu"}" not implemented for '
                                       f"'{short_dtype_name(x.dtype)}'")
 
 
@@ -731,6 +731,7 @@ def logaddexp(input, other):
 
 
 def hypot(input, other):
+    no_complex("hypot", input, other)
     return sqrt(input * input + other * other)
 
 
@@ -765,6 +766,7 @@ def xlogy(input, other):
 
 @tensor_op
 def logit(input, eps=None):
+    no_complex("logit", input)
     if eps is not None:
         input = clamp(input, eps, 1 - eps)
     return log(input / (1 - input))
