@@ -170,3 +170,42 @@ def test_torch_refusals(torch, call, exc, msg):
 def test_conj_is_free_for_real():
     x = ag.ones(3)
     assert x.conj() is x and x.real is x and not x.is_conj()
+
+
+def _square(lib, conj):
+    """z -> z * z as a custom Function whose backward conjugates its derivative (right, as
+    torch's convention asks) or not (wrong: gradcheck must catch it)."""
+    class Square(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, z):
+            ctx.save_for_backward(z)
+            return z * z
+
+        @staticmethod
+        def backward(ctx, g):
+            z, = ctx.saved_tensors
+            return g * 2 * (z.conj() if conj else z)
+    return Square.apply
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("holomorphic", lambda lib, z, w: z * z.exp() + w),
+    ("real_output", lambda lib, z, w: (z * w).abs()),
+    ("fft", lambda lib, z, w: lib.fft.fft(z) * w),
+    ("irfft", lambda lib, z, w: lib.fft.irfft(z, n=4)),
+    ("function_conj", lambda lib, z, w: _square(lib, True)(z)),
+    ("function_no_conj", lambda lib, z, w: _square(lib, False)(z))])
+def test_gradcheck_complex_as_torch(torch, name, fn):
+    """gradcheck/gradgradcheck perturb real and imaginary parts: same verdict as torch's."""
+    w = RNG.standard_normal(3)
+
+    def verdicts(lib):
+        z = lib.tensor(Z[0, :3], requires_grad=True)
+        x = lib.tensor(w, requires_grad=True)
+        f = lambda z, x: fn(lib, z, x)      # noqa: E731
+        return (lib.autograd.gradcheck(f, (z, x), raise_exception=False),
+                lib.autograd.gradgradcheck(f, (z, x), raise_exception=False)
+                if name.startswith(("holo", "fft")) else None)
+    want = verdicts(torch)
+    assert verdicts(ag) == want
+    assert want[0] == (name != "function_no_conj")
