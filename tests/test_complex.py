@@ -209,3 +209,23 @@ def test_gradcheck_complex_as_torch(torch, name, fn):
     want = verdicts(torch)
     assert verdicts(ag) == want
     assert want[0] == (name != "function_no_conj")
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("var", lambda lib, z: z.var()), ("var_dim", lambda lib, z: z.var(dim=1, correction=0)),
+    ("std", lambda lib, z: z.std(dim=0, keepdim=True)),
+    ("std_mean", lambda lib, z: lib.std_mean(z, dim=1)[0]),
+    ("norm", lambda lib, z: z.norm()), ("norm_dim", lambda lib, z: z.norm(dim=1)),
+    ("norm_p1", lambda lib, z: z.norm(p=1, dim=0)), ("norm_p3", lambda lib, z: z.norm(p=3)),
+    ("norm_inf", lambda lib, z: z.norm(p=float("inf"))),
+    ("sum_dtype", lambda lib, z: z.sum(dtype=lib.complex64).abs()),
+    ("mean_dtype", lambda lib, z: z.mean(dim=0, dtype=lib.complex64).abs())])
+def test_reductions_with_real_results_vs_torch(torch, name, fn):
+    """var/std/norm of complex inputs are real (torch's values and gradients)."""
+    got, want = (fn(lib, lib.tensor(Z, requires_grad=True)) for lib in (ag, torch))
+    assert str(got.dtype).split(".")[-1] == str(want.dtype).split(".")[-1]
+    np.testing.assert_allclose(_np(got), _np(want), rtol=1e-6)
+    leaves = [lib.tensor(Z, requires_grad=True) for lib in (ag, torch)]
+    g, = ag.autograd.grad(fn(ag, leaves[0]).sum(), leaves[0])
+    t, = torch.autograd.grad(fn(torch, leaves[1]).sum(), leaves[1])
+    np.testing.assert_allclose(_np(g), _np(t), rtol=1e-5, atol=1e-7)

@@ -544,6 +544,8 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
     if p in ("fro", 2, 2.0):
+        if input.dtype.is_complex:      # the norm of the moduli: a real result, as torch's
+            input = abs(input)
         return _norm2(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
     if p in (1, 1.0):
         return sum(abs(input), dim, keepdim)
