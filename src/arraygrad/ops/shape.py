@@ -2,6 +2,7 @@
 import builtins
 
 from .. import _tensor as _t
+from ..core.autocast_mode import autocast_op, FP32
 from ..backends import backend_of
 from ._checks import tensor_op, tensor_list, type_name
 from ._rules import all_front, same_bdim, shifted_dims, to_front
@@ -597,6 +598,7 @@ _diagonal = _view_prim("diagonal", _diagonal_impl,
                        batch=shifted_dims("dim1", "dim2"))
 
 
+@autocast_op(FP32)
 @tensor_op
 def trace(input):
     if input.ndim != 2:
