@@ -72,6 +72,7 @@ from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, ByteTensor, CharTen
 from .utils import data as _utils_data  # noqa: F401  (makes torch.utils.data reachable)
 from .serialization import save, load  # noqa: F401
 from . import distributions  # noqa: F401  (dist15)
+from . import linalg  # noqa: F401
 from .utils import checkpoint as _utils_checkpoint, benchmark as _utils_benchmark  # noqa: F401
 
 __version__ = "0.1.0"

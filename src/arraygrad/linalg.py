@@ -1,0 +1,3 @@
+"""torch.linalg: linear algebra under torch's names (the primitives live under ops/)."""
+from .ops._checks import LinAlgError  # noqa: F401
+from .ops.linalg import matmul, cross  # noqa: F401
