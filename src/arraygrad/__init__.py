@@ -73,6 +73,7 @@ from .utils import data as _utils_data  # noqa: F401  (makes torch.utils.data re
 from .serialization import save, load  # noqa: F401
 from . import distributions  # noqa: F401  (dist15)
 from . import linalg  # noqa: F401
+from .ops.spectral import (qr_old as qr, svd_old as svd, pinverse, symeig)  # noqa: F401
 from .utils import checkpoint as _utils_checkpoint, benchmark as _utils_benchmark  # noqa: F401
 
 __version__ = "0.1.0"
