@@ -995,6 +995,99 @@ ELEM14_NAMED_DIFFERENTLY = {"median", "median_method", "nanmedian", "kthvalue", 
                             "cummin", "nan_to_num", "quantile", "nanquantile"}
 
 
+# ----------------------------------------------------------------- torch.linalg: solvers, norms
+def _spd(lib, a):
+    """A symmetric positive-definite matrix made from any square `a` (vmap's examples shuffle
+    the entries of a sample, so the op's input is built inside the function)."""
+    n = a.shape[-1]
+    return a @ a.mT + n * lib.eye(n, dtype=a.dtype)
+
+
+def _tri_factor(lib, a, upper=False):
+    """A well-conditioned triangular factor made from any square `a`."""
+    n = a.shape[-1]
+    return (a.triu() if upper else a.tril()) + n * lib.eye(n, dtype=a.dtype)
+
+
+LINALG_SOLVE = [
+    OpInfo("linalg.inv", lambda lib, a: lib.linalg.inv(a), one(
+        S((3, 3)), S((2, 3, 3)), S((1, 1)), S((0, 0)), S((2, 0, 0)), S((0, 2, 2)))),
+    OpInfo("linalg.inv_ex", lambda lib, a: lib.linalg.inv_ex(a), one(S((2, 3, 3)))),
+    OpInfo("inverse", lambda lib, a: a.inverse(), one(S((4, 4)))),
+    OpInfo("linalg.det", lambda lib, a: lib.linalg.det(a), one(
+        S((3, 3)), S((2, 3, 3)), S((1, 1)), S((0, 0)), S((2, 4, 4)))),
+    OpInfo("det", lambda lib, a: a.det(), one(S((2, 2)))),
+    OpInfo("linalg.slogdet", lambda lib, a: lib.linalg.slogdet(a), one(
+        S((3, 3)), S((2, 4, 4)), S((0, 0)))),
+    OpInfo("logdet", lambda lib, a: lib.logdet(_spd(lib, a)), one(S((3, 3)), S((2, 2, 2)))),
+    OpInfo("linalg.solve", lambda lib, a, b, **k: lib.linalg.solve(a, b, **k), one(
+        S((3, 3), (3, 2)), S((2, 3, 3), (3,)), S((2, 3, 3), (2, 3)), S((3, 3), (2, 3, 4)),
+        S((3, 3), (2, 3), left=False), S((2, 0, 0), (0, 1)))),
+    OpInfo("linalg.solve_ex", lambda lib, a, b: lib.linalg.solve_ex(a, b), one(
+        S((2, 3, 3), (2, 3, 2)))),
+    OpInfo("linalg.solve_triangular", lambda lib, a, b, **k: lib.linalg.solve_triangular(
+        a + 3 * lib.eye(a.shape[-1], dtype=a.dtype), b, **k), one(
+        S((3, 3), (3, 2), upper=True), S((2, 3, 3), (3, 4), upper=False, unitriangular=True),
+        S((3, 3), (2, 3), upper=False, left=False), S((3, 3), (2, 2, 3), upper=True, left=False,
+                                                      unitriangular=True))),
+    OpInfo("linalg.cholesky", lambda lib, a, **k: lib.linalg.cholesky(_spd(lib, a), **k), one(
+        S((3, 3)), S((2, 3, 3)), S((3, 3), upper=True), S((0, 0)))),
+    OpInfo("linalg.cholesky_ex", lambda lib, a: lib.linalg.cholesky_ex(_spd(lib, a)), one(
+        S((2, 4, 4)))),
+    OpInfo("cholesky_solve", lambda lib, b, a, **k: lib.cholesky_solve(
+        b, _tri_factor(lib, a, **k), **k), one(S((3, 2), (3, 3)), S((2, 3, 1), (3, 3), upper=True))),
+    OpInfo("cholesky_inverse", lambda lib, a, **k: lib.cholesky_inverse(
+        _tri_factor(lib, a, **k), **k), one(S((3, 3)), S((2, 3, 3), upper=True))),
+    OpInfo("linalg.lu_factor", lambda lib, a: lib.linalg.lu_factor(a), one(
+        S((3, 3)), S((2, 4, 4)), S((0, 0)))),
+    OpInfo("linalg.lu_factor_ex", lambda lib, a: lib.linalg.lu_factor_ex(a), one(S((2, 3, 3)))),
+    OpInfo("linalg.lu", lambda lib, a: lib.linalg.lu(a), one(S((3, 3)), S((2, 4, 4)))),
+    OpInfo("linalg.lu_solve", lambda lib, a, b, **k: lib.linalg.lu_solve(
+        *lib.linalg.lu_factor(a), b, **k), one(
+        S((3, 3), (3, 2)), S((2, 3, 3), (2, 3, 1), adjoint=True), S((3, 3), (2, 3), left=False))),
+    OpInfo("linalg.matrix_exp", lambda lib, a: lib.linalg.matrix_exp(a), one(
+        S((3, 3)), S((2, 3, 3)), S((1, 1)), S((0, 0)),
+        S(lambda rng: np.diag([8.0, -3.0, 0.5]) + uniform(rng, (3, 3), -1, 1)))),
+    OpInfo("matrix_exp", lambda lib, a: a.matrix_exp(), one(S((2, 2)))),
+    OpInfo("linalg.matrix_power", lambda lib, a, n: lib.linalg.matrix_power(a, n), one(
+        S((3, 3), 3), S((2, 3, 3), -2), S((3, 3), 0), S((3, 3), 1), S((2, 2), 6))),
+    OpInfo("linalg.vector_norm", lambda lib, x, *a, **k: lib.linalg.vector_norm(x, *a, **k), one(
+        S((2, 3)), S((2, 3), 1, gen_x=away_from_zero), S((2, 3, 4), 3, (0, 2), True),
+        S((2, 3), float("inf"), 1, gen_x=distinct), S((2, 3), -float("inf"), 0, gen_x=distinct),
+        S((2, 3), 0), S((4,), 0.5, gen_x=away_from_zero), S((3, 2), -1, 0, gen_x=away_from_zero),
+        S((0, 3), 2, 1), S((0, 3), 1), S(()),
+        kink(S(lambda rng: np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 2.0]]), 3, 1)))),
+    # torch's second derivative at a zero norm is nan; the first is 0
+    OpInfo("linalg.vector_norm_at_zero", lambda lib, x, o: lib.linalg.vector_norm(x, o), one(
+        kink(S(lambda rng: np.zeros(3), 2)), kink(S(lambda rng: np.zeros(3), 3))), gradgrad=False),
+    OpInfo("linalg.vector_norm_ties", lambda lib, x: lib.linalg.vector_norm(x, float("inf"), 1),
+           one(kink(S(lambda rng: np.array([[1.0, -3.0, 3.0], [2.0, 2.0, -2.0]]))))),
+    OpInfo("linalg.matrix_norm", lambda lib, x, *a, **k: lib.linalg.matrix_norm(x, *a, **k), one(
+        S((2, 3)), S((2, 3, 4), "fro", (0, 2), True), S((3, 3), 1, gen_x=distinct),
+        S((2, 3, 4), -1, gen_x=distinct), S((3, 4), float("inf"), gen_x=distinct),
+        S((2, 4, 3), -float("inf"), (-1, 0), True, gen_x=distinct))),
+    OpInfo("linalg.norm", lambda lib, x, *a, **k: lib.linalg.norm(x, *a, **k), one(
+        S((2, 3, 4)), S((2, 3), 1, gen_x=distinct), S((4,), float("inf"), gen_x=distinct),
+        S((2, 3, 4), 3, 1, gen_x=away_from_zero), S((2, 3, 4), None, (0, 1)),
+        S((2, 3, 4), "fro", (2, 1), True))),
+    OpInfo("linalg.cross", lambda lib, x, y, **k: lib.linalg.cross(x, y, **k), one(
+        S((2, 3), (3,)), S((3, 4), (3, 1), dim=0))),
+    OpInfo("linalg.vecdot", lambda lib, x, y, **k: lib.linalg.vecdot(x, y, **k), one(
+        S((2, 3), (3,)), S((3, 4), (3, 1), dim=0), S((0, 2), (2,)))),
+    OpInfo("linalg.multi_dot", lambda lib, *xs: lib.linalg.multi_dot(xs), one(
+        S((3,), (3, 4)), S((2, 3), (3, 4), (4, 5), (5,)), S((2, 30), (30, 3), (3, 40), (40, 1)),
+        S((4,), (4, 2), (2, 3), (3,)))),
+    OpInfo("linalg.diagonal", lambda lib, x, **k: lib.linalg.diagonal(x, **k), one(
+        S((2, 3, 4)), S((3, 4), offset=1), S((2, 3, 4), dim1=0, dim2=2, offset=-1))),
+]
+OPS += LINALG_SOLVE
+# compositions whose top node torch names differently (the grads still match)
+LINALG_SOLVE_NAMED_DIFFERENTLY = {
+    "logdet", "cholesky_inverse", "linalg.lu", "linalg.lu_solve", "linalg.matrix_power",
+    "linalg.matrix_norm", "linalg.norm", "linalg.cross", "linalg.vecdot", "linalg.multi_dot",
+    "linalg.diagonal"}
+
+
 # ----------------------------------------------------------------- spectral linear algebra
 # Singular vectors and eigenvectors are defined up to sign, so each function returns quantities
 # that do not depend on it (U f(S) Vh, projections onto leading singular or eigen spaces); eigh

@@ -72,6 +72,9 @@ from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, ByteTensor, CharTen
 from .utils import data as _utils_data  # noqa: F401  (makes torch.utils.data reachable)
 from .serialization import save, load  # noqa: F401
 from . import distributions  # noqa: F401  (dist15)
+from .ops.solve import (inv as inverse, det, logdet, slogdet, cholesky, cholesky_solve,  # noqa: F401
+                        cholesky_inverse, triangular_solve, lu_unpack, matrix_power, matrix_exp)
+from .ops.solve import legacy_lu as lu, legacy_lu_solve as lu_solve  # noqa: F401
 from . import linalg  # noqa: F401
 from .ops.spectral import (qr_old as qr, svd_old as svd, pinverse, symeig)  # noqa: F401
 from .utils import checkpoint as _utils_checkpoint, benchmark as _utils_benchmark  # noqa: F401
