@@ -1020,16 +1020,19 @@ LINALG_SOLVE = [
     OpInfo("linalg.slogdet", lambda lib, a: lib.linalg.slogdet(a), one(
         S((3, 3)), S((2, 4, 4)), S((0, 0)))),
     OpInfo("logdet", lambda lib, a: lib.logdet(_spd(lib, a)), one(S((3, 3)), S((2, 2, 2)))),
-    OpInfo("linalg.solve", lambda lib, a, b, **k: lib.linalg.solve(a, b, **k), one(
-        S((3, 3), (3, 2)), S((2, 3, 3), (3,)), S((2, 3, 3), (2, 3)), S((3, 3), (2, 3, 4)),
-        S((3, 3), (2, 3), left=False), S((2, 0, 0), (0, 1)))),
+    OpInfo("linalg.solve", lambda lib, a, b: lib.linalg.solve(a, b), one(
+        S((3, 3), (3, 2)), S((3, 3), (2, 3, 4)), S((2, 0, 0), (0, 1)))),
+    # a vector B or left=False adds a squeeze or transpose node on top (torch has none)
+    OpInfo("linalg.solve_vector_or_right", lambda lib, a, b, **k: lib.linalg.solve(a, b, **k),
+           one(S((2, 3, 3), (3,)), S((2, 3, 3), (2, 3)), S((3, 3), (2, 3), left=False))),
     OpInfo("linalg.solve_ex", lambda lib, a, b: lib.linalg.solve_ex(a, b), one(
         S((2, 3, 3), (2, 3, 2)))),
     OpInfo("linalg.solve_triangular", lambda lib, a, b, **k: lib.linalg.solve_triangular(
         a + 3 * lib.eye(a.shape[-1], dtype=a.dtype), b, **k), one(
-        S((3, 3), (3, 2), upper=True), S((2, 3, 3), (3, 4), upper=False, unitriangular=True),
-        S((3, 3), (2, 3), upper=False, left=False), S((3, 3), (2, 2, 3), upper=True, left=False,
-                                                      unitriangular=True))),
+        S((3, 3), (3, 2), upper=True), S((2, 3, 3), (3, 4), upper=False, unitriangular=True))),
+    OpInfo("linalg.solve_triangular_right", lambda lib, a, b, **k: lib.linalg.solve_triangular(
+        a + 3 * lib.eye(a.shape[-1], dtype=a.dtype), b, left=False, **k), one(
+        S((3, 3), (2, 3), upper=False), S((3, 3), (2, 2, 3), upper=True, unitriangular=True))),
     OpInfo("linalg.cholesky", lambda lib, a, **k: lib.linalg.cholesky(_spd(lib, a), **k), one(
         S((3, 3)), S((2, 3, 3)), S((3, 3), upper=True), S((0, 0)))),
     OpInfo("linalg.cholesky_ex", lambda lib, a: lib.linalg.cholesky_ex(_spd(lib, a)), one(
@@ -1052,26 +1055,26 @@ LINALG_SOLVE = [
     OpInfo("linalg.matrix_power", lambda lib, a, n: lib.linalg.matrix_power(a, n), one(
         S((3, 3), 3), S((2, 3, 3), -2), S((3, 3), 0), S((3, 3), 1), S((2, 2), 6))),
     OpInfo("linalg.vector_norm", lambda lib, x, *a, **k: lib.linalg.vector_norm(x, *a, **k), one(
-        S((2, 3)), S((2, 3), 1, gen_x=away_from_zero), S((2, 3, 4), 3, (0, 2), True),
+        S((2, 3)), S((2, 3), 1, gen_x=away_from_zero), S((2, 3, 4), 3, L(0, 2), True),
         S((2, 3), float("inf"), 1, gen_x=distinct), S((2, 3), -float("inf"), 0, gen_x=distinct),
         S((2, 3), 0), S((4,), 0.5, gen_x=away_from_zero), S((3, 2), -1, 0, gen_x=away_from_zero),
-        S((0, 3), 2, 1), S((0, 3), 1), S(()),
-        kink(S(lambda rng: np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 2.0]]), 3, 1)))),
+        S((0, 3), 2, 1), S((0, 3), 1), S(()))),
     # torch's second derivative at a zero norm is nan; the first is 0
-    OpInfo("linalg.vector_norm_at_zero", lambda lib, x, o: lib.linalg.vector_norm(x, o), one(
-        kink(S(lambda rng: np.zeros(3), 2)), kink(S(lambda rng: np.zeros(3), 3))), gradgrad=False),
+    OpInfo("linalg.vector_norm_at_zero", lambda lib, x, *a: lib.linalg.vector_norm(x, *a), one(
+        kink(S(lambda rng: np.zeros(3), 2)), kink(S(lambda rng: np.zeros(3), 3)),
+        kink(S(lambda rng: np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 2.0]]), 3, 1))), gradgrad=False),
     OpInfo("linalg.vector_norm_ties", lambda lib, x: lib.linalg.vector_norm(x, float("inf"), 1),
            one(kink(S(lambda rng: np.array([[1.0, -3.0, 3.0], [2.0, 2.0, -2.0]]))))),
     OpInfo("linalg.matrix_norm", lambda lib, x, *a, **k: lib.linalg.matrix_norm(x, *a, **k), one(
-        S((2, 3)), S((2, 3, 4), "fro", (0, 2), True), S((3, 3), 1, gen_x=distinct),
+        S((2, 3)), S((2, 3, 4), "fro", L(0, 2), True), S((3, 3), 1, gen_x=distinct),
         S((2, 3, 4), -1, gen_x=distinct), S((3, 4), float("inf"), gen_x=distinct),
-        S((2, 4, 3), -float("inf"), (-1, 0), True, gen_x=distinct))),
+        S((2, 4, 3), -float("inf"), L(-1, 0), True, gen_x=distinct))),
     OpInfo("linalg.norm", lambda lib, x, *a, **k: lib.linalg.norm(x, *a, **k), one(
         S((2, 3, 4)), S((2, 3), 1, gen_x=distinct), S((4,), float("inf"), gen_x=distinct),
-        S((2, 3, 4), 3, 1, gen_x=away_from_zero), S((2, 3, 4), None, (0, 1)),
-        S((2, 3, 4), "fro", (2, 1), True))),
+        S((2, 3, 4), 3, 1, gen_x=away_from_zero), S((2, 3, 4), None, L(0, 1)),
+        S((2, 3, 4), "fro", L(2, 1), True))),
     OpInfo("linalg.cross", lambda lib, x, y, **k: lib.linalg.cross(x, y, **k), one(
-        S((2, 3), (3,)), S((3, 4), (3, 1), dim=0))),
+        S((2, 3), (1, 3)), S((3, 4), (3, 1), dim=0))),
     OpInfo("linalg.vecdot", lambda lib, x, y, **k: lib.linalg.vecdot(x, y, **k), one(
         S((2, 3), (3,)), S((3, 4), (3, 1), dim=0), S((0, 2), (2,)))),
     OpInfo("linalg.multi_dot", lambda lib, *xs: lib.linalg.multi_dot(xs), one(
@@ -1083,7 +1086,7 @@ LINALG_SOLVE = [
 OPS += LINALG_SOLVE
 # compositions whose top node torch names differently (the grads still match)
 LINALG_SOLVE_NAMED_DIFFERENTLY = {
-    "logdet", "cholesky_inverse", "linalg.lu", "linalg.lu_solve", "linalg.matrix_power",
+    "logdet", "cholesky_inverse", "linalg.solve_vector_or_right", "linalg.solve_triangular_right", "linalg.lu", "linalg.lu_solve", "linalg.matrix_power",
     "linalg.matrix_norm", "linalg.norm", "linalg.cross", "linalg.vecdot", "linalg.multi_dot",
     "linalg.diagonal"}
 

@@ -286,6 +286,8 @@ def linalg_cross(input, other, *, dim=-1):
         raise RuntimeError(f"linalg.cross: expected input and other to have the same dtype, but "
                            f"got {short_dtype_name(input.dtype)} and "
                            f"{short_dtype_name(other.dtype)}")
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     for x in (input, other):
         if not -x.ndim <= dim < max(x.ndim, 1):
             raise IndexError(f"Dimension out of range (expected to be in range of "

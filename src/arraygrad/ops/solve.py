@@ -39,7 +39,10 @@ def _stacks_batch(prim, args, bdims, **params):
 # ----------------------------------------------------------------- raw factorisations
 def _flat(xp, a):
     """`a` as one stack (B, m, n) (a copy: the factorisations below work in place)."""
-    return xp.array(xp.reshape(a, (-1,) + a.shape[-2:]), copy=True)
+    size = 1
+    for d in a.shape[:-2]:
+        size *= d
+    return xp.array(xp.reshape(a, (size,) + a.shape[-2:]), copy=True)
 
 
 def _lu_raw(xp, a):
@@ -69,7 +72,7 @@ def _lu_raw(xp, a):
 def _permutation_raw(xp, piv, m):
     """Row order `perm` with (P^T A)[i] = A[perm[i]], from LAPACK's sequential swaps."""
     batch = piv.shape[:-1]
-    flat = xp.reshape(piv, (-1, piv.shape[-1])).astype(xp.int64) - 1
+    flat = _flat(xp, piv[..., None])[..., 0].astype(xp.int64) - 1
     b = flat.shape[0]
     perm = xp.array(xp.broadcast_to(xp.arange(m), (b, m)), copy=True)
     rows = xp.arange(b)
@@ -717,6 +720,8 @@ def matrix_power(A, n):
     n = n.__index__()
     if n == 0:
         return eye(A.shape[-1], dtype=A.dtype).expand(tuple(A.shape)) + A * 0
+    if n == 1:
+        return A.clone()
     if n < 0:
         A, n = inv(A), -n
     result, power = None, A
