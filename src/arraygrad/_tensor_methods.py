@@ -78,7 +78,7 @@ _METHODS.update({"inverse": solve.inv, "det": solve.det, "logdet": solve.logdet,
                  "triangular_solve": solve.triangular_solve, "lu": solve.legacy_lu,
                  "lu_solve": solve.legacy_lu_solve, "matrix_power": solve.matrix_power,
                  "matrix_exp": solve.matrix_exp})
-_METHODS.update({"qr": spectral.qr_old, "svd": spectral.svd_old, "pinverse": spectral.pinverse,
+_METHODS.update({"qr": spectral.qr, "svd": spectral.svd, "pinverse": spectral.pinverse,
                  "symeig": spectral.symeig})
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _m(_fn))

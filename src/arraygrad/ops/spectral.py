@@ -167,21 +167,21 @@ svd_old_result = namedtuple("svd", ["U", "S", "V"])
 
 
 @tensor_op
-def svd(A, full_matrices=True, *, driver=None):
+def linalg_svd(A, full_matrices=True, *, driver=None):
     """A = U diag(S) Vh, singular values descending: `U, S, Vh = torch.linalg.svd(A)`."""
     _check_matrix("linalg.svd", A)
     return svd_result(*_svd(A, full_matrices=bool(full_matrices)))
 
 
 @tensor_op
-def svdvals(A, *, driver=None):
+def linalg_svdvals(A, *, driver=None):
     """The singular values of A, descending (their gradient is U diag(g) Vh)."""
     _check_matrix("linalg.svd", A)
     return _svd(A, full_matrices=False)[1]
 
 
 @tensor_op
-def svd_old(input, some=True, compute_uv=True):
+def svd(input, some=True, compute_uv=True):
     """torch.svd: (U, S, V) with V (not Vh); zero-filled U and V when compute_uv=False."""
     if input.ndim < 2:
         raise RuntimeError(f"linalg.svd: input should have at least 2 dimensions, but has "
@@ -189,10 +189,10 @@ def svd_old(input, some=True, compute_uv=True):
     if not compute_uv:
         m, n = input.shape[-2:]
         batch = tuple(input.shape[:-2])
-        S = svdvals(input)
+        S = linalg_svdvals(input)
         return svd_old_result(input.new_zeros(batch + (m, m)), S,
                               input.new_zeros(batch + (n, n)))
-    U, S, Vh = svd(input, full_matrices=not some)
+    U, S, Vh = linalg_svd(input, full_matrices=not some)
     return svd_old_result(U, S, _mT(Vh))
 
 
@@ -242,16 +242,18 @@ def _uplo(UPLO):
 
 
 @tensor_op
-def eigh(A, UPLO="L"):
+def linalg_eigh(input, UPLO="L"):
     """Eigenvalues (ascending) and orthonormal eigenvectors of a symmetric matrix, read from
     its lower (UPLO='L') or upper triangle: `L, V = torch.linalg.eigh(A)`."""
+    A = input
     _check_matrix("linalg.eigh", A, square=True)
     return eigh_result(*_eigh(A, UPLO=_uplo(UPLO)))
 
 
 @tensor_op
-def eigvalsh(A, UPLO="L"):
+def linalg_eigvalsh(input, UPLO="L"):
     """Eigenvalues of a symmetric matrix, ascending (their gradient is V diag(g) V^T)."""
+    A = input
     _check_matrix("linalg.eigh", A, square=True)
     return _eigh(A, UPLO=_uplo(UPLO))[0]
 
@@ -345,7 +347,7 @@ qr_result = namedtuple("qr", ["Q", "R"])
 
 
 @tensor_op
-def qr(A, mode="reduced"):
+def linalg_qr(A, mode="reduced"):
     """A = QR with Q orthonormal columns and R upper triangular: `Q, R = torch.linalg.qr(A)`.
     mode='complete' gives a square Q; mode='r' only R (Q is empty)."""
     if mode not in ("reduced", "complete", "r"):
@@ -356,9 +358,9 @@ def qr(A, mode="reduced"):
 
 
 @tensor_op
-def qr_old(input, some=True):
+def qr(input, some=True):
     """torch.qr: reduced (some=True) or complete QR."""
-    return qr(input, mode="reduced" if some else "complete")
+    return linalg_qr(input, mode="reduced" if some else "complete")
 
 
 # ----------------------------------------------------------------- tolerances, pinv, rank
@@ -420,26 +422,25 @@ def _pinv_jvp(ctx, dA, hermitian):
     return (Kh - K - (P @ A) @ Kh) @ P + (P @ Ph) @ (dAh - (dAh @ A) @ P)
 
 
-def _tol_batch(prim):
-    """Batching rule of pinv and matrix_rank: A (and tensor tolerances) with the vmap dim
-    in front; an unbatched A is expanded when only a tolerance is batched."""
-    def rule(args, bdims, **params):
-        n = batch_size(args, bdims)
-        A, dA = args[0], bdims[0]
-        A = to_front(A, dA) if dA is not None else A.expand((n,) + tuple(A.shape))
-        tols = []
-        for t, d in zip(args[1:], bdims[1:]):
-            if isinstance(t, Tensor) and d is not None:
-                t = to_front(t, d)
-                t = t.reshape((n,) + (1,) * (A.ndim - 2 - t.ndim) + tuple(t.shape[1:]))
-            tols.append(t)
-        return prim(A, *tols, **params), 0
-    return rule
+def _tol_batch(prim, args, bdims, params):
+    """Batching rule of pinv and matrix_rank: A (and tensor tolerances) with the vmap dim in
+    front; an unbatched A is expanded when only a tolerance is batched."""
+    n = batch_size(args, bdims)
+    A, dA = args[0], bdims[0]
+    A = to_front(A, dA) if dA is not None else A.expand((n,) + tuple(A.shape))
+    tols = []
+    for t, d in zip(args[1:], bdims[1:]):
+        if isinstance(t, Tensor) and d is not None:   # lined up with A's stack dims
+            t = to_front(t, d)
+            t = t.reshape((n,) + (1,) * (A.ndim - 2 - t.ndim) + tuple(t.shape[1:]))
+        tols.append(t)
+    return prim(A, *tols, **params), 0
 
 
 _pinv = Primitive(
-    "linalg_pinv", _pinv_impl, save=(0,), save_output=True, nondiff_inputs=(1, 2), vjp=_pinv_vjp, jvp=(_pinv_jvp, None, None),
-    batch=lambda args, bdims, **p: _tol_batch(_pinv)(args, bdims, **p))
+    "linalg_pinv", _pinv_impl, save=(0,), save_output=True, nondiff_inputs=(1, 2),
+    vjp=_pinv_vjp, jvp=(_pinv_jvp, None, None),
+    batch=lambda args, bdims, **p: _tol_batch(_pinv, args, bdims, p))
 
 
 def _rtol(op, rtol, rcond):
@@ -458,9 +459,10 @@ def _raw_tol(t):
 
 
 @tensor_op
-def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
+def linalg_pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None):
     """Moore-Penrose pseudo-inverse; singular values (|eigenvalues| when hermitian) at or below
     max(atol, rtol * largest) count as zero: `torch.linalg.pinv(A)`."""
+    A = input
     if A.ndim < 2 or not A.dtype.is_floating_point:
         raise RuntimeError(f"linalg.pinv({short_dtype_name(A.dtype)}{{{list(A.shape)}}}): "
                            "expected a tensor with 2 or more dimensions of float, double, "
@@ -472,7 +474,7 @@ def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
 @tensor_op
 def pinverse(input, rcond=1e-15):
     """torch.pinverse: pinv with relative tolerance `rcond`."""
-    return pinv(input, rtol=rcond)
+    return linalg_pinv(input, rtol=rcond)
 
 
 @silent
@@ -493,13 +495,14 @@ def _rank_impl(xp, A, atol, rtol, hermitian):
 
 _matrix_rank = Primitive(
     "linalg_matrix_rank", _rank_impl, differentiable=False,
-    batch=lambda args, bdims, **p: _tol_batch(_matrix_rank)(args, bdims, **p))
+    batch=lambda args, bdims, **p: _tol_batch(_matrix_rank, args, bdims, p))
 
 
 @tensor_op
-def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
+def linalg_matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None):
     """Numerical rank: how many singular values exceed max(atol, rtol * largest). `tol` is
     the older absolute tolerance (with rtol 0)."""
+    A = input
     if A.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at "
                            "least 2 dimensions.")
@@ -516,12 +519,15 @@ lstsq_result = namedtuple("lstsq", ["solution", "residuals", "rank", "singular_v
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
-@tensor_op(others=("B",))
-def lstsq(A, B, rcond=None, *, driver=None):
+@tensor_op(others=("b",))
+def linalg_lstsq(input, b, rcond=None, *, driver=None):
     """Least-squares solution of A X = B (min-norm where A is rank deficient), through the
     pseudo-inverse; residuals, rank and singular values as torch's driver returns them (the
     CPU default 'gelsy' gives the rank only; 'gelsd'/'gelss' also the singular values and,
-    for tall full-rank A, the squared residuals; 'gels' the residuals of tall A)."""
+    for tall full-rank A, the squared residuals; 'gels' the residuals of tall A). An rcond
+    that cuts a singular value truncates as the SVD drivers do (gelsy's pivoted QR may keep
+    a different subspace there)."""
+    A, B = input, b
     if A.ndim < 2:
         raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
     if B.ndim < 1:
@@ -544,11 +550,11 @@ def lstsq(A, B, rcond=None, *, driver=None):
     m, n = A.shape[-2:]
     # LAPACK's rcond: singular values <= rcond * largest count as zero (machine eps if < 0)
     rtol = None if rcond is None else float(rcond) if rcond >= 0 else _EPS[A.dtype.name]
-    X = pinv(A, rtol=rtol) @ Bm
+    X = linalg_pinv(A, rtol=rtol) @ Bm
     with_sv = driver in ("gelsd", "gelss")
     rank = (_matrix_rank(A.detach(), None, rtol, hermitian=False) if driver != "gels"
             else creation.zeros(0, dtype=_dt.int64))
-    sv = svdvals(A.detach()) if with_sv else A.new_zeros(0)
+    sv = linalg_svdvals(A.detach()) if with_sv else A.new_zeros(0)
     full = driver == "gels" or (with_sv and bool((rank == n).all()))
     if driver != "gelsy" and m > n and full:
         r = A @ X - Bm
@@ -560,10 +566,11 @@ def lstsq(A, B, rcond=None, *, driver=None):
 
 # ----------------------------------------------------------------- householder_product
 @tensor_op(others=("tau",))
-def householder_product(A, tau):
+def linalg_householder_product(input, tau):
     """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^T, v_i the i-th column of
     A below the diagonal with a unit diagonal entry (as geqrf stores them; LAPACK's orgqr).
     A composition (one rank-1 update per reflector), so its derivatives follow."""
+    A = input
     op = "torch.linalg.householder_product"
     if A.ndim < 2:
         raise RuntimeError(f"{op}: input must have at least 2 dimensions.")
