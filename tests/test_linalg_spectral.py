@@ -201,6 +201,7 @@ def test_householder_product_rebuilds_q_from_geqrf(torch):
     h, tau = torch.geqrf(torch.tensor(a))
     q = ag.linalg.householder_product(ag.tensor(h.numpy()), ag.tensor(tau.numpy()))
     assert_close(q, torch.linalg.qr(torch.tensor(a)).Q)
+    assert_close(ag.tensor(h.numpy()).orgqr(ag.tensor(tau.numpy())), q, rtol=0, atol=0)
 
 
 # ----------------------------------------------------------------- transforms
@@ -277,6 +278,10 @@ def _message(f, lib):
     lambda L: L.svd(L.ones(3)),
     lambda L: L.linalg.svd(L.full((3, 3), float("nan"))),
     lambda L: L.linalg.svd([[1.0]]),
+    lambda L: L.linalg.eigh([[1.0]]),
+    lambda L: L.linalg.lstsq(L.ones(2, 2), [[1.0]]),
+    lambda L: L.orgqr([[1.0]], L.ones(1)),
+    lambda L: L.qr([[1.0]]),
 ])
 def test_errors_match_torch(torch, f):
     got, want = _message(f, ag), _message(f, torch)

@@ -79,7 +79,7 @@ _METHODS.update({"inverse": solve.inv, "det": solve.det, "logdet": solve.logdet,
                  "lu_solve": solve.legacy_lu_solve, "matrix_power": solve.matrix_power,
                  "matrix_exp": solve.matrix_exp})
 _METHODS.update({"qr": spectral.qr, "svd": spectral.svd, "pinverse": spectral.pinverse,
-                 "symeig": spectral.symeig})
+                 "symeig": spectral.symeig, "orgqr": spectral.orgqr})
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _m(_fn))
 

@@ -600,3 +600,8 @@ def linalg_householder_product(input, tau):
         Q = Q - (tau.narrow(-1, i, 1).unsqueeze(-1) * v) @ (_mT(v) @ Q)
     return Q
 
+
+@tensor_op(others=("tau",))
+def orgqr(input, tau):
+    """torch.orgqr: householder_product under LAPACK's name."""
+    return linalg_householder_product(input, tau)
