@@ -281,6 +281,16 @@ def _message(f, lib):
     lambda L: L.linalg.eigh([[1.0]]),
     lambda L: L.linalg.lstsq(L.ones(2, 2), [[1.0]]),
     lambda L: L.orgqr([[1.0]], L.ones(1)),
+    lambda L: L.linalg.svd(L.ones(2, 2, dtype=L.float16)),
+    lambda L: L.linalg.eigvalsh(L.ones(2, 2, dtype=L.float16)),
+    lambda L: L.linalg.qr(L.ones(2, 2, dtype=L.float16)),
+    lambda L: L.linalg.pinv(L.ones(2, 2, dtype=L.float16)),
+    lambda L: L.linalg.lstsq(L.ones(2, 2, dtype=L.int64), L.ones(2, 2, dtype=L.int64)),
+    lambda L: L.linalg.matrix_rank(L.ones(2, 2, dtype=L.float16)),
+    lambda L: L.linalg.householder_product(L.ones(2, 2, dtype=L.float16),
+                                           L.ones(1, dtype=L.float16)),
+    lambda L: L.linalg.householder_product(L.ones(2, 2), L.ones(1, dtype=L.float64)),
+    lambda L: L.linalg.householder_product(L.ones(2, 2, 2), L.ones(3, 1)),
     lambda L: L.qr([[1.0]]),
 ])
 def test_errors_match_torch(torch, f):

@@ -47,12 +47,18 @@ def _front(prim, args, bdims, params):
     return out, ((0,) * len(out) if prim.multiple_results else 0)
 
 
-def _check_matrix(op, A, square=False):
+_LAPACK = (_dt.float32, _dt.float64)     # the dtypes LAPACK (and NumPy's linalg) work in
+
+
+def _check_matrix(op, A, kernel, square=False):
     if A.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
     if not A.dtype.is_floating_point:
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{short_dtype_name(A.dtype)}")
+    if A.dtype not in _LAPACK:
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{short_dtype_name(A.dtype)}'")
     if square and A.shape[-1] != A.shape[-2]:
         raise RuntimeError(f"{op}: A must be batches of square matrices, but they are "
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
@@ -169,14 +175,14 @@ svd_old_result = namedtuple("svd", ["U", "S", "V"])
 @tensor_op
 def linalg_svd(A, full_matrices=True, *, driver=None):
     """A = U diag(S) Vh, singular values descending: `U, S, Vh = torch.linalg.svd(A)`."""
-    _check_matrix("linalg.svd", A)
+    _check_matrix("linalg.svd", A, "linalg_svd_cpu")
     return svd_result(*_svd(A, full_matrices=bool(full_matrices)))
 
 
 @tensor_op
 def linalg_svdvals(A, *, driver=None):
     """The singular values of A, descending (their gradient is U diag(g) Vh)."""
-    _check_matrix("linalg.svd", A)
+    _check_matrix("linalg.svd", A, "linalg_svd_cpu")
     return _svd(A, full_matrices=False)[1]
 
 
@@ -246,7 +252,7 @@ def linalg_eigh(input, UPLO="L"):
     """Eigenvalues (ascending) and orthonormal eigenvectors of a symmetric matrix, read from
     its lower (UPLO='L') or upper triangle: `L, V = torch.linalg.eigh(A)`."""
     A = input
-    _check_matrix("linalg.eigh", A, square=True)
+    _check_matrix("linalg.eigh", A, "linalg_eigh_cpu", square=True)
     return eigh_result(*_eigh(A, UPLO=_uplo(UPLO)))
 
 
@@ -254,7 +260,7 @@ def linalg_eigh(input, UPLO="L"):
 def linalg_eigvalsh(input, UPLO="L"):
     """Eigenvalues of a symmetric matrix, ascending (their gradient is V diag(g) V^T)."""
     A = input
-    _check_matrix("linalg.eigh", A, square=True)
+    _check_matrix("linalg.eigh", A, "linalg_eigh_cpu", square=True)
     return _eigh(A, UPLO=_uplo(UPLO))[0]
 
 
@@ -353,7 +359,7 @@ def linalg_qr(A, mode="reduced"):
     if mode not in ("reduced", "complete", "r"):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of "
                            "'reduced' (default), 'r', or 'complete'")
-    _check_matrix("linalg.qr", A)
+    _check_matrix("linalg.qr", A, "geqrf_cpu")
     return qr_result(*_qr(A, mode=mode))
 
 
@@ -463,7 +469,7 @@ def linalg_pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None):
     """Moore-Penrose pseudo-inverse; singular values (|eigenvalues| when hermitian) at or below
     max(atol, rtol * largest) count as zero: `torch.linalg.pinv(A)`."""
     A = input
-    if A.ndim < 2 or not A.dtype.is_floating_point:
+    if A.ndim < 2 or A.dtype not in _LAPACK:
         raise RuntimeError(f"linalg.pinv({short_dtype_name(A.dtype)}{{{list(A.shape)}}}): "
                            "expected a tensor with 2 or more dimensions of float, double, "
                            "cfloat or cdouble types")
@@ -506,7 +512,7 @@ def linalg_matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None
     if A.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at "
                            "least 2 dimensions.")
-    if not A.dtype.is_floating_point:
+    if A.dtype not in _LAPACK:
         raise RuntimeError("This function doesn't handle types other than float and double")
     if tol is not None:
         atol, rtol = tol, 0.0 if rtol is None else rtol
@@ -514,7 +520,7 @@ def linalg_matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None
 
 
 # ----------------------------------------------------------------- lstsq
-_EPS = {"float16": 2.0 ** -10, "float32": 2.0 ** -23, "float64": 2.0 ** -52}
+_EPS = {"float32": 2.0 ** -23, "float64": 2.0 ** -52}
 lstsq_result = namedtuple("lstsq", ["solution", "residuals", "rank", "singular_values"])
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
@@ -536,14 +542,13 @@ def linalg_lstsq(input, b, rcond=None, *, driver=None):
         raise RuntimeError("torch.linalg.lstsq: Expected input and other to have the same "
                            f"dtype, but got input's dtype {short_dtype_name(A.dtype)} and "
                            f"other's dtype {short_dtype_name(B.dtype)}")
-    if not A.dtype.is_floating_point:
-        raise RuntimeError(f"torch.linalg.lstsq: Expected a floating point or complex tensor "
-                           f"as input. Got {short_dtype_name(A.dtype)}")
+    if A.dtype not in _LAPACK:
+        raise RuntimeError("This function doesn't handle types other than float and double")
     driver = "gelsy" if driver is None else driver
     if driver not in _DRIVERS:
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
                            "(gels, gelsy, gelsd, gelss)")
-    vector = B.ndim == A.ndim - 1
+    vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     Bm = B.unsqueeze(-1) if vector else B
     if A.shape[-2] != Bm.shape[-2]:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
@@ -592,6 +597,9 @@ def linalg_householder_product(input, tau):
     if tau.dtype is not A.dtype:
         raise RuntimeError(f"{op}: tau dtype {short_dtype_name(tau.dtype)} does not match "
                            f"input dtype {short_dtype_name(A.dtype)}")
+    if A.dtype not in _LAPACK:
+        raise NotImplementedError(f"\"orgqr_cpu\" not implemented for "
+                                  f"'{short_dtype_name(A.dtype)}'")
     eye = creation.eye(m, n, dtype=A.dtype)
     V = A.tril(-1) + eye
     Q = eye.expand(tuple(A.shape))
