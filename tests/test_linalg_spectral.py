@@ -136,6 +136,13 @@ def test_pinv_and_matrix_rank_with_batched_tensor_tolerances(torch):
         ag.tensor(atol))
     want = [torch.linalg.matrix_rank(torch.tensor(a[0]), atol=float(v)).item() for v in atol]
     assert unbatched.tolist() == want
+    # a tolerance computed from the input carries a tangent; it has no derivative
+    x = torch.tensor(a[0])
+    want = torch.func.jvp(lambda x: torch.linalg.pinv(x, atol=x.abs().max()), (x,), (x,))
+    got = ag.func.jvp(lambda x: ag.linalg.pinv(x, atol=x.abs().max()), (ag.tensor(a[0]),),
+                      (ag.tensor(a[0]),))
+    assert_close(got[0], want[0])
+    assert_close(got[1], want[1])
 
 
 def test_pinv_of_rank_deficient_matrix_and_its_gradient_match_torch(torch):

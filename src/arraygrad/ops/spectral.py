@@ -19,10 +19,12 @@ from collections import namedtuple
 from .. import _tensor as _t
 from .. import dtypes as _dt
 from ..backends import silent
+from ..core import grad_mode
 from ..core.dispatch import Primitive
 from ._checks import tensor_op, LinAlgError, short_dtype_name
 from ._rules import to_front, batch_size
 from . import creation
+from .shape import cat
 from .solve import solve_triangular
 
 Tensor = _t.Tensor
@@ -39,6 +41,12 @@ def _eye(n, like):
 def _diag_embed(v):
     """(..., k) -> (..., k, k) with v on the diagonal."""
     return v.unsqueeze(-1) * _eye(v.shape[-1], v)
+
+
+def _needs_vectors(A):
+    """Whether a derivative may be taken (it needs the vectors): A records history, or it is a
+    tensor of a transform. Otherwise the values-only LAPACK routine does (as torch)."""
+    return A._lvl is not None or (A._requires_grad and grad_mode.state.grad_enabled)
 
 
 def _front(prim, args, bdims, params):
@@ -157,7 +165,7 @@ def _svd_jvp(ctx, dA, full_matrices):
 
 
 def _cat_zeros(x, dim, extra):
-    from .shape import cat
+    """x with `extra` zero rows/columns appended along `dim`."""
     shape = list(x.shape)
     shape[dim] = extra
     return cat([x, x.new_zeros(shape)], dim)
@@ -168,8 +176,17 @@ _svd = Primitive(
     materialize_grads=False, arg_names=("A",), vjp=_svd_vjp, jvp=_svd_jvp,
     batch=lambda args, bdims, **p: _front(_svd, args, bdims, p))
 
+
+@silent
+def _svdvals_impl(xp, A):
+    _finite(xp, A, "linalg.svd", "contained non-finite values")
+    return xp.linalg.svd(A, compute_uv=False)
+
+
+_svdvals = Primitive("linalg_svdvals", _svdvals_impl, differentiable=False,
+                     batch=lambda args, bdims: _front(_svdvals, args, bdims, {}))
 svd_result = namedtuple("svd", ["U", "S", "Vh"])
-svd_old_result = namedtuple("svd", ["U", "S", "V"])
+legacy_svd_result = namedtuple("svd", ["U", "S", "V"])
 
 
 @tensor_op
@@ -183,7 +200,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
 def linalg_svdvals(A, *, driver=None):
     """The singular values of A, descending (their gradient is U diag(g) Vh)."""
     _check_matrix("linalg.svd", A, "linalg_svd_cpu")
-    return _svd(A, full_matrices=False)[1]
+    return _svd(A, full_matrices=False)[1] if _needs_vectors(A) else _svdvals(A)
 
 
 @tensor_op
@@ -196,10 +213,10 @@ def svd(input, some=True, compute_uv=True):
         m, n = input.shape[-2:]
         batch = tuple(input.shape[:-2])
         S = linalg_svdvals(input)
-        return svd_old_result(input.new_zeros(batch + (m, m)), S,
-                              input.new_zeros(batch + (n, n)))
+        return legacy_svd_result(input.new_zeros(batch + (m, m)), S,
+                                 input.new_zeros(batch + (n, n)))
     U, S, Vh = linalg_svd(input, full_matrices=not some)
-    return svd_old_result(U, S, _mT(Vh))
+    return legacy_svd_result(U, S, _mT(Vh))
 
 
 # ----------------------------------------------------------------- eigh
@@ -238,6 +255,15 @@ _eigh = Primitive(
     materialize_grads=False, arg_names=("A",), vjp=_eigh_vjp, jvp=_eigh_jvp,
     batch=lambda args, bdims, **p: _front(_eigh, args, bdims, p))
 
+
+@silent
+def _eigvalsh_impl(xp, A, UPLO):
+    _finite(xp, A, "linalg.eigh", "is ill-conditioned or has too many repeated eigenvalues")
+    return xp.linalg.eigvalsh(A, UPLO=UPLO)
+
+
+_eigvalsh = Primitive("linalg_eigvalsh", _eigvalsh_impl, differentiable=False,
+                      batch=lambda args, bdims, **p: _front(_eigvalsh, args, bdims, p))
 eigh_result = namedtuple("eigh", ["eigenvalues", "eigenvectors"])
 
 
@@ -261,7 +287,8 @@ def linalg_eigvalsh(input, UPLO="L"):
     """Eigenvalues of a symmetric matrix, ascending (their gradient is V diag(g) V^T)."""
     A = input
     _check_matrix("linalg.eigh", A, "linalg_eigh_cpu", square=True)
-    return _eigh(A, UPLO=_uplo(UPLO))[0]
+    UPLO = _uplo(UPLO)
+    return _eigh(A, UPLO=UPLO)[0] if _needs_vectors(A) else _eigvalsh(A, UPLO=UPLO)
 
 
 _SYMEIG_REMOVED = (
@@ -415,8 +442,8 @@ def _pinv_vjp(ctx, g, hermitian):
     return (gA, None, None)
 
 
-def _pinv_jvp(ctx, dA, hermitian):
-    """torch's pinv_jvp (real case)."""
+def _pinv_jvp(ctx, dA, _datol, _drtol, hermitian):
+    """torch's pinv_jvp (real case); the tolerances have no derivative."""
     A, P = ctx.x, ctx.out
     m, n = A.shape[-2:]
     dAh, Ph = _mT(dA), _mT(P)
@@ -445,7 +472,7 @@ def _tol_batch(prim, args, bdims, params):
 
 _pinv = Primitive(
     "linalg_pinv", _pinv_impl, save=(0,), save_output=True, nondiff_inputs=(1, 2),
-    vjp=_pinv_vjp, jvp=(_pinv_jvp, None, None),
+    vjp=_pinv_vjp, jvp=_pinv_jvp,
     batch=lambda args, bdims, **p: _tol_batch(_pinv, args, bdims, p))
 
 
