@@ -76,7 +76,16 @@ def test_repeated_eigenvalues_as_torch(torch, f):
     assert_close(got, want)
 
 
-def test_eigh_reads_one_triangle_and_jvp_uses_the_tangent_as_given(torch):
+def _eigh_loss(uplo):
+    def f(lib, x):
+        L, V = lib.linalg.eigh(x, UPLO=uplo)
+        return L.exp().sum() + (V[:, :2] @ V[:, :2].mT).sin().sum()
+    return f
+
+
+def test_eigh_of_a_nonsymmetric_input_reads_one_triangle_as_torch(torch):
+    """Values from one triangle; torch's gradient is V(...)V^T, symmetric, and its jvp takes
+    the tangent as given."""
     a = RNG.standard_normal((4, 4))
     dA = RNG.standard_normal((4, 4))     # not symmetric: torch's jvp formula takes it as is
     for uplo in ("L", "U"):
@@ -89,6 +98,7 @@ def test_eigh_reads_one_triangle_and_jvp_uses_the_tangent_as_given(torch):
         # eigenvector tangents up to the sign of each eigenvector
         sign = np.sign(np.sum(out[0][1].numpy() * ref[0][1].numpy(), axis=0))
         np.testing.assert_allclose(out[1][1].numpy() * sign, ref[1][1].numpy(), atol=1e-10)
+        assert_close(_grads(ag, _eigh_loss(uplo), a), _grads(torch, _eigh_loss(uplo), a))
 
 
 def test_svd_full_matrices_extra_columns_get_no_gradient(torch):
