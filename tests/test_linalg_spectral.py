@@ -197,6 +197,18 @@ def test_lstsq_rank_deficient_min_norm_and_empty_residuals(torch):
                                     driver="gelsd").solution)
 
 
+@pytest.mark.parametrize("driver", ["gelsd", "gels", "gelsy"])
+def test_lstsq_under_vmap_matches_torch(torch, driver):
+    """The driver's optional outputs are decided over the whole stack, as torch's vmap does."""
+    a, b = RNG.standard_normal((3, 5, 3)), RNG.standard_normal((3, 5, 2))
+    got = ag.func.vmap(lambda a, b: tuple(ag.linalg.lstsq(a, b, driver=driver)))(
+        ag.tensor(a), ag.tensor(b))
+    want = torch.func.vmap(lambda a, b: tuple(torch.linalg.lstsq(a, b, driver=driver)))(
+        torch.tensor(a), torch.tensor(b))
+    for g, w in zip(got, want):
+        assert_close(g, w, rtol=1e-9, atol=1e-10)
+
+
 # ----------------------------------------------------------------- householder_product
 def test_householder_product_forward_over_forward_vs_finite_differences():
     """torch's own is off here (its jvp formula is not forward differentiable)."""

@@ -22,7 +22,7 @@ from ..backends import silent
 from ..core import grad_mode
 from ..core.dispatch import Primitive
 from ._checks import tensor_op, LinAlgError, short_dtype_name
-from ._rules import to_front, batch_size
+from ._rules import to_front, batch_size, all_front
 from . import creation
 from .shape import cat
 from .solve import solve_triangular
@@ -408,27 +408,37 @@ def _cutoff(xp, smax, atol, rtol, m, n, dtype):
                       xp.expand_dims(xp.asarray(rtol), -1) * smax)
 
 
+def _svd_pinv(xp, A, atol, rtol):
+    """The pseudo-inverse through the SVD, with the singular values and which of them count."""
+    m, n = A.shape[-2:]
+    _finite(xp, A, "linalg.svd", "contained non-finite values")
+    U, S, Vh = xp.linalg.svd(A, full_matrices=False)
+    keep = S > _cutoff(xp, S[..., :1], atol, rtol, m, n, A.dtype)
+    P = (xp.swapaxes(Vh, -1, -2) * xp.where(keep, 1 / S, 0)[..., None, :]) @ \
+        xp.swapaxes(U, -1, -2)
+    return P, S, keep
+
+
 @silent
 def _pinv_impl(xp, A, atol, rtol, hermitian):
     m, n = A.shape[-2:]
     if A.size == 0:
         return xp.zeros(A.shape[:-2] + (n, m), A.dtype)
-    if hermitian:
-        _finite(xp, A, "linalg.eigh", "is ill-conditioned or has too many repeated eigenvalues")
-        L, V = xp.linalg.eigh(A)
-        absL = xp.abs(L)
-        keep = absL > _cutoff(xp, absL.max(-1, keepdims=True), atol, rtol, m, n, A.dtype)
-        return (V * xp.where(keep, 1 / L, 0)[..., None, :]) @ xp.swapaxes(V, -1, -2)
-    _finite(xp, A, "linalg.svd", "contained non-finite values")
-    U, S, Vh = xp.linalg.svd(A, full_matrices=False)
-    keep = S > _cutoff(xp, S[..., :1], atol, rtol, m, n, A.dtype)
-    return (xp.swapaxes(Vh, -1, -2) * xp.where(keep, 1 / S, 0)[..., None, :]) @ \
-        xp.swapaxes(U, -1, -2)
+    if not hermitian:
+        return _svd_pinv(xp, A, atol, rtol)[0]
+    _finite(xp, A, "linalg.eigh", "is ill-conditioned or has too many repeated eigenvalues")
+    L, V = xp.linalg.eigh(A)
+    absL = xp.abs(L)
+    keep = absL > _cutoff(xp, absL.max(-1, keepdims=True), atol, rtol, m, n, A.dtype)
+    return (V * xp.where(keep, 1 / L, 0)[..., None, :]) @ xp.swapaxes(V, -1, -2)
 
 
 def _pinv_vjp(ctx, g, hermitian):
+    return (_pinv_vjp_formula(g, ctx.out, ctx.x), None, None)
+
+
+def _pinv_vjp_formula(g, P, A):
     """torch's pinv_backward (real case): exact where the rank is locally constant."""
-    A, P = ctx.x, ctx.out
     m, n = A.shape[-2:]
     Ph, gh = _mT(P), _mT(g)
     if m <= n:
@@ -439,12 +449,16 @@ def _pinv_vjp(ctx, g, hermitian):
         K = P @ gh
         PhK = Ph @ K
         gA = -_mT(K @ P) + ((gh - A @ K) @ P) @ Ph + PhK - (PhK @ P) @ A
-    return (gA, None, None)
+    return gA
 
 
 def _pinv_jvp(ctx, dA, _datol, _drtol, hermitian):
-    """torch's pinv_jvp (real case); the tolerances have no derivative."""
-    A, P = ctx.x, ctx.out
+    """The tolerances have no derivative."""
+    return _pinv_jvp_formula(ctx.x, ctx.out, dA)
+
+
+def _pinv_jvp_formula(A, P, dA):
+    """torch's pinv_jvp (real case)."""
     m, n = A.shape[-2:]
     dAh, Ph = _mT(dA), _mT(P)
     if m <= n:
@@ -552,14 +566,90 @@ lstsq_result = namedtuple("lstsq", ["solution", "residuals", "rank", "singular_v
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
+@silent
+def _lstsq_impl(xp, A, B, rtol, driver, vector):
+    """The minimum-norm solution through the SVD, and what torch's `driver` returns besides:
+    the rank (not 'gels'), the singular values ('gelsd', 'gelss'), the squared residuals of
+    a tall A ('gels'; 'gelsd'/'gelss' where every matrix of the stack has full rank)."""
+    m, n = A.shape[-2:]
+    Bm = B[..., None] if vector else B
+    if A.size == 0:
+        P, S = xp.zeros(A.shape[:-2] + (n, m), A.dtype), xp.zeros(A.shape[:-2] + (0,), A.dtype)
+        keep = S > 0
+    else:
+        P, S, keep = _svd_pinv(xp, A, None, rtol)
+    X = P @ Bm
+    rank = keep.sum(-1).astype(xp.int64)
+    full = driver == "gels" or (driver != "gelsy" and bool((rank == n).all()))
+    if m > n and full:
+        r = A @ X - Bm
+        residuals = (r * r).sum(-2)
+    else:
+        residuals = xp.zeros((0,), A.dtype)
+    return (X[..., 0] if vector else X, residuals,
+            rank if driver != "gels" else xp.zeros((0,), xp.int64),
+            S if driver in ("gelsd", "gelss") else xp.zeros((0,), A.dtype))
+
+
+def _lstsq_vjp(ctx, gX, gL, _grank, _gS, rtol, driver, vector):
+    """torch's linalg_lstsq_backward: through pinv(A) (its default tolerance) for the
+    solution, Danskin's theorem for the residuals (X taken as fixed at the optimum)."""
+    A, B = ctx.inputs
+    Bm = B.unsqueeze(-1) if vector else B
+    gA = gB = None
+    if gX is not None:
+        gXm = gX.unsqueeze(-1) if vector else gX
+        P = linalg_pinv(A)
+        gA = _pinv_vjp_formula(gXm @ _mT(Bm), P, A)
+        gB = _mT(P) @ gXm
+    if gL is not None and gL.numel():
+        X = ctx.outs[0]
+        Xm = X.unsqueeze(-1) if vector else X
+        gLr = gL.unsqueeze(-2) * (A @ Xm - Bm)
+        gA = 2 * gLr @ _mT(Xm) if gA is None else gA + 2 * gLr @ _mT(Xm)
+        gB = -2 * gLr if gB is None else gB - 2 * gLr
+    if vector and gB is not None:
+        gB = gB.squeeze(-1)
+    return gA, gB
+
+
+def _lstsq_jvp(ctx, dA, dB, rtol, driver, vector):
+    """torch's linalg_lstsq_solution_jvp and linalg_lstsq_residuals_jvp."""
+    A, B = ctx.inputs
+    X, L = ctx.outs[0], ctx.outs[1]
+    Bm, dBm = (B.unsqueeze(-1), dB.unsqueeze(-1)) if vector else (B, dB)
+    P = linalg_pinv(A)
+    dX = _pinv_jvp_formula(A, P, dA) @ Bm + P @ dBm
+    if L.numel() == 0:
+        dL = L.clone()
+    else:
+        Xm = X.unsqueeze(-1) if vector else X
+        dL = 2 * ((A @ Xm - Bm) * (dA @ Xm - dBm)).sum(-2)
+    return (dX.squeeze(-1) if vector else dX), dL, None, None
+
+
+_lstsq = Primitive(
+    "linalg_lstsq", _lstsq_impl, multiple_results=True, save_output=True,
+    nondiff_outputs=(2, 3), materialize_grads=False, arg_names=("self", "b"),
+    vjp=_lstsq_vjp, jvp=_lstsq_jvp,
+    batch=lambda args, bdims, **p: _lstsq_batch(args, bdims, p))
+
+
+def _lstsq_batch(args, bdims, params):
+    """The stack in front; outputs the driver does not compute stay empty and unbatched."""
+    X, L, rank, S = out = _lstsq(*all_front(args, bdims), **params)
+    driver = params["driver"]
+    return out, (0, 0 if L.ndim > 1 else None, None if driver == "gels" else 0,
+                 0 if driver in ("gelsd", "gelss") else None)
+
+
 @tensor_op(others=("b",))
 def linalg_lstsq(input, b, rcond=None, *, driver=None):
-    """Least-squares solution of A X = B (min-norm where A is rank deficient), through the
-    pseudo-inverse; residuals, rank and singular values as torch's driver returns them (the
-    CPU default 'gelsy' gives the rank only; 'gelsd'/'gelss' also the singular values and,
-    for tall full-rank A, the squared residuals; 'gels' the residuals of tall A). An rcond
-    that cuts a singular value truncates as the SVD drivers do (gelsy's pivoted QR may keep
-    a different subspace there)."""
+    """Least-squares solution of A X = B (min-norm where A is rank deficient) with the
+    residuals, rank and singular values that torch's `driver` returns (the CPU default
+    'gelsy' gives the rank only). The solution comes from the SVD: an rcond that cuts a
+    singular value truncates as 'gelsd' does (gelsy's pivoted QR may keep another subspace
+    there)."""
     A, B = input, b
     if A.ndim < 2:
         raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
@@ -576,24 +666,11 @@ def linalg_lstsq(input, b, rcond=None, *, driver=None):
         raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
                            "(gels, gelsy, gelsd, gelss)")
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
-    Bm = B.unsqueeze(-1) if vector else B
-    if A.shape[-2] != Bm.shape[-2]:
+    if A.shape[-2] != B.shape[-1 if vector else -2]:
         raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
-    m, n = A.shape[-2:]
     # LAPACK's rcond: singular values <= rcond * largest count as zero (machine eps if < 0)
     rtol = None if rcond is None else float(rcond) if rcond >= 0 else _EPS[A.dtype.name]
-    X = linalg_pinv(A, rtol=rtol) @ Bm
-    with_sv = driver in ("gelsd", "gelss")
-    rank = (_matrix_rank(A.detach(), None, rtol, hermitian=False) if driver != "gels"
-            else creation.zeros(0, dtype=_dt.int64))
-    sv = linalg_svdvals(A.detach()) if with_sv else A.new_zeros(0)
-    full = driver == "gels" or (with_sv and bool((rank == n).all()))
-    if driver != "gelsy" and m > n and full:
-        r = A @ X - Bm
-        residuals = (r * r).sum(-2)
-    else:
-        residuals = X.flatten()[:0]     # torch's empty residuals are an output of its node
-    return lstsq_result(X.squeeze(-1) if vector else X, residuals, rank, sv)
+    return lstsq_result(*_lstsq(A, B, rtol=rtol, driver=driver, vector=vector))
 
 
 # ----------------------------------------------------------------- householder_product
