@@ -145,25 +145,23 @@ def _check_same_dtype(op, A, B):
                            f"{short_dtype_name(B.dtype)} instead")
 
 
-def _first_failure(info):
-    """(batch element, info) of the first nonzero info, or None (a concrete check: inside a
-    transform the info codes are not inspected)."""
-    if info._lvl is not None or info.numel() == 0:
-        return None
-    raw = info._base_array().reshape(-1)
-    bad = raw.nonzero()[0]
+def _failure(info):
+    """(batch element, info code, whether there is a batch) of the first nonzero info, or None.
+    Inside vmap the physical stack counts, as in torch's message."""
+    raw = info._base_array()
+    flat = raw.reshape(-1)
+    bad = flat.nonzero()[0]
     if len(bad) == 0:
         return None
-    return int(bad[0]), int(raw[bad[0]])
+    return int(bad[0]), int(flat[bad[0]]), raw.ndim > 0
 
 
-def _raise_on(info, message):
-    """torch's LinAlgError for the first failed matrix, prefixed with its batch index."""
-    failure = _first_failure(info)
+def _raise_on(info, message, error=LinAlgError):
+    """torch's error for the first failed matrix, prefixed with its batch index."""
+    failure = _failure(info)
     if failure is not None:
-        i, code = failure
-        prefix = f"(Batch element {i}): " if info.ndim else ""
-        raise LinAlgError(message(prefix, code))
+        i, code, batched = failure
+        raise error(message(f"(Batch element {i}): " if batched else "", code))
 
 
 def _broadcast_batch(A, B):
@@ -625,7 +623,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
     LU, piv, info = _lu_factor(A)
     if check_errors:
         _raise_on(info, lambda prefix, code: _lu_message(prefix, code).replace(
-            "lu_factor:", "lu_factor_ex:"))
+            "lu_factor:", "lu_factor_ex:"), RuntimeError)
     return lu_factor_ex_result(LU, piv, info)
 
 
@@ -634,10 +632,7 @@ def lu_factor(A, *, pivot=True):
     """`LU, pivots = torch.linalg.lu_factor(A)`, for lu_solve; a zero pivot raises."""
     _check_lu_input("torch.linalg.lu_factor", A, pivot)
     LU, piv, info = _lu_factor(A)
-    failure = _first_failure(info)
-    if failure is not None:
-        raise RuntimeError(_lu_message("(Batch element {}): ".format(failure[0])
-                                       if info.ndim else "", failure[1]))
+    _raise_on(info, _lu_message, RuntimeError)
     return lu_factor_result(LU, piv)
 
 
