@@ -470,7 +470,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     _check_square("linalg.cholesky", A)
     L, info = _cholesky_ex(A, upper=upper)
     if check_errors:
-        _raise_on(info, _cholesky_message("linalg.cholesky"))
+        _raise_on(info, _cholesky_message("linalg.cholesky_ex"))
     return cholesky_ex_result(L, info)
 
 
