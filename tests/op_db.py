@@ -1050,9 +1050,10 @@ LINALG_SOLVE = [
         torch_not_oracle={"jvp": "torch's cholesky_inverse tangent is off (ours matches finite "
                                  "differences: test_op_fd)", "forward_over": "as its jvp"}),
     OpInfo("linalg.lu_factor", lambda lib, a: lib.linalg.lu_factor(a), one(
-        S((3, 3)), S((2, 4, 4)), S((0, 0)))),
+        S((3, 3)), S((2, 4, 4)), S((0, 0)), S((3, 5)), S((2, 5, 3)))),
     OpInfo("linalg.lu_factor_ex", lambda lib, a: lib.linalg.lu_factor_ex(a), one(S((2, 3, 3)))),
-    OpInfo("linalg.lu", lambda lib, a: lib.linalg.lu(a), one(S((3, 3)), S((2, 4, 4)))),
+    OpInfo("linalg.lu", lambda lib, a: lib.linalg.lu(a), one(
+        S((3, 3)), S((2, 4, 4)), S((3, 4)), S((4, 2)))),
     OpInfo("linalg.lu_solve", lambda lib, a, b, **k: lib.linalg.lu_solve(
         *lib.linalg.lu_factor(a), b, **k), one(
         S((3, 3), (3, 2)), S((2, 3, 3), (2, 3, 1), adjoint=True), S((3, 3), (2, 3), left=False))),

@@ -554,30 +554,61 @@ def _lu_factor_impl(xp, a):
     return _lu_raw(xp, a)
 
 
+def _unit_lower_solve(L, M):
+    """L^{-1} M for unit lower-triangular L."""
+    return _solve_tri(L, M, upper=False, unitriangular=True)
+
+
+def _right_solve(M, T, upper):
+    """M T^{-1} for triangular T."""
+    return _mT(_solve_tri(_mT(T), _mT(M), upper=not upper, unitriangular=False))
+
+
+def _lu_square_cotangent(L, U, gL, gU):
+    """A's cotangent of A = L U (square, unpivoted): L^{-T} (tril(L^T gL, -1) +
+    triu(gU U^T)) U^{-T} (torch's linalg_lu_backward)."""
+    gR = tril(_mT(L) @ gL, -1) + triu(gU @ _mT(U))
+    return _solve_tri(_mT(L), _right_solve(gR, _mT(U), upper=False), upper=True,
+                      unitriangular=True)
+
+
 def _lu_factor_vjp(ctx, g, _piv, _info):
-    """torch's linalg_lu_backward for the packed factors (square A)."""
+    """A = P L U; a wide A = P L [U1 U2] adds U2 = L^{-1} P^T A2, a tall one
+    P^T A = [L1; L2] U adds L2 = B2 U^{-1}: each folds into the square rule."""
     LU, piv = ctx.outs[0], ctx.outs[1]
     m, n = LU.shape[-2:]
-    if m != n:
-        raise NotImplementedError("linalg.lu_factor: the derivative of the LU factorisation of "
-                                  f"non-square matrices ({m} by {n}) is not implemented")
+    k = min(m, n)
     P, L, U = lu_unpack(LU, piv)
-    gR = tril(_mT(L) @ tril(g, -1), -1) + triu(triu(g) @ _mT(U))
-    gA = _mT(_solve_tri(U, _mT(gR), upper=True, unitriangular=False))
-    gA = _solve_tri(_mT(L), gA, upper=True, unitriangular=True)
-    return P @ gA
+    gL, gU = tril(g, -1)[..., :, :k], triu(g)[..., :k, :]
+    if m == n:
+        gB = _lu_square_cotangent(L, U, gL, gU)
+    elif m < n:
+        gB2 = _solve_tri(_mT(L), gU[..., m:], upper=True, unitriangular=True)
+        gL = tril(gL - gB2 @ _mT(U[..., m:]), -1)
+        gB = cat([_lu_square_cotangent(L, U[..., :m], gL, gU[..., :m]), gB2], -1)
+    else:
+        gB2 = _right_solve(gL[..., n:, :], _mT(U), upper=False)
+        gU = triu(gU - _mT(L[..., n:, :]) @ gB2)
+        gB = cat([_lu_square_cotangent(L[..., :n, :], U, gL[..., :n, :], gU), gB2], -2)
+    return P @ gB
 
 
 def _lu_factor_jvp(ctx, t):
     LU, piv = ctx.outs[0], ctx.outs[1]
     m, n = LU.shape[-2:]
-    if m != n:
-        raise NotImplementedError("linalg.lu_factor: the derivative of the LU factorisation of "
-                                  f"non-square matrices ({m} by {n}) is not implemented")
     P, L, U = lu_unpack(LU, piv)
-    X = _solve_tri(L, _mT(P) @ t, upper=False, unitriangular=True)
-    X = _mT(_solve_tri(_mT(U), _mT(X), upper=False, unitriangular=False))
-    return L @ tril(X, -1) + triu(X) @ U, None, None
+    dB = _mT(P) @ t
+    k = min(m, n)
+    L1, U1 = L[..., :k, :], U[..., :, :k]
+    X = _right_solve(_unit_lower_solve(L1, dB[..., :k, :k]), U1, upper=True)
+    dL1, dU1 = L1 @ tril(X, -1), triu(X) @ U1
+    if m < n:
+        dU2 = _unit_lower_solve(L, dB[..., m:] - dL1 @ U[..., m:])
+        return cat([dL1 + dU1, dU2], -1), None, None
+    if m > n:
+        dL2 = _right_solve(dB[..., n:, :] - L[..., n:, :] @ dU1, U, upper=True)
+        return cat([dL1 + dU1, dL2], -2), None, None
+    return dL1 + dU1, None, None
 
 
 _lu_factor = Primitive(
