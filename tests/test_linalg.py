@@ -57,6 +57,14 @@ ERRORS = {
     "logdet_not_square": (lambda L, a: L.logdet(a), [np.ones((2, 3))]),
     "cholesky_solve_sizes": (lambda L, a: L.cholesky_solve(L.ones(3, 1, dtype=a.dtype), a),
                              [np.eye(2)]),
+    "inv_half": (lambda L, a: L.linalg.inv(a.half()), [np.eye(2)]),
+    "slogdet_half": (lambda L, a: L.linalg.slogdet(a.half()), [np.eye(2)]),
+    "det_half": (lambda L, a: L.linalg.det(a.half()), [np.eye(2)]),
+    "cholesky_half": (lambda L, a: L.linalg.cholesky_ex(a.half()), [np.eye(2)]),
+    "solve_triangular_half": (lambda L, a: L.linalg.solve_triangular(a.half(), a.half(),
+                                                                     upper=True), [np.eye(2)]),
+    "lu_solve_half": (lambda L, a: L.linalg.lu_solve(a.half(), L.ones(2, dtype=L.int32),
+                                                     a.half()), [np.eye(2)]),
 }
 
 
@@ -225,6 +233,15 @@ def test_float32_and_empty_stacks(torch):
             for o, t in zip(ours if isinstance(ours, tuple) else (ours,),
                             theirs if isinstance(theirs, tuple) else (theirs,)):
                 assert_close(o, t)
+
+
+def test_matrix_exp_in_half_precision():
+    """float16 is computed in float32 (torch 2.13's half kernel overflows to inf here)."""
+    a = np.array([[0.5, -1.0], [0.25, 0.75]])
+    ours = ag.linalg.matrix_exp(ag.tensor(a).half())
+    assert ours.dtype is ag.float16
+    exact = ag.linalg.matrix_exp(ag.tensor(a)).numpy()
+    np.testing.assert_allclose(ours.numpy().astype(float), exact, rtol=2e-3, atol=2e-3)
 
 
 def test_matrix_exp_of_large_and_nilpotent_matrices(torch):

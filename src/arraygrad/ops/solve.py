@@ -138,6 +138,14 @@ def _check_square(op, A, name="A"):
     _check_float(op, A)
 
 
+def _no_half(A, kernel=None, op=None):
+    """torch's CPU kernels refuse float16: by the kernel's name, or as low precision."""
+    if A.dtype is _dt.float16:
+        if kernel:
+            raise NotImplementedError(f'"{kernel}" not implemented for \'Half\'')
+        raise RuntimeError(f"{op}: Low precision dtypes not supported. Got Half")
+
+
 def _check_same_dtype(op, A, B):
     if A.dtype is not B.dtype:
         raise RuntimeError(f"{op}: Expected A and B to have the same dtype, but found A of type "
@@ -211,6 +219,7 @@ def inv_ex(A, *, check_errors=False):
     """Inverse and LAPACK's info (0, or the 1-based index of a zero pivot) without raising:
     `X, info = torch.linalg.inv_ex(A)`."""
     _check_square("linalg.inv_ex", A)
+    _no_half(A, op="linalg.inv")
     X, info = _inv_ex(A)
     if check_errors:
         _raise_on(info, _inv_message)
@@ -221,6 +230,7 @@ def inv_ex(A, *, check_errors=False):
 def inv(A):
     """Inverse of a stack of square matrices; a singular one raises torch's LinAlgError."""
     _check_square("linalg.inv", A)
+    _no_half(A, op="linalg.inv")
     X, info = _inv_ex(A)
     _raise_on(info, _inv_message)
     return X
@@ -261,6 +271,7 @@ _det = Primitive(
 def det(A):
     """Determinant of a stack of square matrices; differentiable also where A is singular."""
     _check_square("linalg.det", A)
+    _no_half(A, "lu_cpu")
     return _det(A)
 
 
@@ -284,6 +295,7 @@ slogdet_result = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 def slogdet(A):
     """Sign and log|det| (finite where det itself under- or overflows)."""
     _check_square("linalg.slogdet", A)
+    _no_half(A, op="linalg.slogdet")
     return slogdet_result(*_slogdet(A))
 
 
@@ -291,6 +303,7 @@ def slogdet(A):
 def logdet(input):
     """log det(A): nan where det < 0, -inf where A is singular."""
     _check_square("logdet", input)
+    _no_half(input, op="logdet")
     sign, logabs = _slogdet(input)
     return where(sign < 0, float("nan"), logabs)
 
@@ -329,6 +342,7 @@ def _as_matrix_rhs(op, A, B, left):
     B.ndim == 1, or B's shape is A's without the last dim)."""
     _check_square(op, A)
     _check_same_dtype(op, A, B)
+    _no_half(A, "lu_cpu")
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     Bm = B.unsqueeze(-1) if vector else B
     if not left and not vector:
@@ -390,6 +404,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
             raise RuntimeError(f"{op}: The input tensor {name} must have at least 2 dimensions.")
     _check_square(op, A)
     _check_same_dtype(op, A, B)
+    _no_half(A, "triangular_solve_cpu")
     if not left:
         return _mT(solve_triangular(_mT(A), _mT(B), upper=not upper, unitriangular=unitriangular))
     if B.shape[-2] != A.shape[-1]:
@@ -468,6 +483,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     """Cholesky factor and LAPACK's info (the order of the first leading minor that is not
     positive-definite; 0 on success), without raising."""
     _check_square("linalg.cholesky", A)
+    _no_half(A, "cholesky_cpu")
     L, info = _cholesky_ex(A, upper=upper)
     if check_errors:
         _raise_on(info, _cholesky_message("linalg.cholesky_ex"))
@@ -478,6 +494,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 def linalg_cholesky(A, *, upper=False):
     """L with A = L L^T (upper=True: U with A = U^T U); reads one triangle of A."""
     _check_square("linalg.cholesky", A)
+    _no_half(A, "cholesky_cpu")
     L, info = _cholesky_ex(A, upper=upper)
     _raise_on(info, _cholesky_message("linalg.cholesky"))
     return L
@@ -488,6 +505,7 @@ def cholesky(input, upper=False):
     """torch.cholesky, the older spelling of linalg.cholesky (upper positional)."""
     _deprecated("cholesky", "cholesky")
     _check_square("cholesky", input)
+    _no_half(input, "cholesky_cpu")
     L, info = _cholesky_ex(input, upper=upper)
     _raise_on(info, _cholesky_message("cholesky"))
     return L
@@ -536,6 +554,7 @@ def cholesky_solve(input, input2, upper=False):
         raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
                            f"{L.shape[-2]} by {L.shape[-1]} but each b matrix is {B.shape[-2]} "
                            f"by {B.shape[-1]}")
+    _no_half(L, "cholesky_solve_cpu")
     L, B = _broadcast_batch(L, B)
     return _cholesky_solve(B, L, upper=upper)
 
@@ -544,6 +563,7 @@ def cholesky_solve(input, input2, upper=False):
 def cholesky_inverse(input, upper=False):
     """A^{-1} from the Cholesky factor of A."""
     _check_square("cholesky_inverse", input, "input")
+    _no_half(input, "cholesky_inverse_out_cpu")
     n = input.shape[-1]
     return cholesky_solve(eye(n, dtype=input.dtype).expand(tuple(input.shape)), input, upper)
 
@@ -643,6 +663,7 @@ def _check_lu_input(op, A, pivot):
     if A.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
     _check_float(op, A)
+    _no_half(A, "lu_cpu")
     if not pivot:
         raise RuntimeError(f"{op}: LU without pivoting is not implemented on the CPU")
 
@@ -702,6 +723,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
         raise RuntimeError(f"{op}: LU must be batches of square matrices, but they are "
                            f"{LU.shape[-2]} by {LU.shape[-1]} matrices")
     _check_same_dtype(op, LU, B)
+    _no_half(LU, "linalg.lu_solve_cpu")
     if not left:
         return _mT(lu_solve(LU, pivots, _mT(B), adjoint=not adjoint))
     if B.shape[-2] != LU.shape[-1]:
@@ -770,9 +792,11 @@ _THETA13 = 5.371920351148152
 def _matrix_exp_impl(xp, a):
     """Scaling and squaring with the [13/13] Pade approximant (Higham 2005), each matrix of
     the stack scaled by its own power of two."""
-    n = a.shape[-1]
+    n, dtype = a.shape[-1], a.dtype
     if a.size == 0:
         return xp.array(a, copy=True)
+    if dtype == xp.float16:
+        a = a.astype(xp.float32)        # NumPy's solve has no float16 (torch's kernel computes it)
     norm = xp.max(xp.sum(xp.abs(a), axis=-2), axis=-1)
     s = xp.maximum(0, xp.ceil(xp.log2(xp.maximum(norm, 1e-300) / _THETA13))).astype(xp.int64)
     a = a / (2.0 ** s)[..., None, None].astype(a.dtype)
@@ -788,7 +812,7 @@ def _matrix_exp_impl(xp, a):
     r = xp.linalg.solve(v - u, v + u)
     for i in range(int(xp.max(s)) if s.size else 0):
         r = xp.where((s > i)[..., None, None], r @ r, r)
-    return r.astype(a.dtype, copy=False)
+    return r.astype(dtype, copy=False)
 
 
 def _exp_block(a, b):
