@@ -17,7 +17,6 @@ from ._checks import LinAlgError, tensor_op, short_dtype_name
 from ._rules import all_front
 from .creation import eye, tensor, zeros
 from .elementwise import where
-from .linalg import matmul
 from .shape import broadcast_shapes, cat, tril, triu
 
 Tensor = _t.Tensor
@@ -123,7 +122,7 @@ def _cholesky_raw(xp, a):
 
 
 # ----------------------------------------------------------------- checks
-def _check_float(op, A, name="A"):
+def _check_float(op, A):
     if not A.dtype.is_floating_point:
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{short_dtype_name(A.dtype)}")
