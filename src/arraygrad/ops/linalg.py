@@ -285,8 +285,7 @@ def cross(input, other, dim=None):
 def linalg_cross(input, other, *, dim=-1):
     """torch.linalg.cross: broadcasts, and `dim` (default -1) must have size 3 in both."""
     if input.dtype is not other.dtype:
-        raise RuntimeError(f"linalg.cross: expected input and other to have the same dtype, but "
-                           f"got {short_dtype_name(input.dtype)} and "
+        raise RuntimeError(f"expected scalar type {short_dtype_name(input.dtype)} but found "
                            f"{short_dtype_name(other.dtype)}")
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
@@ -308,7 +307,7 @@ def vecdot(x, y, *, dim=-1):
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x "
                            f"of type {short_dtype_name(x.dtype)} and y of type "
                            f"{short_dtype_name(y.dtype)} instead")
-    if x.shape[dim] != y.shape[dim]:
+    if x.ndim == 1 and y.ndim == 1 and x.shape[0] != y.shape[0]:     # torch's dot message
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{x.shape[dim]}] and src "
                            f"[{y.shape[dim]}] to have the same number of elements, but got "
                            f"{x.shape[dim]} and {y.shape[dim]} elements respectively")
@@ -349,13 +348,14 @@ def multi_dot(tensors):
     for i, t in enumerate(tensors[1:], 1):
         if t.dtype is not first.dtype:
             raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
-                               f"0 is {first.dtype} and tensor {i} {t.dtype}")
+                               f"0 is {c_dtype_name(first.dtype)} and tensor {i} "
+                               f"{c_dtype_name(t.dtype)}")
     mats = [first.unsqueeze(0) if first.ndim == 1 else first] + list(tensors[1:-1]) + \
         [last.unsqueeze(-1) if last.ndim == 1 else last]
     for i in range(n - 1):
         if mats[i].shape[1] != mats[i + 1].shape[0]:
             raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
-                               f"{tuple(mats[i].shape)} and {tuple(mats[i + 1].shape)} cannot "
+                               f"{list(mats[i].shape)} and {list(mats[i + 1].shape)} cannot "
                                "be multiplied")
     split = _chain_order([m.shape[0] for m in mats] + [mats[-1].shape[1]])
 

@@ -6,7 +6,6 @@ D is 0 (torch's subgradient), and an inf-norm shares its gradient among tied ent
 """
 import builtins
 
-from .. import dtypes as _dt
 from ..core.dispatch import Primitive
 from ..backends import silent
 from ._checks import tensor_op, short_dtype_name
@@ -103,13 +102,13 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         return _norm2(A, dims=tuple(sorted((d0, d1))), keepdim=keepdim)
     if ord not in (1, -1, _INF, -_INF):
         raise RuntimeError(f"{op}: Order {ord} not supported.")
-    if A.numel() == 0 and ord > 0 and A.shape[d1 if builtins.abs(ord) == 1 else d0] == 0:
-        raise RuntimeError(f"{op}: The reduction dimension has size 0 and the operation "
-                           "does not have an identity")
     summed, kept = (d0, d1) if builtins.abs(ord) == 1 else (d1, d0)
-    sums = vector_norm(A, 1, summed, keepdim=True)
-    out = (amax if ord > 0 else amin)(sums, kept, keepdim=True)
-    return out if keepdim else out.squeeze((d0, d1))
+    if not keepdim and summed < kept:
+        kept -= 1
+    sums = vector_norm(A, 1, summed, keepdim)
+    if ord > 0 and sums.shape[kept] == 0:
+        return _sum(sums, kept, keepdim)      # torch: 0 for an empty matrix, not amax's error
+    return (amax if ord > 0 else amin)(sums, kept, keepdim)
 
 
 @tensor_op

@@ -17,7 +17,6 @@ from ._checks import LinAlgError, tensor_op, short_dtype_name
 from ._rules import all_front
 from .creation import eye, tensor, zeros
 from .elementwise import where
-from .linalg import matmul
 from .shape import broadcast_shapes, cat, tril, triu
 
 Tensor = _t.Tensor
@@ -123,7 +122,7 @@ def _cholesky_raw(xp, a):
 
 
 # ----------------------------------------------------------------- checks
-def _check_float(op, A, name="A"):
+def _check_float(op, A):
     if not A.dtype.is_floating_point:
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{short_dtype_name(A.dtype)}")
@@ -138,6 +137,14 @@ def _check_square(op, A, name="A"):
     _check_float(op, A)
 
 
+def _no_half(A, kernel=None, op=None):
+    """torch's CPU kernels refuse float16: by the kernel's name, or as low precision."""
+    if A.dtype is _dt.float16:
+        if kernel:
+            raise NotImplementedError(f'"{kernel}" not implemented for \'Half\'')
+        raise RuntimeError(f"{op}: Low precision dtypes not supported. Got Half")
+
+
 def _check_same_dtype(op, A, B):
     if A.dtype is not B.dtype:
         raise RuntimeError(f"{op}: Expected A and B to have the same dtype, but found A of type "
@@ -145,25 +152,23 @@ def _check_same_dtype(op, A, B):
                            f"{short_dtype_name(B.dtype)} instead")
 
 
-def _first_failure(info):
-    """(batch element, info) of the first nonzero info, or None (a concrete check: inside a
-    transform the info codes are not inspected)."""
-    if info._lvl is not None or info.numel() == 0:
-        return None
-    raw = info._base_array().reshape(-1)
-    bad = raw.nonzero()[0]
+def _failure(info):
+    """(batch element, info code, whether there is a batch) of the first nonzero info, or None.
+    Inside vmap the physical stack counts, as in torch's message."""
+    raw = info._base_array()
+    flat = raw.reshape(-1)
+    bad = flat.nonzero()[0]
     if len(bad) == 0:
         return None
-    return int(bad[0]), int(raw[bad[0]])
+    return int(bad[0]), int(flat[bad[0]]), raw.ndim > 0
 
 
-def _raise_on(info, message):
-    """torch's LinAlgError for the first failed matrix, prefixed with its batch index."""
-    failure = _first_failure(info)
+def _raise_on(info, message, error=LinAlgError):
+    """torch's error for the first failed matrix, prefixed with its batch index."""
+    failure = _failure(info)
     if failure is not None:
-        i, code = failure
-        prefix = f"(Batch element {i}): " if info.ndim else ""
-        raise LinAlgError(message(prefix, code))
+        i, code, batched = failure
+        raise error(message(f"(Batch element {i}): " if batched else "", code))
 
 
 def _broadcast_batch(A, B):
@@ -213,6 +218,7 @@ def inv_ex(A, *, check_errors=False):
     """Inverse and LAPACK's info (0, or the 1-based index of a zero pivot) without raising:
     `X, info = torch.linalg.inv_ex(A)`."""
     _check_square("linalg.inv_ex", A)
+    _no_half(A, op="linalg.inv")
     X, info = _inv_ex(A)
     if check_errors:
         _raise_on(info, _inv_message)
@@ -223,6 +229,7 @@ def inv_ex(A, *, check_errors=False):
 def inv(A):
     """Inverse of a stack of square matrices; a singular one raises torch's LinAlgError."""
     _check_square("linalg.inv", A)
+    _no_half(A, op="linalg.inv")
     X, info = _inv_ex(A)
     _raise_on(info, _inv_message)
     return X
@@ -263,6 +270,7 @@ _det = Primitive(
 def det(A):
     """Determinant of a stack of square matrices; differentiable also where A is singular."""
     _check_square("linalg.det", A)
+    _no_half(A, "lu_cpu")
     return _det(A)
 
 
@@ -286,6 +294,7 @@ slogdet_result = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 def slogdet(A):
     """Sign and log|det| (finite where det itself under- or overflows)."""
     _check_square("linalg.slogdet", A)
+    _no_half(A, op="linalg.slogdet")
     return slogdet_result(*_slogdet(A))
 
 
@@ -293,6 +302,7 @@ def slogdet(A):
 def logdet(input):
     """log det(A): nan where det < 0, -inf where A is singular."""
     _check_square("logdet", input)
+    _no_half(input, op="logdet")
     sign, logabs = _slogdet(input)
     return where(sign < 0, float("nan"), logabs)
 
@@ -331,6 +341,7 @@ def _as_matrix_rhs(op, A, B, left):
     B.ndim == 1, or B's shape is A's without the last dim)."""
     _check_square(op, A)
     _check_same_dtype(op, A, B)
+    _no_half(A, "lu_cpu")
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
     Bm = B.unsqueeze(-1) if vector else B
     if not left and not vector:
@@ -392,6 +403,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
             raise RuntimeError(f"{op}: The input tensor {name} must have at least 2 dimensions.")
     _check_square(op, A)
     _check_same_dtype(op, A, B)
+    _no_half(A, "triangular_solve_cpu")
     if not left:
         return _mT(solve_triangular(_mT(A), _mT(B), upper=not upper, unitriangular=unitriangular))
     if B.shape[-2] != A.shape[-1]:
@@ -470,9 +482,10 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     """Cholesky factor and LAPACK's info (the order of the first leading minor that is not
     positive-definite; 0 on success), without raising."""
     _check_square("linalg.cholesky", A)
+    _no_half(A, "cholesky_cpu")
     L, info = _cholesky_ex(A, upper=upper)
     if check_errors:
-        _raise_on(info, _cholesky_message("linalg.cholesky"))
+        _raise_on(info, _cholesky_message("linalg.cholesky_ex"))
     return cholesky_ex_result(L, info)
 
 
@@ -480,6 +493,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 def linalg_cholesky(A, *, upper=False):
     """L with A = L L^T (upper=True: U with A = U^T U); reads one triangle of A."""
     _check_square("linalg.cholesky", A)
+    _no_half(A, "cholesky_cpu")
     L, info = _cholesky_ex(A, upper=upper)
     _raise_on(info, _cholesky_message("linalg.cholesky"))
     return L
@@ -490,6 +504,7 @@ def cholesky(input, upper=False):
     """torch.cholesky, the older spelling of linalg.cholesky (upper positional)."""
     _deprecated("cholesky", "cholesky")
     _check_square("cholesky", input)
+    _no_half(input, "cholesky_cpu")
     L, info = _cholesky_ex(input, upper=upper)
     _raise_on(info, _cholesky_message("cholesky"))
     return L
@@ -538,6 +553,7 @@ def cholesky_solve(input, input2, upper=False):
         raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
                            f"{L.shape[-2]} by {L.shape[-1]} but each b matrix is {B.shape[-2]} "
                            f"by {B.shape[-1]}")
+    _no_half(L, "cholesky_solve_cpu")
     L, B = _broadcast_batch(L, B)
     return _cholesky_solve(B, L, upper=upper)
 
@@ -546,6 +562,7 @@ def cholesky_solve(input, input2, upper=False):
 def cholesky_inverse(input, upper=False):
     """A^{-1} from the Cholesky factor of A."""
     _check_square("cholesky_inverse", input, "input")
+    _no_half(input, "cholesky_inverse_out_cpu")
     n = input.shape[-1]
     return cholesky_solve(eye(n, dtype=input.dtype).expand(tuple(input.shape)), input, upper)
 
@@ -556,30 +573,61 @@ def _lu_factor_impl(xp, a):
     return _lu_raw(xp, a)
 
 
+def _unit_lower_solve(L, M):
+    """L^{-1} M for unit lower-triangular L."""
+    return _solve_tri(L, M, upper=False, unitriangular=True)
+
+
+def _right_solve(M, T, upper):
+    """M T^{-1} for triangular T."""
+    return _mT(_solve_tri(_mT(T), _mT(M), upper=not upper, unitriangular=False))
+
+
+def _lu_square_cotangent(L, U, gL, gU):
+    """A's cotangent of A = L U (square, unpivoted): L^{-T} (tril(L^T gL, -1) +
+    triu(gU U^T)) U^{-T} (torch's linalg_lu_backward)."""
+    gR = tril(_mT(L) @ gL, -1) + triu(gU @ _mT(U))
+    return _solve_tri(_mT(L), _right_solve(gR, _mT(U), upper=False), upper=True,
+                      unitriangular=True)
+
+
 def _lu_factor_vjp(ctx, g, _piv, _info):
-    """torch's linalg_lu_backward for the packed factors (square A)."""
+    """A = P L U; a wide A = P L [U1 U2] adds U2 = L^{-1} P^T A2, a tall one
+    P^T A = [L1; L2] U adds L2 = B2 U^{-1}: each folds into the square rule."""
     LU, piv = ctx.outs[0], ctx.outs[1]
     m, n = LU.shape[-2:]
-    if m != n:
-        raise NotImplementedError("linalg.lu_factor: the derivative of the LU factorisation of "
-                                  f"non-square matrices ({m} by {n}) is not implemented")
+    k = min(m, n)
     P, L, U = lu_unpack(LU, piv)
-    gR = tril(_mT(L) @ tril(g, -1), -1) + triu(triu(g) @ _mT(U))
-    gA = _mT(_solve_tri(U, _mT(gR), upper=True, unitriangular=False))
-    gA = _solve_tri(_mT(L), gA, upper=True, unitriangular=True)
-    return P @ gA
+    gL, gU = tril(g, -1)[..., :, :k], triu(g)[..., :k, :]
+    if m == n:
+        gB = _lu_square_cotangent(L, U, gL, gU)
+    elif m < n:
+        gB2 = _solve_tri(_mT(L), gU[..., m:], upper=True, unitriangular=True)
+        gL = tril(gL - gB2 @ _mT(U[..., m:]), -1)
+        gB = cat([_lu_square_cotangent(L, U[..., :m], gL, gU[..., :m]), gB2], -1)
+    else:
+        gB2 = _right_solve(gL[..., n:, :], _mT(U), upper=False)
+        gU = triu(gU - _mT(L[..., n:, :]) @ gB2)
+        gB = cat([_lu_square_cotangent(L[..., :n, :], U, gL[..., :n, :], gU), gB2], -2)
+    return P @ gB
 
 
 def _lu_factor_jvp(ctx, t):
     LU, piv = ctx.outs[0], ctx.outs[1]
     m, n = LU.shape[-2:]
-    if m != n:
-        raise NotImplementedError("linalg.lu_factor: the derivative of the LU factorisation of "
-                                  f"non-square matrices ({m} by {n}) is not implemented")
     P, L, U = lu_unpack(LU, piv)
-    X = _solve_tri(L, _mT(P) @ t, upper=False, unitriangular=True)
-    X = _mT(_solve_tri(_mT(U), _mT(X), upper=False, unitriangular=False))
-    return L @ tril(X, -1) + triu(X) @ U, None, None
+    dB = _mT(P) @ t
+    k = min(m, n)
+    L1, U1 = L[..., :k, :], U[..., :, :k]
+    X = _right_solve(_unit_lower_solve(L1, dB[..., :k, :k]), U1, upper=True)
+    dL1, dU1 = L1 @ tril(X, -1), triu(X) @ U1
+    if m < n:
+        dU2 = _unit_lower_solve(L, dB[..., m:] - dL1 @ U[..., m:])
+        return cat([dL1 + dU1, dU2], -1), None, None
+    if m > n:
+        dL2 = _right_solve(dB[..., n:, :] - L[..., n:, :] @ dU1, U, upper=True)
+        return cat([dL1 + dU1, dL2], -2), None, None
+    return dL1 + dU1, None, None
 
 
 _lu_factor = Primitive(
@@ -614,6 +662,7 @@ def _check_lu_input(op, A, pivot):
     if A.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
     _check_float(op, A)
+    _no_half(A, "lu_cpu")
     if not pivot:
         raise RuntimeError(f"{op}: LU without pivoting is not implemented on the CPU")
 
@@ -625,7 +674,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
     LU, piv, info = _lu_factor(A)
     if check_errors:
         _raise_on(info, lambda prefix, code: _lu_message(prefix, code).replace(
-            "lu_factor:", "lu_factor_ex:"))
+            "lu_factor:", "lu_factor_ex:"), RuntimeError)
     return lu_factor_ex_result(LU, piv, info)
 
 
@@ -634,10 +683,7 @@ def lu_factor(A, *, pivot=True):
     """`LU, pivots = torch.linalg.lu_factor(A)`, for lu_solve; a zero pivot raises."""
     _check_lu_input("torch.linalg.lu_factor", A, pivot)
     LU, piv, info = _lu_factor(A)
-    failure = _first_failure(info)
-    if failure is not None:
-        raise RuntimeError(_lu_message("(Batch element {}): ".format(failure[0])
-                                       if info.ndim else "", failure[1]))
+    _raise_on(info, _lu_message, RuntimeError)
     return lu_factor_result(LU, piv)
 
 
@@ -676,6 +722,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
         raise RuntimeError(f"{op}: LU must be batches of square matrices, but they are "
                            f"{LU.shape[-2]} by {LU.shape[-1]} matrices")
     _check_same_dtype(op, LU, B)
+    _no_half(LU, "linalg.lu_solve_cpu")
     if not left:
         return _mT(lu_solve(LU, pivots, _mT(B), adjoint=not adjoint))
     if B.shape[-2] != LU.shape[-1]:
@@ -744,9 +791,11 @@ _THETA13 = 5.371920351148152
 def _matrix_exp_impl(xp, a):
     """Scaling and squaring with the [13/13] Pade approximant (Higham 2005), each matrix of
     the stack scaled by its own power of two."""
-    n = a.shape[-1]
+    n, dtype = a.shape[-1], a.dtype
     if a.size == 0:
         return xp.array(a, copy=True)
+    if dtype == xp.float16:
+        a = a.astype(xp.float32)        # NumPy's solve has no float16 (torch's kernel computes it)
     norm = xp.max(xp.sum(xp.abs(a), axis=-2), axis=-1)
     s = xp.maximum(0, xp.ceil(xp.log2(xp.maximum(norm, 1e-300) / _THETA13))).astype(xp.int64)
     a = a / (2.0 ** s)[..., None, None].astype(a.dtype)
@@ -762,7 +811,7 @@ def _matrix_exp_impl(xp, a):
     r = xp.linalg.solve(v - u, v + u)
     for i in range(int(xp.max(s)) if s.size else 0):
         r = xp.where((s > i)[..., None, None], r @ r, r)
-    return r.astype(a.dtype, copy=False)
+    return r.astype(dtype, copy=False)
 
 
 def _exp_block(a, b):
