@@ -288,6 +288,7 @@ def _message(f, lib):
 
 @pytest.mark.parametrize("f", [
     lambda L: L.linalg.svd(L.ones(3)),
+    lambda L: L.linalg.svdvals(L.eye(2), driver="gesvd"),
     lambda L: L.linalg.svdvals(L.ones(3, 3, dtype=L.int64)),
     lambda L: L.linalg.eigh(L.ones(3, 2)),
     lambda L: L.linalg.eigvalsh(L.ones(3)),

@@ -58,6 +58,12 @@ def _front(prim, args, bdims, params):
 _LAPACK = (_dt.float32, _dt.float64)     # the dtypes LAPACK (and NumPy's linalg) work in
 
 
+def _no_driver(driver):
+    if driver is not None:
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
+                           "CUDA inputs with cuSOLVER backend.")
+
+
 def _check_matrix(op, A, kernel, square=False):
     if A.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
@@ -193,6 +199,7 @@ legacy_svd_result = namedtuple("svd", ["U", "S", "V"])
 def linalg_svd(A, full_matrices=True, *, driver=None):
     """A = U diag(S) Vh, singular values descending: `U, S, Vh = torch.linalg.svd(A)`."""
     _check_matrix("linalg.svd", A, "linalg_svd_cpu")
+    _no_driver(driver)
     return svd_result(*_svd(A, full_matrices=bool(full_matrices)))
 
 
@@ -200,6 +207,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
 def linalg_svdvals(A, *, driver=None):
     """The singular values of A, descending (their gradient is U diag(g) Vh)."""
     _check_matrix("linalg.svd", A, "linalg_svd_cpu")
+    _no_driver(driver)
     return _svd(A, full_matrices=False)[1] if _needs_vectors(A) else _svdvals(A)
 
 
