@@ -497,14 +497,13 @@ _pinv = Primitive(
     vjp=_pinv_vjp, jvp=_pinv_jvp,
     batch=lambda args, bdims, **p: _tol_batch(_pinv, args, bdims, p))
 
-
 def _rtol(op, rtol, rcond):
-    """rcond is rtol's older (positional) name."""
+    """rcond is rtol's older (positional) name; torch's parser rejects both at once."""
     if rcond is None:
         return rtol
     if rtol is not None:
-        raise RuntimeError(f"{op}: rcond and rtol cannot both be given (rcond is rtol's older "
-                           "name)")
+        raise TypeError(f"{op}() received an invalid combination of arguments: rcond and rtol "
+                        "(rcond is rtol's older name)")
     return rcond
 
 
@@ -522,7 +521,7 @@ def linalg_pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None):
         raise RuntimeError(f"linalg.pinv({short_dtype_name(A.dtype)}{{{list(A.shape)}}}): "
                            "expected a tensor with 2 or more dimensions of float, double, "
                            "cfloat or cdouble types")
-    rtol = _rtol("linalg.pinv", rtol, rcond)
+    rtol = _rtol("linalg_pinv", rtol, rcond)
     return _pinv(A, _raw_tol(atol), _raw_tol(rtol), hermitian=bool(hermitian))
 
 
