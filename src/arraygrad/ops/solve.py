@@ -347,7 +347,7 @@ def _as_matrix_rhs(op, A, B, left):
     if not left and not vector:
         Bm = _mT(Bm)
     if Bm.ndim < 2 or Bm.shape[-2] != A.shape[-1]:
-        shape = tuple(Bm.shape) if Bm.ndim >= 2 else (B.shape[0], 1)
+        shape = tuple(B.shape) if B.ndim >= 2 else (B.shape[0], 1)
         raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
                            f"{shape[-2]}x{shape[-1]})")
@@ -660,17 +660,19 @@ def _lu_message(prefix, code):
 
 def _check_lu_input(op, A, pivot):
     if A.ndim < 2:
-        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
-    _check_float(op, A)
-    _no_half(A, "lu_cpu")
+        raise RuntimeError(f"{op}: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{list(A.shape)} instead")
+    if A.dtype not in (_dt.float32, _dt.float64):
+        raise NotImplementedError(f'"lu_cpu" not implemented for '
+                                  f"'{short_dtype_name(A.dtype)}'")
     if not pivot:
-        raise RuntimeError(f"{op}: LU without pivoting is not implemented on the CPU")
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
 
 
 @tensor_op
 def lu_factor_ex(A, *, pivot=True, check_errors=False):
     """LU with partial pivoting packed in one matrix, LAPACK's 1-based pivots and info."""
-    _check_lu_input("torch.linalg.lu_factor_ex", A, pivot)
+    _check_lu_input("torch.lu_factor", A, pivot)
     LU, piv, info = _lu_factor(A)
     if check_errors:
         _raise_on(info, lambda prefix, code: _lu_message(prefix, code).replace(
@@ -681,7 +683,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
 @tensor_op
 def lu_factor(A, *, pivot=True):
     """`LU, pivots = torch.linalg.lu_factor(A)`, for lu_solve; a zero pivot raises."""
-    _check_lu_input("torch.linalg.lu_factor", A, pivot)
+    _check_lu_input("torch.lu_factor", A, pivot)
     LU, piv, info = _lu_factor(A)
     _raise_on(info, _lu_message, RuntimeError)
     return lu_factor_result(LU, piv)
