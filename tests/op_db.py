@@ -1096,6 +1096,5 @@ LINALG_SOLVE = [
 OPS += LINALG_SOLVE
 # compositions whose top node torch names differently (the grads still match)
 LINALG_SOLVE_NAMED_DIFFERENTLY = {
-    "logdet", "cholesky_inverse", "linalg.solve_vector_or_right", "linalg.solve_triangular_right", "linalg.lu", "linalg.lu_solve", "linalg.matrix_power",
-    "linalg.matrix_norm", "linalg.norm", "linalg.cross", "linalg.vecdot", "linalg.multi_dot",
-    "linalg.diagonal"}
+    "cholesky_inverse", "linalg.solve_vector_or_right", "linalg.solve_triangular_right",
+    "linalg.lu", "linalg.lu_solve", "linalg.matrix_power", "linalg.cross", "linalg.multi_dot"}
