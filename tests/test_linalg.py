@@ -39,6 +39,8 @@ ERRORS = {
     "solve_dtypes": (lambda L, a: L.linalg.solve(a, a.float()), [SINGULAR]),
     "solve_triangular_1d": (lambda L, a: L.linalg.solve_triangular(a, a[0], upper=True),
                             [SINGULAR]),
+    "solve_triangular_right_shapes": (lambda L, a: L.linalg.solve_triangular(
+        a, L.ones(2, 3, dtype=a.dtype), upper=True, left=False), [SINGULAR]),
     "cholesky_not_pd": (lambda L, a: L.linalg.cholesky(a), [SINGULAR]),
     "cholesky_batch": (lambda L, a: L.linalg.cholesky(L.stack([L.eye(2, dtype=a.dtype), -a])),
                        [np.eye(2)]),

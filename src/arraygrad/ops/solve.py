@@ -404,11 +404,12 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     _check_square(op, A)
     _check_same_dtype(op, A, B)
     _no_half(A, "triangular_solve_cpu")
+    if B.shape[-2 if left else -1] != A.shape[-1]:
+        raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
+                           f"{B.shape[-2]}x{B.shape[-1]})")
     if not left:
         return _mT(solve_triangular(_mT(A), _mT(B), upper=not upper, unitriangular=unitriangular))
-    if B.shape[-2] != A.shape[-1]:
-        raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation AX = B "
-                           f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})")
     return _solve_tri(*_broadcast_batch(A, B), upper=upper, unitriangular=unitriangular)
 
 
