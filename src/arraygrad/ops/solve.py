@@ -128,11 +128,11 @@ def _check_float(op, A):
                            f"{short_dtype_name(A.dtype)}")
 
 
-def _check_square(op, A, name="A"):
+def _check_square(op, A):
     if A.ndim < 2:
-        raise RuntimeError(f"{op}: The input tensor {name} must have at least 2 dimensions.")
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
     if A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"{op}: {name} must be batches of square matrices, but they are "
+        raise RuntimeError(f"{op}: A must be batches of square matrices, but they are "
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
     _check_float(op, A)
 
@@ -562,7 +562,7 @@ def cholesky_solve(input, input2, upper=False):
 @tensor_op
 def cholesky_inverse(input, upper=False):
     """A^{-1} from the Cholesky factor of A."""
-    _check_square("cholesky_inverse", input, "input")
+    _check_square("cholesky_inverse", input)
     _no_half(input, "cholesky_inverse_out_cpu")
     n = input.shape[-1]
     return cholesky_solve(eye(n, dtype=input.dtype).expand(tuple(input.shape)), input, upper)
