@@ -71,7 +71,11 @@ def _float_input(op, x, dtype):
 
 @tensor_op
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    """(sum |x|^ord)^(1/ord) over `dim` (all dims by default); ord may be inf, -inf or 0."""
+    """(sum |x|^ord)^(1/ord) over `dim` (all dims by default); ord may be inf, -inf or 0.
+
+        torch.linalg.vector_norm(torch.tensor([3.0, -4.0]))          # 5
+        torch.linalg.vector_norm(torch.tensor([3.0, -4.0]), 1)       # 7
+    """
     x = _float_input("linalg.vector_norm", x, dtype)
     if isinstance(ord, bool) or not isinstance(ord, (int, float)):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "

@@ -227,7 +227,10 @@ def inv_ex(A, *, check_errors=False):
 
 @tensor_op
 def inv(A):
-    """Inverse of a stack of square matrices; a singular one raises torch's LinAlgError."""
+    """Inverse of a stack of square matrices; a singular one raises torch's LinAlgError.
+
+        X = torch.linalg.inv(torch.tensor([[2.0, 1.0], [1.0, 1.0]]))   # [[1, -1], [-1, 2]]
+    """
     _check_square("linalg.inv", A)
     _no_half(A, op="linalg.inv")
     X, info = _inv_ex(A)
@@ -268,7 +271,11 @@ _det = Primitive(
 
 @tensor_op
 def det(A):
-    """Determinant of a stack of square matrices; differentiable also where A is singular."""
+    """Determinant of a stack of square matrices; differentiable also where A is singular.
+
+        A = torch.tensor([[1.0, 2.0], [2.0, 4.0]], requires_grad=True)
+        torch.linalg.det(A).backward()     # A.grad: the cofactors [[4, -2], [-2, 1]]
+    """
     _check_square("linalg.det", A)
     _no_half(A, "lu_cpu")
     return _det(A)
@@ -368,7 +375,10 @@ def solve_ex(A, B, *, left=True, check_errors=False):
 
 @tensor_op(others=("B",))
 def solve(A, B, *, left=True):
-    """Solution of AX = B (XA = B with left=False), batched and broadcast; B may be a vector."""
+    """Solution of AX = B (XA = B with left=False), batched and broadcast; B may be a vector.
+
+        x = torch.linalg.solve(torch.eye(3) * 2, torch.ones(3))     # [0.5, 0.5, 0.5]
+    """
     X, info = solve_ex(A, B, left=left)
     _raise_on(info, _solve_message)
     return X
@@ -492,7 +502,10 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
 
 @tensor_op
 def linalg_cholesky(A, *, upper=False):
-    """L with A = L L^T (upper=True: U with A = U^T U); reads one triangle of A."""
+    """L with A = L L^T (upper=True: U with A = U^T U); reads one triangle of A.
+
+        L = torch.linalg.cholesky(torch.tensor([[4.0, 2.0], [2.0, 2.0]]))   # [[2, 0], [1, 1]]
+    """
     _check_square("linalg.cholesky", A)
     _no_half(A, "cholesky_cpu")
     L, info = _cholesky_ex(A, upper=upper)
@@ -683,7 +696,11 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
 
 @tensor_op
 def lu_factor(A, *, pivot=True):
-    """`LU, pivots = torch.linalg.lu_factor(A)`, for lu_solve; a zero pivot raises."""
+    """LU with partial pivoting for lu_solve; a zero pivot raises.
+
+        LU, pivots = torch.linalg.lu_factor(A)
+        X = torch.linalg.lu_solve(LU, pivots, B)      # A X = B, A factorised once
+    """
     _check_lu_input("torch.lu_factor", A, pivot)
     LU, piv, info = _lu_factor(A)
     _raise_on(info, _lu_message, RuntimeError)
@@ -835,6 +852,9 @@ _matrix_exp = Primitive(
 
 @tensor_op
 def matrix_exp(A):
-    """exp(A) = sum A^k / k! of a stack of square matrices."""
+    """exp(A) = sum A^k / k! of a stack of square matrices.
+
+        R = torch.linalg.matrix_exp(torch.tensor([[0.0, -1.0], [1.0, 0.0]]))  # rotation by 1 rad
+    """
     _check_square("linalg.matrix_exp", A)
     return _matrix_exp(A)
