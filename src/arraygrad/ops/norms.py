@@ -104,6 +104,9 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         raise RuntimeError(f"{op}: dims must be different. Got ({dim[0]}, {dim[1]})")
     if ord == "fro":
         return _norm2(A, dims=tuple(sorted((d0, d1))), keepdim=keepdim)
+    if ord in (2, -2, "nuc"):
+        raise NotImplementedError(f"{op}: ord={ord!r} (from the singular values) is not "
+                                  "supported yet; 'fro', 1, -1, inf and -inf are")
     if ord not in (1, -1, _INF, -_INF):
         raise RuntimeError(f"{op}: Order {ord} not supported.")
     summed, kept = (d0, d1) if builtins.abs(ord) == 1 else (d1, d0)
