@@ -285,3 +285,43 @@ def test_vmap_of_solve_over_matrix_and_rhs_dims():
     out = ag.func.vmap(ag.linalg.solve, in_dims=(0, 1))(ag.tensor(a), ag.tensor(b))
     expected = np.stack([np.linalg.solve(a[i], b[:, i]) for i in range(3)])
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
+
+
+# ----------------------------------------------------------------- low precision and autocast
+AUTOCAST_CASES = {
+    "linalg.inv": lambda L, a, b: L.linalg.inv(a),
+    "linalg.det": lambda L, a, b: L.linalg.det(a),
+    "linalg.slogdet": lambda L, a, b: L.linalg.slogdet(a).logabsdet,
+    "linalg.solve": lambda L, a, b: L.linalg.solve(a, b),
+    "linalg.solve_ex": lambda L, a, b: L.linalg.solve_ex(a, b).result,
+    "linalg.solve_triangular": lambda L, a, b: L.linalg.solve_triangular(a, b, upper=True),
+    "linalg.cholesky_ex": lambda L, a, b: L.linalg.cholesky_ex(a).L,
+    "linalg.lu_factor": lambda L, a, b: L.linalg.lu_factor(a).LU,
+    "linalg.matrix_power": lambda L, a, b: L.linalg.matrix_power(a, -1),
+    "linalg.matrix_exp": lambda L, a, b: L.linalg.matrix_exp(a),
+    "linalg.matrix_norm": lambda L, a, b: L.linalg.matrix_norm(a, 1),
+    "cholesky_solve": lambda L, a, b: L.cholesky_solve(b, a),
+    "cholesky_inverse": lambda L, a, b: L.cholesky_inverse(a),
+    "logdet": lambda L, a, b: L.logdet(a),
+}
+
+
+@pytest.mark.parametrize("autocast", [False, True])
+def test_bfloat16_inputs_and_autocast_follow_torch(torch, autocast):
+    """torch's CPU autocast runs inv, solve, cholesky... in float32 and leaves det, lu and
+    solve_triangular to refuse bfloat16, as they do outside autocast."""
+    pytest.importorskip("ml_dtypes")
+    for name, fn in AUTOCAST_CASES.items():
+        results = []
+        for lib in (ag, torch):
+            a = (lib.eye(3) * 2 + 0.1).to(lib.bfloat16)
+            b = lib.ones(3, 2).to(lib.bfloat16)
+            try:
+                if autocast:
+                    with lib.autocast("cpu", dtype=lib.bfloat16):
+                        results.append(str(fn(lib, a, b).dtype).split(".")[-1])
+                else:
+                    results.append(str(fn(lib, a, b).dtype).split(".")[-1])
+            except (RuntimeError, NotImplementedError) as e:
+                results.append(f"{type(e).__name__}: {e}")
+        assert results[0] == results[1], name

@@ -13,6 +13,7 @@ from .. import _tensor as _t
 from .. import dtypes as _dt
 from ..core.dispatch import Primitive
 from ..backends import silent
+from ..core.autocast_mode import autocast_op, FP32
 from ._checks import LinAlgError, tensor_op, short_dtype_name
 from ._rules import all_front
 from .creation import eye, tensor, zeros
@@ -138,17 +139,19 @@ def _check_square(op, A):
 
 
 def _no_half(A, kernel=None, op=None):
-    """torch's CPU kernels refuse float16: by the kernel's name, or as low precision."""
-    if A.dtype is _dt.float16:
+    """torch's CPU kernels refuse float16 and bfloat16: by the kernel's name, or as low
+    precision."""
+    if A.dtype is _dt.float16 or A.dtype is _dt.bfloat16:
+        name = short_dtype_name(A.dtype)
         if kernel:
-            raise NotImplementedError(f'"{kernel}" not implemented for \'Half\'')
-        raise RuntimeError(f"{op}: Low precision dtypes not supported. Got Half")
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+        raise RuntimeError(f"{op}: Low precision dtypes not supported. Got {name}")
 
 
-def _check_same_dtype(op, A, B):
+def _check_same_dtype(op, A, B, a_name="A"):
     if A.dtype is not B.dtype:
-        raise RuntimeError(f"{op}: Expected A and B to have the same dtype, but found A of type "
-                           f"{short_dtype_name(A.dtype)} and B of type "
+        raise RuntimeError(f"{op}: Expected {a_name} and B to have the same dtype, but found "
+                           f"{a_name} of type {short_dtype_name(A.dtype)} and B of type "
                            f"{short_dtype_name(B.dtype)} instead")
 
 
@@ -213,6 +216,7 @@ def _inv_message(prefix, code):
             "be completed because the input matrix is singular.")
 
 
+@autocast_op(FP32)     # on torch's CPU autocast float32 list
 @tensor_op
 def inv_ex(A, *, check_errors=False):
     """Inverse and LAPACK's info (0, or the 1-based index of a zero pivot) without raising:
@@ -225,6 +229,7 @@ def inv_ex(A, *, check_errors=False):
     return inv_ex_result(X, info)
 
 
+@autocast_op(FP32)
 @tensor_op
 def inv(A):
     """Inverse of a stack of square matrices; a singular one raises torch's LinAlgError.
@@ -373,6 +378,7 @@ def solve_ex(A, B, *, left=True, check_errors=False):
     return solve_ex_result(X, info)
 
 
+@autocast_op(FP32)
 @tensor_op(others=("B",))
 def solve(A, B, *, left=True):
     """Solution of AX = B (XA = B with left=False), batched and broadcast; B may be a vector.
@@ -426,6 +432,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
 triangular_solve_result = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
 
 
+@autocast_op(FP32)
 @tensor_op(others=("A",))
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
     """The older spelling: solves A X = b (A^T X = b with transpose=True); returns X and a
@@ -488,6 +495,7 @@ def _cholesky_message(op):
         f"positive-definite (the leading minor of order {code} is not positive-definite).")
 
 
+@autocast_op(FP32)
 @tensor_op
 def cholesky_ex(A, *, upper=False, check_errors=False):
     """Cholesky factor and LAPACK's info (the order of the first leading minor that is not
@@ -500,6 +508,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     return cholesky_ex_result(L, info)
 
 
+@autocast_op(FP32)
 @tensor_op
 def linalg_cholesky(A, *, upper=False):
     """L with A = L L^T (upper=True: U with A = U^T U); reads one triangle of A.
@@ -513,6 +522,7 @@ def linalg_cholesky(A, *, upper=False):
     return L
 
 
+@autocast_op(FP32)
 @tensor_op
 def cholesky(input, upper=False):
     """torch.cholesky, the older spelling of linalg.cholesky (upper positional)."""
@@ -551,6 +561,7 @@ _cholesky_solve = Primitive(
     batch=lambda args, bdims, **p: _stacks_batch(_cholesky_solve, args, bdims, **p))
 
 
+@autocast_op(FP32)
 @tensor_op(others=("input2",))
 def cholesky_solve(input, input2, upper=False):
     """X with (L L^T) X = B from the Cholesky factor L (`input2`) of A."""
@@ -572,6 +583,7 @@ def cholesky_solve(input, input2, upper=False):
     return _cholesky_solve(B, L, upper=upper)
 
 
+@autocast_op(FP32)
 @tensor_op
 def cholesky_inverse(input, upper=False):
     """A^{-1} from the Cholesky factor of A."""
@@ -741,7 +753,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     if LU.shape[-1] != LU.shape[-2]:
         raise RuntimeError(f"{op}: LU must be batches of square matrices, but they are "
                            f"{LU.shape[-2]} by {LU.shape[-1]} matrices")
-    _check_same_dtype(op, LU, B)
+    _check_same_dtype(op, LU, B, "LU")
     _no_half(LU, "linalg.lu_solve_cpu")
     if not left:
         return _mT(lu_solve(LU, pivots, _mT(B), adjoint=not adjoint))
@@ -760,6 +772,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     return solve_triangular(U, Y, upper=True)
 
 
+@autocast_op(FP32)
 @tensor_op
 def legacy_lu(A, pivot=True, get_infos=False):
     """torch.lu, the older spelling of linalg.lu_factor(_ex): (LU, pivots[, infos])."""
@@ -768,6 +781,7 @@ def legacy_lu(A, pivot=True, get_infos=False):
     return (LU, piv, info) if get_infos else (LU, piv)
 
 
+@autocast_op(FP32)
 @tensor_op(others=("LU_data", "LU_pivots"))
 def legacy_lu_solve(b, LU_data, LU_pivots):
     """torch.lu_solve(b, LU_data, LU_pivots), the older spelling of linalg.lu_solve."""
@@ -814,8 +828,8 @@ def _matrix_exp_impl(xp, a):
     n, dtype = a.shape[-1], a.dtype
     if a.size == 0:
         return xp.array(a, copy=True)
-    if dtype == xp.float16:
-        a = a.astype(xp.float32)        # NumPy's solve has no float16 (torch's kernel computes it)
+    if dtype.itemsize == 2:
+        a = a.astype(xp.float32)    # NumPy's solve has no float16/bfloat16 (torch computes them)
     norm = xp.max(xp.sum(xp.abs(a), axis=-2), axis=-1)
     s = xp.maximum(0, xp.ceil(xp.log2(xp.maximum(norm, 1e-300) / _THETA13))).astype(xp.int64)
     a = a / (2.0 ** s)[..., None, None].astype(a.dtype)
