@@ -257,7 +257,7 @@ def _cofactors(a, det):
     if n <= 1:
         return a * 0 + 1 if n else a * 0
     small = (det.abs() < 100 * _EPS[a.dtype]).unsqueeze(-1).unsqueeze(-1)
-    if small._lvl is None and not bool(small.any()):
+    if not small._base_array().any():     # (inside transforms too: the values are at hand)
         return det.unsqueeze(-1).unsqueeze(-1) * _mT(_inv_ex(a)[0])
     fast = det.unsqueeze(-1).unsqueeze(-1) * _mT(_inv_ex(where(small, eye(n, dtype=a.dtype), a))[0])
     others = tensor([[r for r in range(n) if r != i] for i in range(n)])
