@@ -39,6 +39,8 @@ ERRORS = {
     "solve_dtypes": (lambda L, a: L.linalg.solve(a, a.float()), [SINGULAR]),
     "solve_triangular_1d": (lambda L, a: L.linalg.solve_triangular(a, a[0], upper=True),
                             [SINGULAR]),
+    "solve_triangular_right_shapes": (lambda L, a: L.linalg.solve_triangular(
+        a, L.ones(2, 3, dtype=a.dtype), upper=True, left=False), [SINGULAR]),
     "cholesky_not_pd": (lambda L, a: L.linalg.cholesky(a), [SINGULAR]),
     "cholesky_batch": (lambda L, a: L.linalg.cholesky(L.stack([L.eye(2, dtype=a.dtype), -a])),
                        [np.eye(2)]),
@@ -63,6 +65,14 @@ ERRORS = {
     "logdet_not_square": (lambda L, a: L.logdet(a), [np.ones((2, 3))]),
     "cholesky_solve_sizes": (lambda L, a: L.cholesky_solve(L.ones(3, 1, dtype=a.dtype), a),
                              [np.eye(2)]),
+    "lu_1d": (lambda L, a: L.linalg.lu(a[0]), [SINGULAR]),
+    "lu_factor_1d": (lambda L, a: L.linalg.lu_factor_ex(a[0]), [SINGULAR]),
+    "lu_factor_int": (lambda L, a: L.linalg.lu_factor(a.long()), [SINGULAR]),
+    "lu_no_pivot": (lambda L, a: L.linalg.lu(a, pivot=False), [SINGULAR]),
+    "solve_right_shapes": (lambda L, a: L.linalg.solve(a, L.ones(3, dtype=a.dtype), left=False),
+                           [SINGULAR]),
+    "solve_right_matrix_shapes": (lambda L, a: L.linalg.solve(a, L.ones(3, 1, dtype=a.dtype),
+                                                              left=False), [SINGULAR]),
     "inv_half": (lambda L, a: L.linalg.inv(a.half()), [np.eye(2)]),
     "slogdet_half": (lambda L, a: L.linalg.slogdet(a.half()), [np.eye(2)]),
     "det_half": (lambda L, a: L.linalg.det(a.half()), [np.eye(2)]),
@@ -119,8 +129,18 @@ def test_singular_inputs_give_infs_as_torch(torch):
 
 
 # ----------------------------------------------------------------- singular determinants
-@pytest.mark.parametrize("a", [SINGULAR, np.array([[1.0, 2, 3], [4, 5, 6], [7, 8, 9]]),
-                               np.zeros((3, 3)), np.array([[2.0, 0, 0], [0, 0, 0], [0, 0, 3]])])
+SINGULARS = [SINGULAR, np.array([[1.0, 2, 3], [4, 5, 6], [7, 8, 9]]), np.zeros((3, 3)),
+             np.array([[2.0, 0, 0], [0, 0, 0], [0, 0, 3]])]
+
+
+@pytest.mark.parametrize("a", SINGULARS)
+def test_det_of_a_singular_matrix_matches_finite_differences(a):
+    x = ag.tensor(a, requires_grad=True)
+    assert gradcheck(ag.linalg.det, (x,), check_forward_ad=True)
+    assert gradgradcheck(ag.linalg.det, (x,))
+
+
+@pytest.mark.parametrize("a", SINGULARS)
 def test_det_of_a_singular_matrix_has_its_true_gradient(torch, a):
     """The gradient of det is the cofactor matrix, also where A is singular: torch's
     second-order path (create_graph) gives it; its first-order path gives 0 at an exactly
@@ -135,8 +155,6 @@ def test_det_of_a_singular_matrix_has_its_true_gradient(torch, a):
     tgg, = torch.autograd.grad((tg * torch.tensor(w)).sum(), t)
     if np.isfinite(to_numpy(tgg)).all():    # torch's SVD path gives nan at A = 0
         assert_close(gg, tgg, atol=1e-12)
-    assert gradcheck(ag.linalg.det, (x,), check_forward_ad=True)
-    assert gradgradcheck(ag.linalg.det, (x,))
     g_first, = ag.autograd.grad(ag.linalg.det(x), x)
     assert_close(g_first, tg.detach(), atol=1e-12)
 
@@ -275,3 +293,43 @@ def test_vmap_of_solve_over_matrix_and_rhs_dims():
     out = ag.func.vmap(ag.linalg.solve, in_dims=(0, 1))(ag.tensor(a), ag.tensor(b))
     expected = np.stack([np.linalg.solve(a[i], b[:, i]) for i in range(3)])
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-12)
+
+
+# ----------------------------------------------------------------- low precision and autocast
+AUTOCAST_CASES = {
+    "linalg.inv": lambda L, a, b: L.linalg.inv(a),
+    "linalg.det": lambda L, a, b: L.linalg.det(a),
+    "linalg.slogdet": lambda L, a, b: L.linalg.slogdet(a).logabsdet,
+    "linalg.solve": lambda L, a, b: L.linalg.solve(a, b),
+    "linalg.solve_ex": lambda L, a, b: L.linalg.solve_ex(a, b).result,
+    "linalg.solve_triangular": lambda L, a, b: L.linalg.solve_triangular(a, b, upper=True),
+    "linalg.cholesky_ex": lambda L, a, b: L.linalg.cholesky_ex(a).L,
+    "linalg.lu_factor": lambda L, a, b: L.linalg.lu_factor(a).LU,
+    "linalg.matrix_power": lambda L, a, b: L.linalg.matrix_power(a, -1),
+    "linalg.matrix_exp": lambda L, a, b: L.linalg.matrix_exp(a),
+    "linalg.matrix_norm": lambda L, a, b: L.linalg.matrix_norm(a, 1),
+    "cholesky_solve": lambda L, a, b: L.cholesky_solve(b, a),
+    "cholesky_inverse": lambda L, a, b: L.cholesky_inverse(a),
+    "logdet": lambda L, a, b: L.logdet(a),
+}
+
+
+@pytest.mark.parametrize("autocast", [False, True])
+def test_bfloat16_inputs_and_autocast_follow_torch(torch, autocast):
+    """torch's CPU autocast runs inv, solve, cholesky... in float32 and leaves det, lu and
+    solve_triangular to refuse bfloat16, as they do outside autocast."""
+    pytest.importorskip("ml_dtypes")
+    for name, fn in AUTOCAST_CASES.items():
+        results = []
+        for lib in (ag, torch):
+            a = (lib.eye(3) * 2 + 0.1).to(lib.bfloat16)
+            b = lib.ones(3, 2).to(lib.bfloat16)
+            try:
+                if autocast:
+                    with lib.autocast("cpu", dtype=lib.bfloat16):
+                        results.append(str(fn(lib, a, b).dtype).split(".")[-1])
+                else:
+                    results.append(str(fn(lib, a, b).dtype).split(".")[-1])
+            except (RuntimeError, NotImplementedError) as e:
+                results.append(f"{type(e).__name__}: {e}")
+        assert results[0] == results[1], name

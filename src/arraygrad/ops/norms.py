@@ -71,7 +71,11 @@ def _float_input(op, x, dtype):
 
 @tensor_op
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    """(sum |x|^ord)^(1/ord) over `dim` (all dims by default); ord may be inf, -inf or 0."""
+    """(sum |x|^ord)^(1/ord) over `dim` (all dims by default); ord may be inf, -inf or 0.
+
+        torch.linalg.vector_norm(torch.tensor([3.0, -4.0]))          # 5
+        torch.linalg.vector_norm(torch.tensor([3.0, -4.0]), 1)       # 7
+    """
     x = _float_input("linalg.vector_norm", x, dtype)
     if isinstance(ord, bool) or not isinstance(ord, (int, float)):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "
@@ -100,6 +104,9 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         raise RuntimeError(f"{op}: dims must be different. Got ({dim[0]}, {dim[1]})")
     if ord == "fro":
         return _norm2(A, dims=tuple(sorted((d0, d1))), keepdim=keepdim)
+    if ord in (2, -2, "nuc"):
+        raise NotImplementedError(f"{op}: ord={ord!r} (from the singular values) is not "
+                                  "supported yet; 'fro', 1, -1, inf and -inf are")
     if ord not in (1, -1, _INF, -_INF):
         raise RuntimeError(f"{op}: Order {ord} not supported.")
     summed, kept = (d0, d1) if builtins.abs(ord) == 1 else (d1, d0)

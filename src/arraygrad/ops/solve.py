@@ -13,6 +13,7 @@ from .. import _tensor as _t
 from .. import dtypes as _dt
 from ..core.dispatch import Primitive
 from ..backends import silent
+from ..core.autocast_mode import autocast_op, FP32
 from ._checks import LinAlgError, tensor_op, short_dtype_name
 from ._rules import all_front
 from .creation import eye, tensor, zeros
@@ -128,27 +129,29 @@ def _check_float(op, A):
                            f"{short_dtype_name(A.dtype)}")
 
 
-def _check_square(op, A, name="A"):
+def _check_square(op, A):
     if A.ndim < 2:
-        raise RuntimeError(f"{op}: The input tensor {name} must have at least 2 dimensions.")
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
     if A.shape[-1] != A.shape[-2]:
-        raise RuntimeError(f"{op}: {name} must be batches of square matrices, but they are "
+        raise RuntimeError(f"{op}: A must be batches of square matrices, but they are "
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")
     _check_float(op, A)
 
 
 def _no_half(A, kernel=None, op=None):
-    """torch's CPU kernels refuse float16: by the kernel's name, or as low precision."""
-    if A.dtype is _dt.float16:
+    """torch's CPU kernels refuse float16 and bfloat16: by the kernel's name, or as low
+    precision."""
+    if A.dtype is _dt.float16 or A.dtype is _dt.bfloat16:
+        name = short_dtype_name(A.dtype)
         if kernel:
-            raise NotImplementedError(f'"{kernel}" not implemented for \'Half\'')
-        raise RuntimeError(f"{op}: Low precision dtypes not supported. Got Half")
+            raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+        raise RuntimeError(f"{op}: Low precision dtypes not supported. Got {name}")
 
 
-def _check_same_dtype(op, A, B):
+def _check_same_dtype(op, A, B, a_name="A"):
     if A.dtype is not B.dtype:
-        raise RuntimeError(f"{op}: Expected A and B to have the same dtype, but found A of type "
-                           f"{short_dtype_name(A.dtype)} and B of type "
+        raise RuntimeError(f"{op}: Expected {a_name} and B to have the same dtype, but found "
+                           f"{a_name} of type {short_dtype_name(A.dtype)} and B of type "
                            f"{short_dtype_name(B.dtype)} instead")
 
 
@@ -213,6 +216,7 @@ def _inv_message(prefix, code):
             "be completed because the input matrix is singular.")
 
 
+@autocast_op(FP32)     # on torch's CPU autocast float32 list
 @tensor_op
 def inv_ex(A, *, check_errors=False):
     """Inverse and LAPACK's info (0, or the 1-based index of a zero pivot) without raising:
@@ -225,9 +229,13 @@ def inv_ex(A, *, check_errors=False):
     return inv_ex_result(X, info)
 
 
+@autocast_op(FP32)
 @tensor_op
 def inv(A):
-    """Inverse of a stack of square matrices; a singular one raises torch's LinAlgError."""
+    """Inverse of a stack of square matrices; a singular one raises torch's LinAlgError.
+
+        X = torch.linalg.inv(torch.tensor([[2.0, 1.0], [1.0, 1.0]]))   # [[1, -1], [-1, 2]]
+    """
     _check_square("linalg.inv", A)
     _no_half(A, op="linalg.inv")
     X, info = _inv_ex(A)
@@ -249,7 +257,7 @@ def _cofactors(a, det):
     if n <= 1:
         return a * 0 + 1 if n else a * 0
     small = (det.abs() < 100 * _EPS[a.dtype]).unsqueeze(-1).unsqueeze(-1)
-    if small._lvl is None and not bool(small.any()):
+    if not small._base_array().any():     # (inside transforms too: the values are at hand)
         return det.unsqueeze(-1).unsqueeze(-1) * _mT(_inv_ex(a)[0])
     fast = det.unsqueeze(-1).unsqueeze(-1) * _mT(_inv_ex(where(small, eye(n, dtype=a.dtype), a))[0])
     others = tensor([[r for r in range(n) if r != i] for i in range(n)])
@@ -268,7 +276,11 @@ _det = Primitive(
 
 @tensor_op
 def det(A):
-    """Determinant of a stack of square matrices; differentiable also where A is singular."""
+    """Determinant of a stack of square matrices; differentiable also where A is singular.
+
+        A = torch.tensor([[1.0, 2.0], [2.0, 4.0]], requires_grad=True)
+        torch.linalg.det(A).backward()     # A.grad: the cofactors [[4, -2], [-2, 1]]
+    """
     _check_square("linalg.det", A)
     _no_half(A, "lu_cpu")
     return _det(A)
@@ -347,7 +359,7 @@ def _as_matrix_rhs(op, A, B, left):
     if not left and not vector:
         Bm = _mT(Bm)
     if Bm.ndim < 2 or Bm.shape[-2] != A.shape[-1]:
-        shape = tuple(Bm.shape) if Bm.ndim >= 2 else (B.shape[0], 1)
+        shape = tuple(B.shape) if B.ndim >= 2 else (B.shape[0], 1)
         raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
                            f"{shape[-2]}x{shape[-1]})")
@@ -366,9 +378,13 @@ def solve_ex(A, B, *, left=True, check_errors=False):
     return solve_ex_result(X, info)
 
 
+@autocast_op(FP32)
 @tensor_op(others=("B",))
 def solve(A, B, *, left=True):
-    """Solution of AX = B (XA = B with left=False), batched and broadcast; B may be a vector."""
+    """Solution of AX = B (XA = B with left=False), batched and broadcast; B may be a vector.
+
+        x = torch.linalg.solve(torch.eye(3) * 2, torch.ones(3))     # [0.5, 0.5, 0.5]
+    """
     X, info = solve_ex(A, B, left=left)
     _raise_on(info, _solve_message)
     return X
@@ -404,17 +420,19 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     _check_square(op, A)
     _check_same_dtype(op, A, B)
     _no_half(A, "triangular_solve_cpu")
+    if B.shape[-2 if left else -1] != A.shape[-1]:
+        raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation "
+                           f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
+                           f"{B.shape[-2]}x{B.shape[-1]})")
     if not left:
         return _mT(solve_triangular(_mT(A), _mT(B), upper=not upper, unitriangular=unitriangular))
-    if B.shape[-2] != A.shape[-1]:
-        raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation AX = B "
-                           f"({A.shape[-2]}x{A.shape[-1]} and {B.shape[-2]}x{B.shape[-1]})")
     return _solve_tri(*_broadcast_batch(A, B), upper=upper, unitriangular=unitriangular)
 
 
 triangular_solve_result = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
 
 
+@autocast_op(FP32)
 @tensor_op(others=("A",))
 def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False):
     """The older spelling: solves A X = b (A^T X = b with transpose=True); returns X and a
@@ -477,6 +495,7 @@ def _cholesky_message(op):
         f"positive-definite (the leading minor of order {code} is not positive-definite).")
 
 
+@autocast_op(FP32)
 @tensor_op
 def cholesky_ex(A, *, upper=False, check_errors=False):
     """Cholesky factor and LAPACK's info (the order of the first leading minor that is not
@@ -489,9 +508,13 @@ def cholesky_ex(A, *, upper=False, check_errors=False):
     return cholesky_ex_result(L, info)
 
 
+@autocast_op(FP32)
 @tensor_op
 def linalg_cholesky(A, *, upper=False):
-    """L with A = L L^T (upper=True: U with A = U^T U); reads one triangle of A."""
+    """L with A = L L^T (upper=True: U with A = U^T U); reads one triangle of A.
+
+        L = torch.linalg.cholesky(torch.tensor([[4.0, 2.0], [2.0, 2.0]]))   # [[2, 0], [1, 1]]
+    """
     _check_square("linalg.cholesky", A)
     _no_half(A, "cholesky_cpu")
     L, info = _cholesky_ex(A, upper=upper)
@@ -499,6 +522,7 @@ def linalg_cholesky(A, *, upper=False):
     return L
 
 
+@autocast_op(FP32)
 @tensor_op
 def cholesky(input, upper=False):
     """torch.cholesky, the older spelling of linalg.cholesky (upper positional)."""
@@ -537,6 +561,7 @@ _cholesky_solve = Primitive(
     batch=lambda args, bdims, **p: _stacks_batch(_cholesky_solve, args, bdims, **p))
 
 
+@autocast_op(FP32)
 @tensor_op(others=("input2",))
 def cholesky_solve(input, input2, upper=False):
     """X with (L L^T) X = B from the Cholesky factor L (`input2`) of A."""
@@ -558,10 +583,11 @@ def cholesky_solve(input, input2, upper=False):
     return _cholesky_solve(B, L, upper=upper)
 
 
+@autocast_op(FP32)
 @tensor_op
 def cholesky_inverse(input, upper=False):
     """A^{-1} from the Cholesky factor of A."""
-    _check_square("cholesky_inverse", input, "input")
+    _check_square("cholesky_inverse", input)
     _no_half(input, "cholesky_inverse_out_cpu")
     n = input.shape[-1]
     return cholesky_solve(eye(n, dtype=input.dtype).expand(tuple(input.shape)), input, upper)
@@ -660,17 +686,19 @@ def _lu_message(prefix, code):
 
 def _check_lu_input(op, A, pivot):
     if A.ndim < 2:
-        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
-    _check_float(op, A)
-    _no_half(A, "lu_cpu")
+        raise RuntimeError(f"{op}: Expected tensor with 2 or more dimensions. Got size: "
+                           f"{list(A.shape)} instead")
+    if A.dtype not in (_dt.float32, _dt.float64):
+        raise NotImplementedError(f'"lu_cpu" not implemented for '
+                                  f"'{short_dtype_name(A.dtype)}'")
     if not pivot:
-        raise RuntimeError(f"{op}: LU without pivoting is not implemented on the CPU")
+        raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
 
 
 @tensor_op
 def lu_factor_ex(A, *, pivot=True, check_errors=False):
     """LU with partial pivoting packed in one matrix, LAPACK's 1-based pivots and info."""
-    _check_lu_input("torch.linalg.lu_factor_ex", A, pivot)
+    _check_lu_input("torch.lu_factor", A, pivot)
     LU, piv, info = _lu_factor(A)
     if check_errors:
         _raise_on(info, lambda prefix, code: _lu_message(prefix, code).replace(
@@ -680,8 +708,12 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False):
 
 @tensor_op
 def lu_factor(A, *, pivot=True):
-    """`LU, pivots = torch.linalg.lu_factor(A)`, for lu_solve; a zero pivot raises."""
-    _check_lu_input("torch.linalg.lu_factor", A, pivot)
+    """LU with partial pivoting for lu_solve; a zero pivot raises.
+
+        LU, pivots = torch.linalg.lu_factor(A)
+        X = torch.linalg.lu_solve(LU, pivots, B)      # A X = B, A factorised once
+    """
+    _check_lu_input("torch.lu_factor", A, pivot)
     LU, piv, info = _lu_factor(A)
     _raise_on(info, _lu_message, RuntimeError)
     return lu_factor_result(LU, piv)
@@ -721,7 +753,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     if LU.shape[-1] != LU.shape[-2]:
         raise RuntimeError(f"{op}: LU must be batches of square matrices, but they are "
                            f"{LU.shape[-2]} by {LU.shape[-1]} matrices")
-    _check_same_dtype(op, LU, B)
+    _check_same_dtype(op, LU, B, "LU")
     _no_half(LU, "linalg.lu_solve_cpu")
     if not left:
         return _mT(lu_solve(LU, pivots, _mT(B), adjoint=not adjoint))
@@ -740,6 +772,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
     return solve_triangular(U, Y, upper=True)
 
 
+@autocast_op(FP32)
 @tensor_op
 def legacy_lu(A, pivot=True, get_infos=False):
     """torch.lu, the older spelling of linalg.lu_factor(_ex): (LU, pivots[, infos])."""
@@ -748,6 +781,7 @@ def legacy_lu(A, pivot=True, get_infos=False):
     return (LU, piv, info) if get_infos else (LU, piv)
 
 
+@autocast_op(FP32)
 @tensor_op(others=("LU_data", "LU_pivots"))
 def legacy_lu_solve(b, LU_data, LU_pivots):
     """torch.lu_solve(b, LU_data, LU_pivots), the older spelling of linalg.lu_solve."""
@@ -794,8 +828,8 @@ def _matrix_exp_impl(xp, a):
     n, dtype = a.shape[-1], a.dtype
     if a.size == 0:
         return xp.array(a, copy=True)
-    if dtype == xp.float16:
-        a = a.astype(xp.float32)        # NumPy's solve has no float16 (torch's kernel computes it)
+    if dtype.itemsize == 2:
+        a = a.astype(xp.float32)    # NumPy's solve has no float16/bfloat16 (torch computes them)
     norm = xp.max(xp.sum(xp.abs(a), axis=-2), axis=-1)
     s = xp.maximum(0, xp.ceil(xp.log2(xp.maximum(norm, 1e-300) / _THETA13))).astype(xp.int64)
     a = a / (2.0 ** s)[..., None, None].astype(a.dtype)
@@ -832,6 +866,9 @@ _matrix_exp = Primitive(
 
 @tensor_op
 def matrix_exp(A):
-    """exp(A) = sum A^k / k! of a stack of square matrices."""
+    """exp(A) = sum A^k / k! of a stack of square matrices.
+
+        R = torch.linalg.matrix_exp(torch.tensor([[0.0, -1.0], [1.0, 0.0]]))  # rotation by 1 rad
+    """
     _check_square("linalg.matrix_exp", A)
     return _matrix_exp(A)
