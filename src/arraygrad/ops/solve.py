@@ -444,8 +444,9 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
     if A.ndim < 2:
         raise RuntimeError(f"torch.triangular_solve: Expected A to have at least 2 dimensions, "
                            f"but it has {A.ndim} dimensions instead")
+    A, B = _broadcast_batch(A, input)
     coef = _mT(A) if transpose else A
-    X = solve_triangular(coef, input, upper=upper != transpose, unitriangular=unitriangular)
+    X = solve_triangular(coef, B, upper=upper != transpose, unitriangular=unitriangular)
     return triangular_solve_result(X, A.clone())
 
 
