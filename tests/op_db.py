@@ -1027,7 +1027,6 @@ LINALG_SOLVE = [
            torch_not_oracle=_FWD_OVER),
     OpInfo("linalg.solve", lambda lib, a, b: lib.linalg.solve(a, b), one(
         S((3, 3), (3, 2)), S((3, 3), (2, 3, 4)), S((2, 0, 0), (0, 1))), torch_not_oracle=_FWD_OVER),
-    # a vector B or left=False adds a squeeze or transpose node on top (torch has none)
     OpInfo("linalg.solve_vector_or_right", lambda lib, a, b, **k: lib.linalg.solve(a, b, **k),
            one(S((2, 3, 3), (3,)), S((2, 3, 3), (2, 3)), S((3, 3), (2, 3), left=False)),
            torch_not_oracle=_FWD_OVER),
@@ -1110,6 +1109,6 @@ LINALG_SOLVE = [
 OPS += LINALG_SOLVE
 # compositions whose top node torch names differently (the grads still match)
 LINALG_SOLVE_NAMED_DIFFERENTLY = {
-    "cholesky_inverse", "linalg.solve_vector_or_right", "linalg.solve_triangular_right",
+    "cholesky_inverse", "linalg.solve_triangular_right",
     "linalg.lu", "linalg.lu_solve", "linalg.matrix_power", "linalg.cross", "linalg.multi_dot",
     "triangular_solve", "lu_solve", "cholesky"}

@@ -320,26 +320,54 @@ def logdet(input):
 
 
 # ----------------------------------------------------------------- linear systems
+# NOTE [solve's right-hand sides]: linalg.solve takes B as a matrix (AX = B), as its transpose
+# (XA = B, left=False) or as a vector; the primitive takes B as given, with `left` and
+# `vector`, so that its node is the result's grad_fn as torch's is. Its impl and rules work on
+# the matrix form (`_as_rhs`) and hand results back in B's form (`_from_rhs`).
+def _as_rhs(x, left, vector):
+    """Arrays and tensors alike (the impl and the rules share it)."""
+    if vector:
+        return x[..., None]
+    return x if left else x.swapaxes(-1, -2)
+
+
+def _from_rhs(x, left, vector):
+    if vector:
+        return x[..., 0]
+    return x if left else x.swapaxes(-1, -2)
+
+
 @silent
-def _solve_ex_impl(xp, a, b):
+def _solve_ex_impl(xp, a, b, left, vector):
+    a = a if left else xp.swapaxes(a, -1, -2)
+    b = _as_rhs(b, left, vector)
     try:
-        return xp.linalg.solve(a, b), xp.zeros(a.shape[:-2], dtype=xp.int32)
+        x, info = xp.linalg.solve(a, b), xp.zeros(a.shape[:-2], dtype=xp.int32)
     except xp.linalg.LinAlgError:
         lu, piv, info = _lu_raw(xp, a)
-        return _lu_solve_raw(xp, lu, piv, b), info
+        x = _lu_solve_raw(xp, lu, piv, b)
+    return _from_rhs(x, left, vector), info
 
 
-def _solve_vjp(ctx, g, _info):
-    gb = _solve_ex(_mT(ctx.x), g)[0]
-    return -(gb @ _mT(ctx.outs[0])), gb
+def _solve_vjp(ctx, g, _info, left, vector):
+    A = ctx.x if left else _mT(ctx.x)
+    gB = _solve_ex(_mT(A), _as_rhs(g, left, vector), left=True, vector=False)[0]
+    gA = -(gB @ _mT(_as_rhs(ctx.outs[0], left, vector)))
+    return (gA if left else _mT(gA)), _from_rhs(gB, left, vector)
+
+
+def _solve_jvp(ctx, ta, tb, left, vector):
+    A, tA = (ctx.x, ta) if left else (_mT(ctx.x), _mT(ta))
+    X = _as_rhs(ctx.outs[0], left, vector)
+    dX = _solve_ex(A, _as_rhs(tb, left, vector) - tA @ X, left=True, vector=False)[0]
+    return _from_rhs(dX, left, vector), None
 
 
 _solve_ex = Primitive(
     "linalg_solve_ex", _solve_ex_impl, multiple_results=True, nondiff_outputs=(1,),
     save=(0,), save_output=True, node_name="LinalgSolveExBackward0", arg_names=("A", "B"),
-    vjp=_solve_vjp,
-    jvp=lambda ctx, ta, tb: (_solve_ex(ctx.x, tb - ta @ ctx.outs[0])[0], None),
-    batch=lambda args, bdims: _stacks_batch(_solve_ex, args, bdims))
+    vjp=_solve_vjp, jvp=_solve_jvp,
+    batch=lambda args, bdims, **p: _stacks_batch(_solve_ex, args, bdims, **p))
 
 solve_ex_result = namedtuple("linalg_solve_ex", ["result", "info"])
 
@@ -348,33 +376,34 @@ def _solve_message(prefix, code):
     return f"torch.linalg.solve: {prefix}The solver failed because the input matrix is singular."
 
 
-def _as_matrix_rhs(op, A, B, left):
-    """B as a stack of matrices, and whether it was a (stack of) vector(s) (torch's rule:
-    B.ndim == 1, or B's shape is A's without the last dim)."""
+def _rhs_kind(op, A, B, left):
+    """Whether B is a (stack of) vector(s) (torch's rule: B.ndim == 1, or B's shape is A's
+    without the last dim), after checking that the shapes fit the equation."""
     _check_square(op, A)
     _check_same_dtype(op, A, B)
     _no_half(A, "lu_cpu")
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
-    Bm = B.unsqueeze(-1) if vector else B
-    if not left and not vector:
-        Bm = _mT(Bm)
-    if Bm.ndim < 2 or Bm.shape[-2] != A.shape[-1]:
+    rows = B.shape[-1] if vector else (B.shape[-2] if left else B.shape[-1]) if B.ndim > 1 \
+        else None
+    if rows != A.shape[-1]:
         shape = tuple(B.shape) if B.ndim >= 2 else (B.shape[0], 1)
         raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
                            f"{shape[-2]}x{shape[-1]})")
-    return Bm, vector
+    return vector
 
 
 @tensor_op(others=("B",))
 def solve_ex(A, B, *, left=True, check_errors=False):
     """Solution of AX = B (or XA = B with left=False) and LAPACK's info, without raising."""
-    Bm, vector = _as_matrix_rhs("linalg.solve", A, B, left)
-    Am = A if left else _mT(A)
-    X, info = _solve_ex(*_broadcast_batch(Am, Bm))
+    vector = _rhs_kind("linalg.solve", A, B, left)
+    stack = tuple(B.shape[:-1 if vector else -2])
+    batch = tuple(broadcast_shapes(tuple(A.shape[:-2]), stack))
+    A = A.expand(batch + tuple(A.shape[-2:]))
+    B = B.expand(batch + tuple(B.shape[len(stack):]))
+    X, info = _solve_ex(A, B, left=left, vector=vector)
     if check_errors:
         _raise_on(info, _solve_message)
-    X = X.squeeze(-1) if vector else (X if left else _mT(X))
     return solve_ex_result(X, info)
 
 
