@@ -1109,6 +1109,6 @@ LINALG_SOLVE = [
 OPS += LINALG_SOLVE
 # compositions whose top node torch names differently (the grads still match)
 LINALG_SOLVE_NAMED_DIFFERENTLY = {
-    "cholesky_inverse", "linalg.solve_triangular_right",
+    "cholesky_inverse",
     "linalg.lu", "linalg.lu_solve", "linalg.matrix_power", "linalg.cross", "linalg.multi_dot",
     "triangular_solve", "lu_solve", "cholesky"}

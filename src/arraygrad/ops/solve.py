@@ -423,20 +423,43 @@ def _tri(x, upper, unit):
     return triu(x, 1 if unit else 0) if upper else tril(x, -1 if unit else 0)
 
 
-def _solve_tri_vjp(ctx, g, upper, unitriangular):
-    gb = _solve_tri(_mT(ctx.x), g, upper=not upper, unitriangular=unitriangular)
-    return _tri(-(gb @ _mT(ctx.out)), upper, unitriangular), gb
+def _trisolve_impl(xp, a, b, upper, left, unitriangular):
+    if left:
+        return _trisolve_raw(xp, a, b, upper, unitriangular)
+    x = _trisolve_raw(xp, xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2), not upper,
+                      unitriangular)
+    return xp.swapaxes(x, -1, -2)
+
+
+def _left_form(ctx, upper, left, *xs):
+    """A, upper and the given matrices as in A' X' = B' (transposed when left=False)."""
+    A = ctx.x if left else _mT(ctx.x)
+    return (A, upper if left else not upper) + tuple(x if left else _mT(x) for x in xs)
+
+
+def _solve_tri_vjp(ctx, g, upper, left, unitriangular):
+    A, up, X, g = _left_form(ctx, upper, left, ctx.out, g)
+    gB = _trisolve(_mT(A), g, not up, unitriangular)
+    gA = _tri(-(gB @ _mT(X)), up, unitriangular)
+    return (gA, gB) if left else (_mT(gA), _mT(gB))
+
+
+def _solve_tri_jvp(ctx, ta, tb, upper, left, unitriangular):
+    A, up, X, ta, tb = _left_form(ctx, upper, left, ctx.out, ta, tb)
+    dX = _trisolve(A, tb - _tri(ta, up, unitriangular) @ X, up, unitriangular)
+    return dX if left else _mT(dX)
 
 
 _solve_tri = Primitive(
-    "linalg_solve_triangular",
-    silent(lambda xp, a, b, upper, unitriangular: _trisolve_raw(xp, a, b, upper, unitriangular)),
-    save=(0,), save_output=True, node_name="LinalgSolveTriangularBackward0",
-    arg_names=("self", "B"), vjp=_solve_tri_vjp,
-    jvp=lambda ctx, ta, tb, upper, unitriangular: _solve_tri(
-        ctx.x, tb - _tri(ta, upper, unitriangular) @ ctx.out, upper=upper,
-        unitriangular=unitriangular),
+    "linalg_solve_triangular", silent(_trisolve_impl), save=(0,), save_output=True,
+    node_name="LinalgSolveTriangularBackward0", arg_names=("self", "B"),
+    vjp=_solve_tri_vjp, jvp=_solve_tri_jvp,
     batch=lambda args, bdims, **p: _stacks_batch(_solve_tri, args, bdims, **p))
+
+
+def _trisolve(A, B, upper, unitriangular=False, left=True):
+    """A^{-1} B (B A^{-1} with left=False) for triangular A of matching stack dims."""
+    return _solve_tri(A, B, upper=upper, left=left, unitriangular=unitriangular)
 
 
 @tensor_op(others=("B",))
@@ -453,9 +476,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
         raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
                            f"{B.shape[-2]}x{B.shape[-1]})")
-    if not left:
-        return _mT(solve_triangular(_mT(A), _mT(B), upper=not upper, unitriangular=unitriangular))
-    return _solve_tri(*_broadcast_batch(A, B), upper=upper, unitriangular=unitriangular)
+    A, B = _broadcast_batch(A, B)
+    return _trisolve(A, B, upper, unitriangular, left)
 
 
 triangular_solve_result = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
@@ -498,14 +520,13 @@ def _cholesky_vjp(ctx, g, _info, upper):
         L, g = _mT(L), _mT(g)
     gA = tril(_mT(L) @ g)
     gA = 0.5 * (gA + _mT(tril(gA, -1)))
-    gA = _solve_tri(_mT(L), gA, upper=True, unitriangular=False)
-    return _mT(_solve_tri(_mT(L), _mT(gA), upper=True, unitriangular=False))
+    gA = _trisolve(_mT(L), gA, upper=True)
+    return _trisolve(L, gA, upper=False, left=False)
 
 
 def _cholesky_jvp(ctx, t, upper):
     L = _mT(ctx.outs[0]) if upper else ctx.outs[0]
-    X = _solve_tri(L, t, upper=False, unitriangular=False)
-    X = _mT(_solve_tri(L, _mT(X), upper=False, unitriangular=False))
+    X = _trisolve(_mT(L), _trisolve(L, t, upper=False), upper=True, left=False)
     dL = L @ (tril(X) - 0.5 * _diag_embed(X.diagonal(0, -2, -1)))
     return (_mT(dL) if upper else dL), None
 
@@ -631,20 +652,19 @@ def _lu_factor_impl(xp, a):
 
 def _unit_lower_solve(L, M):
     """L^{-1} M for unit lower-triangular L."""
-    return _solve_tri(L, M, upper=False, unitriangular=True)
+    return _trisolve(L, M, upper=False, unitriangular=True)
 
 
 def _right_solve(M, T, upper):
     """M T^{-1} for triangular T."""
-    return _mT(_solve_tri(_mT(T), _mT(M), upper=not upper, unitriangular=False))
+    return _trisolve(T, M, upper, left=False)
 
 
 def _lu_square_cotangent(L, U, gL, gU):
     """A's cotangent of A = L U (square, unpivoted): L^{-T} (tril(L^T gL, -1) +
     triu(gU U^T)) U^{-T} (torch's linalg_lu_backward)."""
     gR = tril(_mT(L) @ gL, -1) + triu(gU @ _mT(U))
-    return _solve_tri(_mT(L), _right_solve(gR, _mT(U), upper=False), upper=True,
-                      unitriangular=True)
+    return _trisolve(_mT(L), _right_solve(gR, _mT(U), upper=False), upper=True, unitriangular=True)
 
 
 def _lu_factor_vjp(ctx, g, _piv, _info):
@@ -658,7 +678,7 @@ def _lu_factor_vjp(ctx, g, _piv, _info):
     if m == n:
         gB = _lu_square_cotangent(L, U, gL, gU)
     elif m < n:
-        gB2 = _solve_tri(_mT(L), gU[..., m:], upper=True, unitriangular=True)
+        gB2 = _trisolve(_mT(L), gU[..., m:], upper=True, unitriangular=True)
         gL = tril(gL - gB2 @ _mT(U[..., m:]), -1)
         gB = cat([_lu_square_cotangent(L, U[..., :m], gL, gU[..., :m]), gB2], -1)
     else:
