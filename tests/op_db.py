@@ -1028,7 +1028,6 @@ LINALG_SOLVE = [
            torch_not_oracle=_FWD_OVER),
     OpInfo("linalg.solve", lambda lib, a, b: lib.linalg.solve(a, b), one(
         S((3, 3), (3, 2)), S((3, 3), (2, 3, 4)), S((2, 0, 0), (0, 1))), torch_not_oracle=_FWD_OVER),
-    # a vector B or left=False adds a squeeze or transpose node on top (torch has none)
     OpInfo("linalg.solve_vector_or_right", lambda lib, a, b, **k: lib.linalg.solve(a, b, **k),
            one(S((2, 3, 3), (3,)), S((2, 3, 3), (2, 3)), S((3, 3), (2, 3), left=False)),
            torch_not_oracle=_FWD_OVER),
@@ -1050,6 +1049,20 @@ LINALG_SOLVE = [
         _tri_factor(lib, a, **k), **k), one(S((3, 3)), S((2, 3, 3), upper=True)),
         torch_not_oracle={"jvp": "torch's cholesky_inverse tangent is off (ours matches finite "
                                  "differences: test_op_fd)", "forward_over": "as its jvp"}),
+    OpInfo("cholesky", lambda lib, a, *u: lib.cholesky(_spd(lib, a), *u), one(
+        S((3, 3)), S((2, 3, 3), True)),
+        torch_not_oracle={"jvp": "torch.cholesky has no forward AD (linalg.cholesky's is ours)",
+                          "forward_over": "as its jvp"}),
+    OpInfo("triangular_solve", lambda lib, b, a, **k: lib.triangular_solve(
+        b, a + 3 * lib.eye(a.shape[-1], dtype=a.dtype), **k), one(
+        S((3, 2), (3, 3)), S((2, 3, 1), (3, 3), upper=False, transpose=True),
+        S((3, 2), (2, 3, 3), unitriangular=True)),
+        torch_not_oracle={"jvp": "torch's triangular_solve tangent uses all of A's tangent, "
+                                 "not its triangle (ours matches finite differences)",
+                          "forward_over": "as its jvp"}),
+    OpInfo("lu", lambda lib, a: lib.lu(a, get_infos=True), one(S((3, 3)))),
+    OpInfo("lu_solve", lambda lib, b, a: b.lu_solve(*lib.linalg.lu_factor(a)), one(
+        S((3, 2), (3, 3)))),
     OpInfo("linalg.lu_factor", lambda lib, a: lib.linalg.lu_factor(a), one(
         S((3, 3)), S((2, 4, 4)), S((0, 0)), S((3, 5)), S((2, 5, 3)))),
     OpInfo("linalg.lu_factor_ex", lambda lib, a: lib.linalg.lu_factor_ex(a), one(S((2, 3, 3)))),
@@ -1097,8 +1110,9 @@ LINALG_SOLVE = [
 OPS += LINALG_SOLVE
 # compositions whose top node torch names differently (the grads still match)
 LINALG_SOLVE_NAMED_DIFFERENTLY = {
-    "cholesky_inverse", "linalg.solve_vector_or_right", "linalg.solve_triangular_right",
-    "linalg.lu", "linalg.lu_solve", "linalg.matrix_power", "linalg.cross", "linalg.multi_dot"}
+    "cholesky_inverse",
+    "linalg.lu", "linalg.lu_solve", "linalg.matrix_power", "linalg.cross", "linalg.multi_dot",
+    "triangular_solve", "lu_solve", "cholesky"}
 
 
 # ----------------------------------------------------------------- spectral linear algebra

@@ -320,26 +320,54 @@ def logdet(input):
 
 
 # ----------------------------------------------------------------- linear systems
+# NOTE [solve's right-hand sides]: linalg.solve takes B as a matrix (AX = B), as its transpose
+# (XA = B, left=False) or as a vector; the primitive takes B as given, with `left` and
+# `vector`, so that its node is the result's grad_fn as torch's is. Its impl and rules work on
+# the matrix form (`_as_rhs`) and hand results back in B's form (`_from_rhs`).
+def _as_rhs(x, left, vector):
+    """Arrays and tensors alike (the impl and the rules share it)."""
+    if vector:
+        return x[..., None]
+    return x if left else x.swapaxes(-1, -2)
+
+
+def _from_rhs(x, left, vector):
+    if vector:
+        return x[..., 0]
+    return x if left else x.swapaxes(-1, -2)
+
+
 @silent
-def _solve_ex_impl(xp, a, b):
+def _solve_ex_impl(xp, a, b, left, vector):
+    a = a if left else xp.swapaxes(a, -1, -2)
+    b = _as_rhs(b, left, vector)
     try:
-        return xp.linalg.solve(a, b), xp.zeros(a.shape[:-2], dtype=xp.int32)
+        x, info = xp.linalg.solve(a, b), xp.zeros(a.shape[:-2], dtype=xp.int32)
     except xp.linalg.LinAlgError:
         lu, piv, info = _lu_raw(xp, a)
-        return _lu_solve_raw(xp, lu, piv, b), info
+        x = _lu_solve_raw(xp, lu, piv, b)
+    return _from_rhs(x, left, vector), info
 
 
-def _solve_vjp(ctx, g, _info):
-    gb = _solve_ex(_mT(ctx.x), g)[0]
-    return -(gb @ _mT(ctx.outs[0])), gb
+def _solve_vjp(ctx, g, _info, left, vector):
+    A = ctx.x if left else _mT(ctx.x)
+    gB = _solve_ex(_mT(A), _as_rhs(g, left, vector), left=True, vector=False)[0]
+    gA = -(gB @ _mT(_as_rhs(ctx.outs[0], left, vector)))
+    return (gA if left else _mT(gA)), _from_rhs(gB, left, vector)
+
+
+def _solve_jvp(ctx, ta, tb, left, vector):
+    A, tA = (ctx.x, ta) if left else (_mT(ctx.x), _mT(ta))
+    X = _as_rhs(ctx.outs[0], left, vector)
+    dX = _solve_ex(A, _as_rhs(tb, left, vector) - tA @ X, left=True, vector=False)[0]
+    return _from_rhs(dX, left, vector), None
 
 
 _solve_ex = Primitive(
     "linalg_solve_ex", _solve_ex_impl, multiple_results=True, nondiff_outputs=(1,),
     save=(0,), save_output=True, node_name="LinalgSolveExBackward0", arg_names=("A", "B"),
-    vjp=_solve_vjp,
-    jvp=lambda ctx, ta, tb: (_solve_ex(ctx.x, tb - ta @ ctx.outs[0])[0], None),
-    batch=lambda args, bdims: _stacks_batch(_solve_ex, args, bdims))
+    vjp=_solve_vjp, jvp=_solve_jvp,
+    batch=lambda args, bdims, **p: _stacks_batch(_solve_ex, args, bdims, **p))
 
 solve_ex_result = namedtuple("linalg_solve_ex", ["result", "info"])
 
@@ -348,33 +376,34 @@ def _solve_message(prefix, code):
     return f"torch.linalg.solve: {prefix}The solver failed because the input matrix is singular."
 
 
-def _as_matrix_rhs(op, A, B, left):
-    """B as a stack of matrices, and whether it was a (stack of) vector(s) (torch's rule:
-    B.ndim == 1, or B's shape is A's without the last dim)."""
+def _rhs_kind(op, A, B, left):
+    """Whether B is a (stack of) vector(s) (torch's rule: B.ndim == 1, or B's shape is A's
+    without the last dim), after checking that the shapes fit the equation."""
     _check_square(op, A)
     _check_same_dtype(op, A, B)
     _no_half(A, "lu_cpu")
     vector = B.ndim == 1 or (B.ndim == A.ndim - 1 and tuple(B.shape) == tuple(A.shape[:-1]))
-    Bm = B.unsqueeze(-1) if vector else B
-    if not left and not vector:
-        Bm = _mT(Bm)
-    if Bm.ndim < 2 or Bm.shape[-2] != A.shape[-1]:
+    rows = B.shape[-1] if vector else (B.shape[-2] if left else B.shape[-1]) if B.ndim > 1 \
+        else None
+    if rows != A.shape[-1]:
         shape = tuple(B.shape) if B.ndim >= 2 else (B.shape[0], 1)
         raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
                            f"{shape[-2]}x{shape[-1]})")
-    return Bm, vector
+    return vector
 
 
 @tensor_op(others=("B",))
 def solve_ex(A, B, *, left=True, check_errors=False):
     """Solution of AX = B (or XA = B with left=False) and LAPACK's info, without raising."""
-    Bm, vector = _as_matrix_rhs("linalg.solve", A, B, left)
-    Am = A if left else _mT(A)
-    X, info = _solve_ex(*_broadcast_batch(Am, Bm))
+    vector = _rhs_kind("linalg.solve", A, B, left)
+    stack = tuple(B.shape[:-1 if vector else -2])
+    batch = tuple(broadcast_shapes(tuple(A.shape[:-2]), stack))
+    A = A.expand(batch + tuple(A.shape[-2:]))
+    B = B.expand(batch + tuple(B.shape[len(stack):]))
+    X, info = _solve_ex(A, B, left=left, vector=vector)
     if check_errors:
         _raise_on(info, _solve_message)
-    X = X.squeeze(-1) if vector else (X if left else _mT(X))
     return solve_ex_result(X, info)
 
 
@@ -394,20 +423,43 @@ def _tri(x, upper, unit):
     return triu(x, 1 if unit else 0) if upper else tril(x, -1 if unit else 0)
 
 
-def _solve_tri_vjp(ctx, g, upper, unitriangular):
-    gb = _solve_tri(_mT(ctx.x), g, upper=not upper, unitriangular=unitriangular)
-    return _tri(-(gb @ _mT(ctx.out)), upper, unitriangular), gb
+def _trisolve_impl(xp, a, b, upper, left, unitriangular):
+    if left:
+        return _trisolve_raw(xp, a, b, upper, unitriangular)
+    x = _trisolve_raw(xp, xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2), not upper,
+                      unitriangular)
+    return xp.swapaxes(x, -1, -2)
+
+
+def _left_form(ctx, upper, left, *xs):
+    """A, upper and the given matrices as in A' X' = B' (transposed when left=False)."""
+    A = ctx.x if left else _mT(ctx.x)
+    return (A, upper if left else not upper) + tuple(x if left else _mT(x) for x in xs)
+
+
+def _solve_tri_vjp(ctx, g, upper, left, unitriangular):
+    A, up, X, g = _left_form(ctx, upper, left, ctx.out, g)
+    gB = _trisolve(_mT(A), g, not up, unitriangular)
+    gA = _tri(-(gB @ _mT(X)), up, unitriangular)
+    return (gA, gB) if left else (_mT(gA), _mT(gB))
+
+
+def _solve_tri_jvp(ctx, ta, tb, upper, left, unitriangular):
+    A, up, X, ta, tb = _left_form(ctx, upper, left, ctx.out, ta, tb)
+    dX = _trisolve(A, tb - _tri(ta, up, unitriangular) @ X, up, unitriangular)
+    return dX if left else _mT(dX)
 
 
 _solve_tri = Primitive(
-    "linalg_solve_triangular",
-    silent(lambda xp, a, b, upper, unitriangular: _trisolve_raw(xp, a, b, upper, unitriangular)),
-    save=(0,), save_output=True, node_name="LinalgSolveTriangularBackward0",
-    arg_names=("self", "B"), vjp=_solve_tri_vjp,
-    jvp=lambda ctx, ta, tb, upper, unitriangular: _solve_tri(
-        ctx.x, tb - _tri(ta, upper, unitriangular) @ ctx.out, upper=upper,
-        unitriangular=unitriangular),
+    "linalg_solve_triangular", silent(_trisolve_impl), save=(0,), save_output=True,
+    node_name="LinalgSolveTriangularBackward0", arg_names=("self", "B"),
+    vjp=_solve_tri_vjp, jvp=_solve_tri_jvp,
     batch=lambda args, bdims, **p: _stacks_batch(_solve_tri, args, bdims, **p))
+
+
+def _trisolve(A, B, upper, unitriangular=False, left=True):
+    """A^{-1} B (B A^{-1} with left=False) for triangular A of matching stack dims."""
+    return _solve_tri(A, B, upper=upper, left=left, unitriangular=unitriangular)
 
 
 @tensor_op(others=("B",))
@@ -424,9 +476,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
         raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({A.shape[-2]}x{A.shape[-1]} and "
                            f"{B.shape[-2]}x{B.shape[-1]})")
-    if not left:
-        return _mT(solve_triangular(_mT(A), _mT(B), upper=not upper, unitriangular=unitriangular))
-    return _solve_tri(*_broadcast_batch(A, B), upper=upper, unitriangular=unitriangular)
+    A, B = _broadcast_batch(A, B)
+    return _trisolve(A, B, upper, unitriangular, left)
 
 
 triangular_solve_result = namedtuple("triangular_solve", ["solution", "cloned_coefficient"])
@@ -444,8 +495,9 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
     if A.ndim < 2:
         raise RuntimeError(f"torch.triangular_solve: Expected A to have at least 2 dimensions, "
                            f"but it has {A.ndim} dimensions instead")
+    A, B = _broadcast_batch(A, input)
     coef = _mT(A) if transpose else A
-    X = solve_triangular(coef, input, upper=upper != transpose, unitriangular=unitriangular)
+    X = solve_triangular(coef, B, upper=upper != transpose, unitriangular=unitriangular)
     return triangular_solve_result(X, A.clone())
 
 
@@ -468,14 +520,13 @@ def _cholesky_vjp(ctx, g, _info, upper):
         L, g = _mT(L), _mT(g)
     gA = tril(_mT(L) @ g)
     gA = 0.5 * (gA + _mT(tril(gA, -1)))
-    gA = _solve_tri(_mT(L), gA, upper=True, unitriangular=False)
-    return _mT(_solve_tri(_mT(L), _mT(gA), upper=True, unitriangular=False))
+    gA = _trisolve(_mT(L), gA, upper=True)
+    return _trisolve(L, gA, upper=False, left=False)
 
 
 def _cholesky_jvp(ctx, t, upper):
     L = _mT(ctx.outs[0]) if upper else ctx.outs[0]
-    X = _solve_tri(L, t, upper=False, unitriangular=False)
-    X = _mT(_solve_tri(L, _mT(X), upper=False, unitriangular=False))
+    X = _trisolve(_mT(L), _trisolve(L, t, upper=False), upper=True, left=False)
     dL = L @ (tril(X) - 0.5 * _diag_embed(X.diagonal(0, -2, -1)))
     return (_mT(dL) if upper else dL), None
 
@@ -601,20 +652,19 @@ def _lu_factor_impl(xp, a):
 
 def _unit_lower_solve(L, M):
     """L^{-1} M for unit lower-triangular L."""
-    return _solve_tri(L, M, upper=False, unitriangular=True)
+    return _trisolve(L, M, upper=False, unitriangular=True)
 
 
 def _right_solve(M, T, upper):
     """M T^{-1} for triangular T."""
-    return _mT(_solve_tri(_mT(T), _mT(M), upper=not upper, unitriangular=False))
+    return _trisolve(T, M, upper, left=False)
 
 
 def _lu_square_cotangent(L, U, gL, gU):
     """A's cotangent of A = L U (square, unpivoted): L^{-T} (tril(L^T gL, -1) +
     triu(gU U^T)) U^{-T} (torch's linalg_lu_backward)."""
     gR = tril(_mT(L) @ gL, -1) + triu(gU @ _mT(U))
-    return _solve_tri(_mT(L), _right_solve(gR, _mT(U), upper=False), upper=True,
-                      unitriangular=True)
+    return _trisolve(_mT(L), _right_solve(gR, _mT(U), upper=False), upper=True, unitriangular=True)
 
 
 def _lu_factor_vjp(ctx, g, _piv, _info):
@@ -628,7 +678,7 @@ def _lu_factor_vjp(ctx, g, _piv, _info):
     if m == n:
         gB = _lu_square_cotangent(L, U, gL, gU)
     elif m < n:
-        gB2 = _solve_tri(_mT(L), gU[..., m:], upper=True, unitriangular=True)
+        gB2 = _trisolve(_mT(L), gU[..., m:], upper=True, unitriangular=True)
         gL = tril(gL - gB2 @ _mT(U[..., m:]), -1)
         gB = cat([_lu_square_cotangent(L, U[..., :m], gL, gU[..., :m]), gB2], -1)
     else:
