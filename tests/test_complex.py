@@ -218,6 +218,11 @@ def test_gradcheck_complex_as_torch(torch, name, fn):
     ("norm", lambda lib, z: z.norm()), ("norm_dim", lambda lib, z: z.norm(dim=1)),
     ("norm_p1", lambda lib, z: z.norm(p=1, dim=0)), ("norm_p3", lambda lib, z: z.norm(p=3)),
     ("norm_inf", lambda lib, z: z.norm(p=float("inf"))),
+    ("vector_norm", lambda lib, z: lib.linalg.vector_norm(z, ord=3, dim=0)),
+    ("vector_norm_2", lambda lib, z: lib.linalg.vector_norm(z)),
+    ("matrix_norm", lambda lib, z: lib.linalg.matrix_norm(z, ord=1)),
+    ("linalg_norm", lambda lib, z: lib.linalg.norm(z, dim=1)),
+    ("vecdot", lambda lib, z: lib.linalg.vecdot(z, z.exp()).abs()),
     ("sum_dtype", lambda lib, z: z.sum(dtype=lib.complex64).abs()),
     ("mean_dtype", lambda lib, z: z.mean(dim=0, dtype=lib.complex64).abs())])
 def test_reductions_with_real_results_vs_torch(torch, name, fn):

@@ -50,8 +50,11 @@ class Primitive:
     a Scalar (pow, fmod, remainder). Both only shape `next_functions` as torch's.
     arg_names: torch's names of the inputs, for the node's `_saved_<name>` attributes
     (default: self, other).
-    complex: the vjp and jvp are verified for complex inputs (NOTE [complex autograd]);
-    otherwise recording a complex result raises `not_complex`, never a wrong gradient.
+    complex: the impl and the vjp and jvp are verified for complex inputs (NOTE [complex
+    autograd]); otherwise a complex input raises `not_complex`, never a wrong value or gradient.
+    materialize_grads: False when the vjp of a multi-output primitive gets None for outputs
+    that received no cotangent (torch's undefined gradients): its formula then differs, as
+    svd's and eigh's do when only the singular values or eigenvalues are used.
 
     A rule left out is None: the level that needs it raises an error naming the primitive
     and the rule (vmap can opt in to a per-example loop instead).
@@ -61,7 +64,7 @@ class Primitive:
                  zero_derivative=False, save=None, save_output=False, multiple_results=False,
                  differentiable=True, node_name=None, nondiff_outputs=(), is_view=False,
                  nondiff_inputs=(), number_edges=True, arg_names=("self", "other"),
-                 complex=False):
+                 complex=False, materialize_grads=True):
         if (linear or zero_derivative) and (jvp is not None or linear == zero_derivative
                                             or zero_derivative and vjp is not None):
             raise TypeError(f"primitive '{name}': linear=True gives the jvp and "
@@ -88,6 +91,7 @@ class Primitive:
         self.number_edges = number_edges
         self.arg_names = arg_names
         self.complex = complex or linear or is_view    # real-coefficient linear maps
+        self.materialize_grads = materialize_grads
 
     def __call__(self, *args, **params):
         return bind(self, args, params)

@@ -715,12 +715,15 @@ def pdist(input, p=2):
     """Distances between the rows of a 2-d input, the upper triangle of cdist, row-major."""
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    _no_complex_error("pdist only supports floating-point dtypes", input)
     rows = creation.arange(input.shape[0])
     i, j = (rows.unsqueeze(1) < rows).nonzero(as_tuple=True)
     return _pnorm(input[i] - input[j], p, -1)
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1/|x1| * x2/|x2|) along `dim`; the norms are clamped at eps (gradient passes)."""
+    _no_complex_error("expected common dtype to be floating point, yet common dtype is {}", x1,
+                      x2)
     x1, x2 = sh.broadcast_tensors(x1, x2)
     n1 = _clamped_keep_grad(rd.norm(x1, 2, dim, True), eps)
     n2 = _clamped_keep_grad(rd.norm(x2, 2, dim, True), eps)
