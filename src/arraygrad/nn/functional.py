@@ -80,7 +80,6 @@ def _in_float32(fn):
     return run
 
 
-@_in_float32
 def _no_complex_error(message, *xs):
     """torch's RuntimeError for the ops that check for complex before any kernel; `message`
     has a {} for the complex dtype's name."""
@@ -89,6 +88,7 @@ def _no_complex_error(message, *xs):
             raise RuntimeError(message.format(short_dtype_name(x.dtype)))
 
 
+@_in_float32
 def gelu(input, approximate="none"):
     """x * Phi(x); approximate='tanh' uses torch's tanh formula."""
     ew.no_complex("gelu", input, kernel="GeluKernelImpl")
