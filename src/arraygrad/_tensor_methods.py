@@ -233,6 +233,12 @@ Tensor.normal_ = _normal_
 Tensor.bernoulli_ = _bernoulli_
 Tensor.bernoulli = creation.bernoulli
 Tensor.multinomial = creation.multinomial
+# random fills (see NOTE [random fills])
+Tensor.exponential_ = creation.exponential_
+Tensor.cauchy_ = creation.cauchy_
+Tensor.log_normal_ = creation.log_normal_
+Tensor.geometric_ = creation.geometric_
+Tensor.random_ = creation.random_
 Tensor.index_put_ = lambda self, idx, values, accumulate=False: inplace.apply(
     self, ix.index_put(self, idx, values, accumulate))
 Tensor.index_put = lambda self, idx, values, accumulate=False: ix.index_put(self, idx, values, accumulate)

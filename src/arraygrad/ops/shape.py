@@ -632,16 +632,22 @@ def _tri_mask(shape, diagonal, lower):
     return offset <= diagonal if lower else offset >= diagonal
 
 
+def _zero_of(input):
+    """A 0-d zero of input's dtype: tril/triu keep the dtype (a bare 0 would promote bool)."""
+    from .creation import zeros
+    return zeros((), dtype=input.dtype)
+
+
 @tensor_op
 def tril(input, diagonal=0):
     from .elementwise import where
-    return where(_tri_mask(input.shape, diagonal, True), input, 0)
+    return where(_tri_mask(input.shape, diagonal, True), input, _zero_of(input))
 
 
 @tensor_op
 def triu(input, diagonal=0):
     from .elementwise import where
-    return where(_tri_mask(input.shape, diagonal, False), input, 0)
+    return where(_tri_mask(input.shape, diagonal, False), input, _zero_of(input))
 
 
 def meshgrid(*tensors, indexing="ij"):
