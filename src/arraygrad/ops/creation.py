@@ -292,6 +292,33 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     return t.requires_grad_(True) if requires_grad else t
 
 
+def _tri_indices(op, lower, row, col, offset, dtype, device):
+    _device.check(device)
+    for i, (name, v) in enumerate((("row", row), ("col", col), ("offset", offset))):
+        if isinstance(v, builtins.bool) or not hasattr(v, "__index__"):
+            raise TypeError(f"{op}(): argument '{name}' (position {i + 1}) must be int, not "
+                            f"{type_name(v)}")
+    dtype = dtype_arg(op, dtype) or _dt.int64
+    if dtype.is_floating_point or dtype is _dt.bool:
+        raise NotImplementedError(f"\"{op}\" not implemented for '{short_dtype_name(dtype)}'")
+    for name, v in (("row", row), ("col", col)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be non-negative, got{v}")
+    rows, cols = (np.tril_indices if lower else np.triu_indices)(row, offset, col)
+    return _t.make(np.stack([rows, cols]).astype(dtype.np).reshape(2, -1))
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """Indices (2 x N, row-major order) of the lower triangle of a row x col matrix, the
+    diagonals up to `offset` included: `x[tuple(tril_indices(3, 3))]` are x.tril()'s entries."""
+    return _tri_indices("tril_indices", True, row, col, offset, dtype, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """Indices (2 x N, row-major order) of the upper triangle from diagonal `offset` on."""
+    return _tri_indices("triu_indices", False, row, col, offset, dtype, device)
+
+
 # ----------------------------------------------------------------- random
 def manual_seed(seed):
     """Seed the global stream; returns `default_generator`, as torch."""

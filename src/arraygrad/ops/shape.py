@@ -1,7 +1,9 @@
 """Shape and view primitives: reshape, transpose, permute, expand, cat, stack, ..."""
 import builtins
+import functools
 
 from .. import _tensor as _t
+from .. import dtypes as _dt
 from ..core.dispatch import Primitive
 from ..backends import backend_of
 from ._checks import tensor_op, tensor_list, type_name
@@ -666,6 +668,64 @@ def meshgrid(*tensors, indexing="ij"):
     if swap:
         out[0], out[1] = out[1], out[0]
     return tuple(out)
+
+
+def _vector(op, t):
+    if t.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+
+
+def cartesian_prod(*tensors):
+    """Rows of every combination of one entry from each 1-D tensor (itertools.product order)."""
+    tensors = tensor_list("cartesian_prod", tensors)
+    for t in tensors:
+        _vector("cartesian_prod", t)
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
+@tensor_op
+def combinations(input, r=2, with_replacement=False):
+    """Rows of the length-`r` combinations of input's entries (itertools.combinations order;
+    with_replacement: combinations_with_replacement). Built as torch does: the grid of all
+    r-tuples of positions, kept where the positions increase."""
+    from ..backends import default_backend
+    _vector("combinations", input)
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        from .creation import empty
+        return empty(0, dtype=input.dtype)
+    xp = default_backend().xp
+    grids = xp.meshgrid(*[xp.arange(input.shape[0])] * r, indexing="ij")
+    keep = xp.ones(grids[0].shape, dtype=bool)
+    for a, b in zip(grids, grids[1:]):
+        keep &= (a <= b) if with_replacement else (a < b)
+    return stack([input[_t.make(g[keep])] for g in grids], 1)
+
+
+def block_diag(*tensors):
+    """The tensors (0-d, 1-d as a row, 2-d) placed along the diagonal of a zero matrix."""
+    from .creation import zeros
+    tensors = tensor_list("block_diag", tensors)
+    for i, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. "
+                               f"Input {i} has {t.ndim} dimensions")
+    dtype = functools.reduce(_dt.promote_types, (t.dtype for t in tensors),
+                             tensors[0].dtype) if tensors else _dt.get_default_dtype()
+    blocks = [t.reshape(1, -1) if t.ndim < 2 else t for t in tensors]
+    width = builtins.sum(b.shape[1] for b in blocks)
+    if not blocks:
+        return zeros(1, 0, dtype=dtype)
+    rows, left = [], 0
+    for b in blocks:
+        n, m = b.shape
+        rows.append(cat([zeros(n, left, dtype=dtype), b.to(dtype),
+                         zeros(n, width - left - m, dtype=dtype)], 1))
+        left += m
+    return cat(rows, 0)
 
 
 @tensor_op
