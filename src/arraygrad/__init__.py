@@ -50,6 +50,7 @@ from .ops.linalg import tensordot, kron, cross  # noqa: F401
 from .ops.reduce import (argsort, sort, topk, var_mean, std_mean, count_nonzero,  # noqa: F401
                          cumprod)
 from .ops.index import scatter, index_add, index_fill  # noqa: F401
+from .ops.index import scatter_reduce, index_reduce, masked_scatter, put  # noqa: F401
 from . import _tensor_methods  # noqa: F401
 from . import autograd  # noqa: F401
 from . import func  # noqa: F401

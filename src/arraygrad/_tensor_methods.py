@@ -239,6 +239,11 @@ Tensor.cauchy_ = creation.cauchy_
 Tensor.log_normal_ = creation.log_normal_
 Tensor.geometric_ = creation.geometric_
 Tensor.random_ = creation.random_
+# reductions into indices, with their in-place forms
+for _name, _fn in (("scatter_reduce", ix.scatter_reduce), ("index_reduce", ix.index_reduce),
+                   ("masked_scatter", ix.masked_scatter), ("put", ix.put)):
+    setattr(Tensor, _name, _m(_fn))
+    setattr(Tensor, _name + "_", _inplace(_fn))
 Tensor.index_put_ = lambda self, idx, values, accumulate=False: inplace.apply(
     self, ix.index_put(self, idx, values, accumulate))
 Tensor.index_put = lambda self, idx, values, accumulate=False: ix.index_put(self, idx, values, accumulate)

@@ -27,6 +27,13 @@ class NumpyBackend:
         np.add.at(target, index, values)
         return target
 
+    def index_reduce(self, target, index, values, reduce):
+        """target[index] = reduce(target[index], values) over repeated indices too; reduce is
+        'sum', 'prod', 'amax' or 'amin' (NaN propagates, as torch's)."""
+        {"sum": np.add, "prod": np.multiply, "amax": np.maximum,
+         "amin": np.minimum}[reduce].at(target, index, values)
+        return target
+
     def random(self):
         """The global stream: one object for the process, reseeded in place by
         arraygrad.default_generator."""
