@@ -3,7 +3,7 @@ import builtins
 
 from . import _device, _legacy
 from . import dtypes as _dt
-from ._tensor import Tensor
+from ._tensor import Tensor, _wrap_dim
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
 from .ops import inplace
 from .ops import special as sp
@@ -255,13 +255,15 @@ def _is_contiguous(self, memory_format=None):
 
 
 def _stride(self, dim=None):
-    d = self._base_array()
-    s = tuple(st // d.itemsize for st in d.strides)
-    return s if dim is None else s[dim]
+    s = sh.layout(self)[0]
+    return s if dim is None else s[_wrap_dim(dim, len(s))]
 
 
 Tensor.is_contiguous = _is_contiguous
 Tensor.stride = _stride
+Tensor.storage_offset = lambda self: sh.layout(self)[1]
+Tensor.as_strided = sh.as_strided
+Tensor.unfold = sh.unfold
 Tensor.nbytes = property(lambda self: self.numel() * self.element_size())
 Tensor.itemsize = property(lambda self: self.element_size())
 

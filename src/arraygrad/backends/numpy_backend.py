@@ -34,6 +34,19 @@ class NumpyBackend:
          "amin": np.minimum}[reduce].at(target, index, values)
         return target
 
+    def storage(self, array):
+        """(the memory block `array` views, flat in memory order; the element offset of array's
+        first element in it), or (None, 0) when that block is not one dense array of its dtype."""
+        root = array
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        if root.dtype != array.dtype or not (root.flags.c_contiguous or root.flags.f_contiguous):
+            return None, 0
+        flat = root.reshape(-1, order="A")
+        start = flat.__array_interface__["data"][0]
+        offset = (array.__array_interface__["data"][0] - start) // array.itemsize
+        return flat, offset
+
     def random(self):
         """The global stream: one object for the process, reseeded in place by
         arraygrad.default_generator."""

@@ -752,3 +752,220 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         m = x.shape[d]
         x = narrow(x, d, 1, m - 1) - narrow(x, d, 0, m - 1) if m else x
     return x
+
+
+# ----------------------------------------------------------------- memory layout and strided views
+# NOTE [memory layout]
+# stride() and storage_offset() read the backend array (its memory block comes from the
+# backend's `storage`); inside vmap a tensor answers for one example, the batch dim's entry
+# left out, as its shape does. as_strided reads that memory block directly, so a view made
+# with it writes through to its base, as torch's.
+def layout(t):
+    """(strides in elements, storage offset) of `t`, as torch reports them."""
+    t = _t.lower(t)
+    if t._lvl is None:
+        a = t._data
+        if a.size == 0:     # NumPy's strides of an empty array are arbitrary; torch's contiguous
+            return _contiguous_strides(a.shape), 0
+        _, offset = backend_of(a).storage(a)
+        return tuple(s // a.itemsize for s in a.strides), offset
+    strides, offset = layout(t._inner)
+    if t._lvl.kind == "batch":
+        d = t._aux
+        strides = strides[:d] + strides[d + 1:]
+    return strides, offset
+
+
+def _contiguous_strides(shape):
+    out, step = [], 1
+    for n in reversed(shape):
+        out.append(step)
+        step *= builtins.max(n, 1)
+    return tuple(reversed(out))
+
+
+def _positions(xp, size, stride, offset):
+    """The storage position of every element of a (size, stride, offset) view."""
+    pos = xp.full(size, offset, dtype=xp.int64)
+    for k, (n, s) in enumerate(zip(size, stride)):
+        pos = pos + (xp.arange(n, dtype=xp.int64) * s).reshape(
+            [n if j == k else 1 for j in range(len(size))])
+    return pos
+
+
+def _reach(size, stride):
+    """One past the farthest element of a view from its first (0 when it is empty)."""
+    if builtins.any(n == 0 for n in size):
+        return 0
+    return 1 + builtins.sum((n - 1) * s for n, s in zip(size, stride))
+
+
+def _strided(xp, flat, size, stride, offset):
+    """A view of the memory block `flat` (so that it stays its base: storage_offset() and
+    further views see the same block); read-only where elements overlap, so that in-place
+    writes into it raise, as torch's do."""
+    pos = _positions(xp, size, stride, 0)
+    out = xp.ndarray(size, dtype=flat.dtype, buffer=flat, offset=offset * flat.itemsize,
+                     strides=[s * flat.itemsize for s in stride])
+    if not flat.flags.writeable or pos.size != xp.unique(pos).size:
+        out.flags.writeable = False
+    return out
+
+
+def _as_strided_impl(xp, x, size, stride, offset, geometry):
+    be = backend_of(x)
+    flat, x_offset = be.storage(x)
+    in_stride, in_offset = geometry
+    actual = tuple(s // x.itemsize for s in x.strides)
+    same = flat is not None and x_offset == in_offset and builtins.all(
+        a == b for n, a, b in zip(x.shape, actual, in_stride) if n > 1)
+    if same or x.size == 0:
+        if flat is None or offset + _reach(size, stride) > flat.size:
+            raise RuntimeError(
+                f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+                f"{offset}, and itemsize {x.itemsize} requiring a storage size of "
+                f"{(offset + _reach(size, stride)) * x.itemsize} are out of bounds for storage of "
+                f"size {0 if flat is None else flat.size * x.itemsize}")
+        return _strided(xp, flat, size, stride, offset)
+    # `x` holds the values of the tensor the view was recorded on, laid out differently (a
+    # gradient, a tangent, a copy): read them through the recorded layout
+    p_in = _positions(xp, x.shape, in_stride, in_offset).reshape(-1)
+    p_out = _positions(xp, size, stride, offset)
+    lookup = xp.full(builtins.max(int(p_in.max(initial=0)), int(p_out.max(initial=0))) + 1, -1,
+                     dtype=xp.int64)
+    lookup[p_in] = xp.arange(p_in.size)
+    idx = lookup[p_out]
+    if (idx < 0).any():
+        raise RuntimeError("as_strided: the view reads memory outside the elements of its input, "
+                           "which a tensor not laid out as that input (a gradient or tangent) "
+                           "does not hold; make the view from the base tensor instead")
+    return x.reshape(-1)[idx]
+
+
+def _as_strided_vjp(ctx, g, size, stride, offset, geometry):
+    """torch's AsStridedBackward: the gradient summed into the memory block, read back through
+    the input's layout (averaged where the input's own elements overlap)."""
+    from ..backends import default_backend
+    from .creation import zeros
+    from .index import index_add_zeros
+    xp = default_backend().xp
+    in_size = ctx.shapes[0]
+    in_stride, in_offset = geometry
+    if g.numel() == 0 or builtins.any(n == 0 for n in in_size):
+        return zeros(tuple(in_size), dtype=g.dtype)
+    p_in = _positions(xp, in_size, in_stride, in_offset)
+    p_out = _positions(xp, size, stride, offset)
+    lo = builtins.min(int(p_in.min()), int(p_out.min()))
+    n = builtins.max(int(p_in.max()), int(p_out.max())) + 1 - lo
+    buf = index_add_zeros(g.reshape(-1), (n,), (p_out.reshape(-1) - lo,))
+    out = buf[_t.make(p_in - lo)]
+    count = xp.bincount((p_in - lo).reshape(-1), minlength=n)[p_in - lo]
+    if (count > 1).any():
+        out = out / _t.make(count.astype(g.dtype.np))
+    return out
+
+
+def _as_strided_batch(args, bdims, size, stride, offset, geometry):
+    x, d = args[0], bdims[0]
+    in_stride, in_offset = geometry
+    b = x.shape[d]
+    bs = layout(x)[0][d]
+    example = tuple(n for k, n in enumerate(x.shape) if k != d)
+    if b > 1 and bs < _reach(example, in_stride):
+        raise RuntimeError("vmap: Calling Tensor.as_strided is not supported unless the batch "
+                           "dims being vmapped over are at the front of the tensor (in memory "
+                           "layout).")
+    if b > 1 and (offset < in_offset or offset + _reach(size, stride) > in_offset + bs):
+        raise RuntimeError("vmap: as_strided: the view of one example reaches memory of another "
+                           "(each example's view must stay within its own memory)")
+    return _as_strided(to_front(x, d), size=(b,) + tuple(size), stride=(bs,) + tuple(stride),
+                       offset=offset, geometry=((bs,) + tuple(in_stride), in_offset)), 0
+
+
+_as_strided = Primitive(
+    "as_strided", _as_strided_impl, vjp=(_as_strided_vjp,), save=(), is_view=True,
+    jvp=(lambda ctx, t, **params: _as_strided(t, **params),), batch=_as_strided_batch)
+
+
+@tensor_op
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of input's memory with the given sizes, strides and storage offset (in elements;
+    the offset defaults to input's own). It shares memory with input: writes go through.
+
+        >>> x = arraygrad.arange(6.)
+        >>> x.as_strided((2, 2), (1, 2), 1)
+        tensor([[1., 3.],
+                [2., 4.]])
+    """
+    size = _shape_args((size,), "as_strided", "size")
+    stride = _shape_args((stride,), "as_strided", "stride")
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if builtins.any(s < 0 for s in stride):
+        raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {list(stride)}")
+    strides, own = layout(input)
+    offset = own if storage_offset is None else storage_offset.__index__()
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    base = input._base
+    if base is not None and not _within(size, stride, offset, input.shape, strides, own):
+        # the view reaches memory of the base outside `input`: made from the base, its
+        # gradient reaches those elements too (torch's loses it unless written in place)
+        input = base
+        strides, own = layout(base)
+    return _as_strided(input, size=size, stride=stride, offset=offset, geometry=(strides, own))
+
+
+def _within(size, stride, offset, in_size, in_stride, in_offset):
+    """Whether every element of the view (size, stride, offset) is an element of the input."""
+    from ..backends import default_backend
+    xp = default_backend().xp
+    p_out = _positions(xp, size, stride, offset).reshape(-1)
+    p_in = _positions(xp, tuple(in_size), in_stride, in_offset).reshape(-1)
+    return builtins.bool(xp.isin(p_out, p_in).all())
+
+
+def _unfold_impl(xp, x, dim, size, step):
+    n = (x.shape[dim] - size) // step + 1
+    shape = x.shape[:dim] + (n,) + x.shape[dim + 1:] + (size,)
+    st = [s // x.itemsize for s in x.strides]
+    strides = st[:dim] + [st[dim] * step] + st[dim + 1:] + [st[dim]]
+    flat, offset = backend_of(x).storage(x)
+    if flat is None:        # not one dense block: a view relative to x itself
+        return xp.lib.stride_tricks.as_strided(x, shape, [s * x.itemsize for s in strides],
+                                               writeable=False)
+    return _strided(xp, flat, shape, strides, offset)
+
+
+def _unfold_vjp(ctx, g, dim, size, step):
+    """Each window's gradient added back at the positions it was cut from."""
+    from ..backends import default_backend
+    from .index import index_add_zeros
+    xp = default_backend().xp
+    n = g.shape[dim]
+    windows = xp.arange(n)[:, None] * step + xp.arange(size)[None, :]
+    return index_add_zeros(g.movedim(-1, dim + 1), ctx.shapes[0], (slice(None),) * dim + (windows,))
+
+
+_unfold = Primitive(
+    "unfold", _unfold_impl, vjp=(_unfold_vjp,), save=(), is_view=True,
+    jvp=(lambda ctx, t, **params: _unfold(t, **params),),
+    batch=lambda args, bdims, dim, size, step: (
+        _unfold(to_front(args[0], bdims[0]), dim=dim + 1, size=size, step=step), 0))
+
+
+@tensor_op
+def unfold(input, dimension, size, step):
+    """A view of every length-`size` window of `dimension`, `step` apart, in a new last dim."""
+    if input.ndim == 0:
+        return unfold(input.reshape(1), 0, size, step).reshape(size)
+    d = _wrap_dim(dimension, input.ndim)
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if size > input.shape[d]:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {input.shape[d]} but "
+                           f"size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return _unfold(input, dim=d, size=size, step=step)
