@@ -1084,6 +1084,15 @@ TENSOR_OPS = [
     OpInfo("take_method", lambda lib, x, i: x.take(i), one(
         S((2, 3), lambda rng: np.array([[0, -1], [5, 0]])), S((), lambda rng: np.array([0, 0]))),
         ),
+    # as_strided reads memory: a flat copy of x (made inside, so that under vmap each example
+    # is one block of memory, which torch's batching rule requires)
+    OpInfo("as_strided", lambda lib, x, *a: x.reshape(-1).clone().as_strided(*a), one(
+        S((2, 3), L(2, 2), L(1, 2), 1), S((2, 3), L(3, 2), L(1, 1)), S((3, 2), L(3,), L(2,), 0),
+        S((2, 3), L(2, 0), L(1, 1), 2), S((2, 2), L(), L(), 3))),
+    OpInfo("unfold_method", lambda lib, x, *a: x.unfold(*a), one(
+        S((3, 4), 1, 2, 1), S((5, 3), 0, 2, 2), S((2, 7), -1, 3, 2), S((4,), 0, 0, 1),
+        S((0, 3), 1, 2, 1), S((2, 3), 0, 2, 1))),
+    OpInfo("unfold_0d", lambda lib, x: x.unfold(0, 1, 1), one(S(()))),
     OpInfo("combinations", lambda lib, x, *a, **k: lib.combinations(x, *a, **k), one(
         S((4,)), S((4,), 3), S((3,), 3, with_replacement=True), S((3,), 0), S((1,), 2),
         S((3,), 1))),
@@ -1109,5 +1118,5 @@ TENSOR_OPS = [
 ]
 OPS += TENSOR_OPS
 # compositions whose top node torch names differently (the gradients still match)
-TENSOR_OPS_NAMED_DIFFERENTLY = {"scatter_reduce_0d", "masked_scatter", "masked_scatter_fn", "put", "put_",
+TENSOR_OPS_NAMED_DIFFERENTLY = {"scatter_reduce_0d", "unfold_0d", "masked_scatter", "masked_scatter_fn", "put", "put_",
                                 "take_method", "combinations", "cartesian_prod", "block_diag"}
