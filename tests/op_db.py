@@ -1093,6 +1093,16 @@ TENSOR_OPS = [
         S((3, 4), 1, 2, 1), S((5, 3), 0, 2, 2), S((2, 7), -1, 3, 2), S((4,), 0, 0, 1),
         S((0, 3), 1, 2, 1), S((2, 3), 0, 2, 1))),
     OpInfo("unfold_0d", lambda lib, x: x.unfold(0, 1, 1), one(S(()))),
+    OpInfo("interpolate_bicubic", _functional("interpolate"), one(
+        S((1, 2, 4, 5), size=(3, 7), mode="bicubic"),
+        S((2, 1, 5, 4), scale_factor=(1.7, 0.6), mode="bicubic", align_corners=True),
+        S((1, 1, 3, 3), scale_factor=2, mode="bicubic", align_corners=False))),
+    # torch's antialiased kernel repeats one row when an output dim is 1: test_tensor_ops
+    OpInfo("interpolate_antialias", _functional("interpolate"), one(
+        S((1, 2, 8, 7), size=(3, 4), mode="bilinear", antialias=True),
+        S((1, 1, 9, 6), scale_factor=(0.4, 0.5), mode="bicubic", antialias=True),
+        S((2, 1, 5, 6), size=(7, 3), mode="bicubic", antialias=True, align_corners=True),
+        S((1, 2, 6, 5), size=(2, 9), mode="bilinear", antialias=True, align_corners=True))),
     OpInfo("combinations", lambda lib, x, *a, **k: lib.combinations(x, *a, **k), one(
         S((4,)), S((4,), 3), S((3,), 3, with_replacement=True), S((3,), 0), S((1,), 2),
         S((3,), 1))),
@@ -1118,5 +1128,6 @@ TENSOR_OPS = [
 ]
 OPS += TENSOR_OPS
 # compositions whose top node torch names differently (the gradients still match)
-TENSOR_OPS_NAMED_DIFFERENTLY = {"scatter_reduce_0d", "unfold_0d", "masked_scatter", "masked_scatter_fn", "put", "put_",
+TENSOR_OPS_NAMED_DIFFERENTLY = {"scatter_reduce_0d", "unfold_0d", "interpolate_bicubic",
+                                "interpolate_antialias", "masked_scatter", "masked_scatter_fn", "put", "put_",
                                 "take_method", "combinations", "cartesian_prod", "block_diag"}
