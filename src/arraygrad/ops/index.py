@@ -314,10 +314,11 @@ def _gather_batch(args, bdims, dim, index):
 _gather.batch = _gather_batch
 
 
-def _check_dim_index(op, input, d, index, src=None):
+def _check_dim_index(op, input, d, index, src=None, name="input"):
     """gather/scatter's index: same rank as the input, within its sizes, values in range."""
     if index.ndim != builtins.max(input.ndim, 1) and not (index.ndim == 0 and input.ndim == 0):
-        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as {name} "
+                           "tensor")
     for i, (a, b) in enumerate(zip(index.shape, input.shape)):
         if i != d and a > b:
             raise RuntimeError(f"Size does not match at dimension {i} expected index "
@@ -897,16 +898,19 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         >>> x.scatter_reduce(0, arraygrad.tensor([0, 0, 2]), arraygrad.tensor([1., 2., 5.]), "amax")
         tensor([2., 0., 5.])
     """
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)     # torch's older names
     if reduce not in _REDUCES:
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
-    if index.dtype is not _dt.int64:
-        raise RuntimeError("scatter(): Expected dtype int64 for index")
+    if index.dtype not in (_dt.int64, _dt.int32):
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
     if src.dtype is not input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     d = _t._wrap_dim(dim, input.ndim)
     raw = _raw_index_of("scatter_reduce", index)
-    _check_dim_index("scatter_reduce", input, d, raw, src)
+    _check_dim_index("scatter_reduce", input, d, raw, src, "self")
+    if raw.dtype is not _dt.int64:
+        raw = raw.to(_dt.int64)
     return _reduce_into(_scatter_reduce, input, src, d, raw._data, reduce, include_self)
 
 
