@@ -255,13 +255,13 @@ def _is_contiguous(self, memory_format=None):
 
 
 def _stride(self, dim=None):
-    s = sh.layout(self)[0]
+    s = sh.strides_and_offset(self)[0]
     return s if dim is None else s[_wrap_dim(dim, len(s))]
 
 
 Tensor.is_contiguous = _is_contiguous
 Tensor.stride = _stride
-Tensor.storage_offset = lambda self: sh.layout(self)[1]
+Tensor.storage_offset = lambda self: sh.strides_and_offset(self)[1]
 Tensor.as_strided = sh.as_strided
 Tensor.unfold = sh.unfold
 Tensor.nbytes = property(lambda self: self.numel() * self.element_size())

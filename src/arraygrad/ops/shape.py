@@ -760,7 +760,7 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 # backend's `storage`); inside vmap a tensor answers for one example, the batch dim's entry
 # left out, as its shape does. as_strided reads that memory block directly, so a view made
 # with it writes through to its base, as torch's.
-def layout(t):
+def strides_and_offset(t):
     """(strides in elements, storage offset) of `t`, as torch reports them."""
     t = _t.lower(t)
     if t._lvl is None:
@@ -769,7 +769,7 @@ def layout(t):
             return _contiguous_strides(a.shape), 0
         _, offset = backend_of(a).storage(a)
         return tuple(s // a.itemsize for s in a.strides), offset
-    strides, offset = layout(t._inner)
+    strides, offset = strides_and_offset(t._inner)
     if t._lvl.kind == "batch":
         d = t._aux
         strides = strides[:d] + strides[d + 1:]
@@ -871,7 +871,7 @@ def _as_strided_batch(args, bdims, size, stride, offset, geometry):
     (so vmap gives what a loop over the examples, each a view of the batch, gives)."""
     x, d = args[0], bdims[0]
     in_stride, in_offset = geometry
-    bs = layout(x)[0][d]
+    bs = strides_and_offset(x)[0][d]
     return _as_strided(to_front(x, d), size=(x.shape[d],) + tuple(size),
                        stride=(bs,) + tuple(stride), offset=offset,
                        geometry=((bs,) + tuple(in_stride), in_offset)), 0
@@ -899,7 +899,7 @@ def as_strided(input, size, stride, storage_offset=None):
     if builtins.any(s < 0 for s in stride):
         raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
                            f"strides: {list(stride)}")
-    strides, own = layout(input)
+    strides, own = strides_and_offset(input)
     offset = own if storage_offset is None else storage_offset.__index__()
     if offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {offset}")
@@ -908,7 +908,7 @@ def as_strided(input, size, stride, storage_offset=None):
         # the view reaches memory of the base outside `input`: made from the base, its
         # gradient reaches those elements too (torch's loses it unless written in place)
         input = base
-        strides, own = layout(base)
+        strides, own = strides_and_offset(base)
     return _as_strided(input, size=size, stride=stride, offset=offset, geometry=(strides, own))
 
 
