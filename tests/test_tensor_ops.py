@@ -204,6 +204,19 @@ def test_scatter_reduce_prod_two_zeros_double_backward_raises_like_torch(torch):
     assert a == t
 
 
+def test_scatter_reduce_prod_two_zeros_forward_over_reverse_raises():
+    x, s = ag.tensor([2.0, 3.0]), ag.tensor([0.0, 0.0, 4.0])
+
+    def grad_s(s):
+        return ag.func.grad(lambda s: x.scatter_reduce(0, ag.tensor([0, 0, 1]), s,
+                                                       "prod").sum())(s)
+    with pytest.raises(RuntimeError, match="Double backward is unsupported"):
+        ag.func.jvp(grad_s, (s,), (ag.ones(3),))
+    ok = ag.tensor([0.0, 5.0, 4.0])       # one zero per position: differentiable twice
+    _, t = ag.func.jvp(grad_s, (ok,), (ag.ones(3),))
+    assert t.tolist() == [2.0, 2.0, 0.0]     # d(2 s1, 2 s0, 3) along (1, 1, 1)
+
+
 @pytest.mark.parametrize("case", [
     lambda lib: lib.zeros(3).scatter_reduce(0, lib.tensor([0]), lib.ones(1), "maximum"),
     lambda lib: lib.zeros(3).scatter_reduce(0, lib.tensor([0]).to(lib.int16), lib.ones(1), "sum"),
