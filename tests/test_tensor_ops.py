@@ -101,9 +101,20 @@ def test_random_fills_record_a_zero_gradient_node(torch):
     lambda lib: lib.zeros(3).exponential_(generator=5),
     lambda lib: lib.zeros(3).uniform_(generator="seed"),
     lambda lib: lib.rand(3, generator=1),
+    lambda lib: lib.poisson(lib.tensor([1.0]), generator=3),
+    lambda lib: lib.poisson(lib.tensor([-1.0])),
+    lambda lib: lib.poisson(lib.tensor([1])),
 ])
 def test_random_fill_errors_like_torch(torch, case):
     _raises_like(torch, case)
+
+
+def test_poisson_draws_have_zero_gradient(torch):
+    x = ag.tensor([2.0, 30.0], requires_grad=True)
+    draws = ag.poisson(x.expand(20000, 2))
+    assert abs(draws.mean(0) - x).max().item() < 1.0
+    draws.sum().backward()
+    assert ag.equal(x.grad, ag.zeros(2))
 
 
 def test_random_fills_under_vmap():
@@ -124,6 +135,7 @@ GENERATOR_CALLS = [
     lambda g: ag.randint_like(ag.zeros(3), 9, generator=g),
     lambda g: ag.normal(ag.zeros(3), 1.0, generator=g),
     lambda g: ag.bernoulli(ag.full((5,), 0.5), generator=g),
+    lambda g: ag.poisson(ag.full((5,), 3.0), generator=g),
     lambda g: ag.multinomial(ag.ones(4), 2, generator=g),
     lambda g: ag.zeros(3).uniform_(generator=g), lambda g: ag.zeros(3).normal_(generator=g),
     lambda g: ag.zeros(5).bernoulli_(0.5, generator=g),

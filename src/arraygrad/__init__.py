@@ -45,7 +45,7 @@ from .ops.elementwise import (atan2, arctan2, logaddexp, hypot, lerp, addcmul, a
                               xlogy, logit, fmod)
 from .ops.shape import tril, triu, meshgrid, ravel, diff  # noqa: F401
 from .ops.shape import cartesian_prod, combinations, block_diag, as_strided  # noqa: F401
-from .ops.creation import tril_indices, triu_indices  # noqa: F401
+from .ops.creation import tril_indices, triu_indices, poisson  # noqa: F401
 from .ops.linalg import tensordot, kron, cross  # noqa: F401
 from .ops.reduce import (argsort, sort, topk, var_mean, std_mean, count_nonzero,  # noqa: F401
                          cumprod)

@@ -498,6 +498,26 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     return race.argsort(-1)[..., :num_samples].to(_dt.int64)
 
 
+@tensor_op
+def poisson(input, generator=None):
+    """Poisson draws with the rates in `input` (of input's dtype). Their gradient is zero; a
+    rate that requires grad is joined to the draws by `+ 0 * input`, so that they have history
+    as torch's do."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"poisson_cpu\" not implemented for "
+                                  f"'{short_dtype_name(input.dtype)}'")
+    rng = stream(generator, "poisson")
+    _check_random("poisson")
+    if input._lvl is not None:
+        raise NotImplementedError("poisson inside a transform is not supported yet: draw the "
+                                  "values outside the transformed function")
+    rates = input._data
+    if rates.size and not builtins.bool(((rates >= 0) & (rates < np.inf)).all()):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative and finite")
+    draws = _t.make(np.asarray(rng.poisson(rates)).astype(rates.dtype))
+    return draws + input * 0 if input.requires_grad else draws
+
+
 # ----------------------------------------------------------------- random fills (Tensor.x_)
 # NOTE [random fills]
 # `t.exponential_()` and its kin draw a fresh tensor like `t` (through `_random`, so vmap's
