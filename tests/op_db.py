@@ -1130,5 +1130,6 @@ TENSOR_OPS = [
 OPS += TENSOR_OPS
 # compositions whose top node torch names differently (the gradients still match)
 TENSOR_OPS_NAMED_DIFFERENTLY = {"scatter_reduce_0d", "unfold_0d", "interpolate_bicubic",
-                                "interpolate_antialias", "masked_scatter", "masked_scatter_fn", "put", "put_",
+                                "interpolate_antialias",
+                                "masked_scatter", "masked_scatter_fn", "put", "put_",
                                 "take_method", "combinations", "cartesian_prod", "block_diag"}

@@ -304,7 +304,8 @@ def test_vmap_matches_torch_func_vmap(torch, name, f, shapes, in_dims):
 
 def test_masked_scatter_with_a_batched_mask_matches_a_loop():
     rng = np.random.default_rng(5)
-    x, m, s = rng.standard_normal((4, 5)), rng.uniform(size=(4, 5)) > 0.5, rng.standard_normal((4, 5))
+    x, s = rng.standard_normal((4, 5)), rng.standard_normal((4, 5))
+    m = rng.uniform(size=(4, 5)) > 0.5
     got = vmap(lambda x, m, s: x.masked_scatter(m, s))(ag.tensor(x), ag.tensor(m), ag.tensor(s))
     for b in range(4):
         want = ag.tensor(x[b]).masked_scatter(ag.tensor(m[b]), ag.tensor(s[b]))
@@ -314,7 +315,8 @@ def test_masked_scatter_with_a_batched_mask_matches_a_loop():
 # ----------------------------------------------------------------- masked_scatter, put
 @pytest.mark.parametrize("case", [
     lambda lib: lib.zeros(2, 3).masked_scatter(lib.ones(2, 3, dtype=lib.int64), lib.ones(6)),
-    lambda lib: lib.zeros(2, 3).masked_scatter(lib.ones(2, 3, dtype=lib.bool), lib.ones(6).double()),
+    lambda lib: lib.zeros(2, 3).masked_scatter(lib.ones(2, 3, dtype=lib.bool),
+                                               lib.ones(6).double()),
     lambda lib: lib.zeros(2, 3).masked_scatter(lib.ones(2, 3, dtype=lib.bool), lib.ones(5)),
     lambda lib: lib.zeros(3).masked_scatter_(lib.ones(2, 3, dtype=lib.bool), lib.ones(6)),
     lambda lib: lib.zeros(2, 3).put(lib.tensor([0, 7]), lib.ones(2)),
@@ -444,8 +446,8 @@ def test_as_strided_jvp_matches_torch(torch):
     import torch.autograd.forward_ad as fwAD
     rng = np.random.default_rng(7)
     x, tx = rng.standard_normal(6), rng.standard_normal(6)
-    for f in (lambda x: x.as_strided((2, 2), (1, 2), 1), lambda x: (x * 2).as_strided((3, 2), (1, 1)),
-              lambda x: x.unfold(0, 3, 2)):
+    for f in (lambda x: x.as_strided((2, 2), (1, 2), 1),
+              lambda x: (x * 2).as_strided((3, 2), (1, 1)), lambda x: x.unfold(0, 3, 2)):
         with fwAD.dual_level():
             want = fwAD.unpack_dual(f(fwAD.make_dual(torch.tensor(x), torch.tensor(tx)))).tangent
         _, got = ag.func.jvp(f, (ag.tensor(x),), (ag.tensor(tx),))

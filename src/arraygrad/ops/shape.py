@@ -5,7 +5,7 @@ import functools
 from .. import _tensor as _t
 from .. import dtypes as _dt
 from ..core.dispatch import Primitive
-from ..backends import backend_of
+from ..backends import backend_of, default_backend
 from ._checks import tensor_op, tensor_list, type_name
 from ._rules import all_front, same_bdim_batch, shifted_dims_batch, to_front
 
@@ -670,7 +670,7 @@ def meshgrid(*tensors, indexing="ij"):
     return tuple(out)
 
 
-def _vector(op, t):
+def _vector(t):
     if t.ndim != 1:
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
 
@@ -679,7 +679,7 @@ def cartesian_prod(*tensors):
     """Rows of every combination of one entry from each 1-D tensor (itertools.product order)."""
     tensors = tensor_list("cartesian_prod", tensors)
     for t in tensors:
-        _vector("cartesian_prod", t)
+        _vector(t)
     if len(tensors) == 1:
         return tensors[0]
     return stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], 1)
@@ -690,8 +690,7 @@ def combinations(input, r=2, with_replacement=False):
     """Rows of the length-`r` combinations of input's entries (itertools.combinations order;
     with_replacement: combinations_with_replacement). Built as torch does: the grid of all
     r-tuples of positions, kept where the positions increase."""
-    from ..backends import default_backend
-    _vector("combinations", input)
+    _vector(input)
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
@@ -845,7 +844,6 @@ def _as_strided_impl(xp, x, size, stride, offset, geometry):
 def _as_strided_vjp(ctx, g, size, stride, offset, geometry):
     """torch's AsStridedBackward: the gradient summed into the memory block, read back through
     the input's layout (averaged where the input's own elements overlap)."""
-    from ..backends import default_backend
     from .creation import zeros
     from .index import index_add_zeros
     xp = default_backend().xp
@@ -914,7 +912,6 @@ def as_strided(input, size, stride, storage_offset=None):
 
 def _within(size, stride, offset, in_size, in_stride, in_offset):
     """Whether every element of the view (size, stride, offset) is an element of the input."""
-    from ..backends import default_backend
     xp = default_backend().xp
     p_out = _positions(xp, size, stride, offset).reshape(-1)
     p_in = _positions(xp, tuple(in_size), in_stride, in_offset).reshape(-1)
@@ -935,7 +932,6 @@ def _unfold_impl(xp, x, dim, size, step):
 
 def _unfold_vjp(ctx, g, dim, size, step):
     """Each window's gradient added back at the positions it was cut from."""
-    from ..backends import default_backend
     from .index import index_add_zeros
     xp = default_backend().xp
     n = g.shape[dim]
