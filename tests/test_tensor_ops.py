@@ -302,6 +302,42 @@ def test_vmap_matches_torch_func_vmap(torch, name, f, shapes, in_dims):
     assert_close(got, want)
 
 
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+def test_scatter_reduce_with_a_batched_index(torch, reduce):
+    """One index per example: vmap against torch.func.vmap, per-example gradients against a
+    loop (torch's vmap cannot take the gradient of a product: its backward calls .item())."""
+    rng = np.random.default_rng(9)
+    x, s = rng.standard_normal((3, 2, 4)), rng.standard_normal((3, 2, 5))
+    i = rng.integers(0, 4, (3, 2, 5))
+
+    def f(lib, x, s, i):
+        return x.scatter_reduce(1, i, s, reduce, include_self=reduce != "mean")
+    got = vmap(lambda x, i: f(ag, x, ag.tensor(s[0]), i), in_dims=(None, 0))(
+        ag.tensor(x[0]), ag.tensor(i))
+    want = torch.func.vmap(lambda x, i: f(torch, x, torch.tensor(s[0]), i), in_dims=(None, 0))(
+        torch.tensor(x[0]), torch.tensor(i))
+    assert_close(got, want)
+    grad = ag.func.grad(lambda x, s, i: f(ag, x, s, i).sin().sum(), argnums=(0, 1))
+    per_example = vmap(grad)(ag.tensor(x), ag.tensor(s), ag.tensor(i))
+    for b in range(3):
+        one = grad(ag.tensor(x[b]), ag.tensor(s[b]), ag.tensor(i[b]))
+        for got_b, want_b in zip(per_example, one):
+            np.testing.assert_allclose(got_b[b].numpy(), want_b.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_index_reduce_with_a_batched_index(torch):
+    rng = np.random.default_rng(10)
+    x, s = rng.standard_normal((3, 4, 2)), rng.standard_normal((3, 5, 2))
+    i = rng.integers(0, 4, (3, 5))
+    got = vmap(lambda x, s, i: x.index_reduce(0, i, s, "amin"))(
+        ag.tensor(x), ag.tensor(s), ag.tensor(i))
+    with warnings.catch_warnings():     # torch: no batching rule for index_reduce, a loop
+        warnings.filterwarnings("ignore", "There is a performance drop", UserWarning)
+        want = torch.func.vmap(lambda x, s, i: x.index_reduce(0, i, s, "amin"))(
+            torch.tensor(x), torch.tensor(s), torch.tensor(i))
+    assert_close(got, want)
+
+
 def test_masked_scatter_with_a_batched_mask_matches_a_loop():
     rng = np.random.default_rng(5)
     x, s = rng.standard_normal((4, 5)), rng.standard_normal((4, 5))

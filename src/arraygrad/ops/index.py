@@ -770,7 +770,7 @@ def _reduce_identity(xp, reduce, dtype):
     return info.min if reduce == "amax" else info.max
 
 
-def _scatter_reduce_impl(xp, x, src, dim, index, reduce, include_self):
+def _scatter_reduce_impl(xp, x, src, index, dim, reduce, include_self):
     from ..backends import backend_of
     be = backend_of(x)
     where = _along(xp, index, dim)
@@ -789,22 +789,24 @@ def _scatter_reduce_impl(xp, x, src, dim, index, reduce, include_self):
 
 
 def _reduce_helpers(g, dim, index, shape):
+    """gather and scatter-add along `dim` at the index tensor (batched by vmap or not), and how
+    many src values land on each position."""
     from .creation import ones
-    def gather(t):
-        return _gather(t, dim=dim, index=index)
+
+    def along(t):
+        return gather(t, dim, index)
 
     def scatter(t):
-        return _scatter_add_zeros(t, dim=dim, index=index, shape=tuple(shape))
-    count = scatter(ones(tuple(index.shape), dtype=g.dtype))
-    return gather, scatter, count
+        return scatter_into(t, index, dim, tuple(shape))
+    return along, scatter, scatter(ones(tuple(index.shape), dtype=g.dtype))
 
 
-def _scatter_reduce_vjp(ctx, g, dim, index, reduce, include_self):
+def _scatter_reduce_vjp(ctx, g, dim, reduce, include_self):
     from .elementwise import where
-    x, src = ctx.inputs[0], ctx.inputs[1]
+    x, src, index = ctx.inputs[0], ctx.inputs[1], ctx.inputs[2]
     gather, scatter, count = _reduce_helpers(g, dim, index, ctx.shapes[0])
     hit = count != 0                            # positions some src value reaches
-    params = dict(dim=dim, index=index, reduce=reduce, include_self=include_self)
+    params = dict(dim=dim, reduce=reduce, include_self=include_self)
     if reduce == "sum":
         gx, gs = g, gather(g)
     elif reduce == "mean":
@@ -813,11 +815,11 @@ def _scatter_reduce_vjp(ctx, g, dim, index, reduce, include_self):
     elif reduce == "prod":
         r = ctx.out
         x1 = where(x == 0, 1.0, x)
-        gx = g * _scatter_reduce(x1, src, **params) / x1
+        gx = g * _scatter_reduce(x1, src, index, **params) / x1
         zero = src == 0
         zeros = gather(scatter(zero.to(g.dtype)))
         single = zero & (zeros == 1)
-        r1 = _scatter_reduce(x, where(single, 1.0, src), **params)
+        r1 = _scatter_reduce(x, where(single, 1.0, src), index, **params)
         gs = where(single, gather(g * r1), gather(g * r) / where(zero, 1.0, src))
         if _t._batched(zeros) or builtins.bool((zeros > 1).any()):
             # two zeros in one product: this gradient is right, its derivative is not
@@ -834,7 +836,7 @@ def _scatter_reduce_vjp(ctx, g, dim, index, reduce, include_self):
         gx, gs = x_is * g, s_is * gather(g)
     if not include_self:
         gx = where(hit, 0.0, gx)
-    return gx, gs
+    return gx, gs, None
 
 
 def _raise(msg):
@@ -848,23 +850,24 @@ _once_differentiable = Primitive(
     batch=lambda args, bdims, msg: (_once_differentiable(args[0], msg=msg), bdims[0]))
 
 
-def _scatter_reduce_jvp(ctx, tx, ts, dim, index, reduce, include_self):
+def _scatter_reduce_jvp(ctx, tx, ts, ti, dim, reduce, include_self):
     from .creation import ones_like
-    wx, ws = _scatter_reduce_vjp(ctx, ones_like(ctx.out), dim, index, reduce, include_self)
-    _, scatter, _ = _reduce_helpers(tx, dim, index, ctx.shapes[0])
+    wx, ws, _ = _scatter_reduce_vjp(ctx, ones_like(ctx.out), dim, reduce, include_self)
+    _, scatter, _ = _reduce_helpers(tx, dim, ctx.inputs[2], ctx.shapes[0])
     return wx * tx + scatter(ws * ts)
 
 
-def _scatter_reduce_batch(args, bdims, dim, index, reduce, include_self):
-    x, src = all_front(args, bdims)
-    return _scatter_reduce(x, src, dim=dim + 1, index=_batched_index(index, x.shape[0]),
-                           reduce=reduce, include_self=include_self), 0
+def _scatter_reduce_batch(args, bdims, dim, reduce, include_self):
+    # the index is an input too: vmap may batch it (one index per example)
+    x, src, index = all_front(args, bdims)
+    return _scatter_reduce(x, src, index, dim=dim + 1, reduce=reduce,
+                           include_self=include_self), 0
 
 
 def _reduce_prim(name):
     return Primitive(name, _scatter_reduce_impl, vjp=_scatter_reduce_vjp,
                      jvp=_scatter_reduce_jvp, batch=_scatter_reduce_batch, save_output=True,
-                     arg_names=("self", "src"))
+                     nondiff_inputs=(2,), arg_names=("self", "src", "index"))
 
 
 _scatter_reduce = _reduce_prim("scatter_reduce")
@@ -878,15 +881,8 @@ def _reduce_into(prim, input, src, d, index, reduce, include_self):
                             reduce, include_self).reshape(())
     if tuple(src.shape) != tuple(index.shape):
         src = src[tuple(slice(0, s) for s in index.shape)]
-    return prim(input, src, dim=d, index=index, reduce=reduce, include_self=include_self)
-
-
-def _raw_index_of(op, index):
-    raw = _index_value(index)
-    if raw._lvl is not None:
-        raise NotImplementedError(f"{op}: an index that vmap batches is not supported; index "
-                                  "with a tensor created outside the vmapped function")
-    return raw
+    return prim(input, src, _index_value(index).to(_dt.int64), dim=d, reduce=reduce,
+                include_self=include_self)
 
 
 @tensor_op(others=("index", "src"))
@@ -907,18 +903,14 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if src.dtype is not input.dtype:
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     d = _t._wrap_dim(dim, input.ndim)
-    raw = _raw_index_of("scatter_reduce", index)
-    _check_dim_index("scatter_reduce", input, d, raw, src, "self")
-    if raw.dtype is not _dt.int64:
-        raw = raw.to(_dt.int64)
-    return _reduce_into(_scatter_reduce, input, src, d, raw._data, reduce, include_self)
+    _check_dim_index("scatter_reduce", input, d, _index_value(index), src, "self")
+    return _reduce_into(_scatter_reduce, input, src, d, index, reduce, include_self)
 
 
 @tensor_op(others=("index", "source"))
 def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """input with source's slices along `dim` reduced into the slices `index` names: reduce is
     'prod', 'mean', 'amax' or 'amin'."""
-    from ..backends import backend_of
     if reduce not in _REDUCES[1:]:
         raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")
@@ -943,17 +935,14 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
         raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
                            f"specified dimension. Got self.shape = {list(input.shape)} "
                            f"source.shape = {list(source.shape)}")
-    raw = _raw_index_of("index_reduce", index)
     try:
-        _check_range(raw, input.shape[d] if input.ndim else 1, d)
+        _check_range(_index_value(index), input.shape[d] if input.ndim else 1, d)
     except RuntimeError:
         raise IndexError("index out of range in self") from None
-    a = raw._data.astype("int64")
-    xp = backend_of(a).xp
-    if input.ndim:
-        a = xp.broadcast_to(a.reshape([-1 if k == d else 1 for k in range(input.ndim)]),
-                            tuple(source.shape))
-    return _reduce_into(_index_reduce, input, source, d, a, reduce, include_self)
+    if input.ndim:      # the index of every element of source: index[i] along d
+        index = index.reshape([-1 if k == d else 1 for k in range(input.ndim)]).expand(
+            tuple(source.shape))
+    return _reduce_into(_index_reduce, input, source, d, index, reduce, include_self)
 
 
 # ----------------------------------------------------------------- masked_scatter, put
