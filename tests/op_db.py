@@ -1013,6 +1013,9 @@ def _scatter_reduce_samples(reduces):
                           np.array([[0.0, 3.0, 1.5, 0.0, 2.0]]), "prod"))
             return
         yield Sample((uniform(rng, (3, 4)), 0, _SR_INDEX, uniform(rng, (2, 4)), "amin"))
+        # an index smaller than the input in a dim it does not scatter along
+        yield Sample((uniform(rng, (3, 5)), 0, np.array([[0, 2], [2, 2]]), uniform(rng, (2, 2)),
+                      "mean"), {"include_self": False})
         yield Sample((uniform(rng, (3,)), -1, np.array([0, 0, 2, 2]), uniform(rng, (4,)), "amax"))
         # ties share the gradient (torch's convention); an excluded input equal to the result:
         # test_tensor_ops (torch gives it a share)
