@@ -54,7 +54,7 @@ def _record(prim, args, params, outs):
     node = PrimNode(prim, params, args, outs, tuple(edges), tuple(needs), True)
     nondiff = prim.nondiff_outputs
     for i, o in enumerate(outs):
-        if i in nondiff or o._data.dtype.kind not in "fc":
+        if i in nondiff or o._data.dtype.kind not in "fcV":     # V: bfloat16 (ml_dtypes)
             continue
         o._requires_grad = True
         o.grad_fn = node
