@@ -183,6 +183,23 @@ def test_tril_triu_keep_bool(torch):
         assert t.dtype is ag.bool and ag.equal(t, getattr(ag.tensor(m), name)(-1))
 
 
+def test_bfloat16(torch):
+    """bfloat16 (NumPy kind 'V' through ml-dtypes) is a float everywhere here."""
+    pytest.importorskip("ml_dtypes")
+    for lib in (ag, torch):
+        z = lib.zeros(3, dtype=lib.bfloat16)
+        third = lib.full((2,), 1 / 3, dtype=lib.bfloat16)
+        mean = z.scatter_reduce(0, lib.tensor([0, 0]), third, "mean")
+        amax = z.scatter_reduce(0, lib.tensor([0, 0]), -third, "amax", include_self=False)
+        close = lib.tensor([1.0, float("nan")], dtype=lib.bfloat16).isclose(
+            lib.tensor([1.004, float("nan")], dtype=lib.bfloat16), 0, 0.001, True)
+        top = lib.empty(20000, dtype=lib.bfloat16).random_().max()
+        got = [mean.float().tolist(), amax.float().tolist(), close.tolist(), top.item()]
+        if lib is ag:
+            mine = got
+    assert mine == got
+
+
 def test_cumsum_of_bools_and_integers_is_int64(torch):
     for v in ([True, False, True], [1, 2, 3]):
         assert_close(ag.tensor(v).cumsum(0), torch.tensor(v).cumsum(0))

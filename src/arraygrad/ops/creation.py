@@ -568,12 +568,15 @@ def geometric_(self, p, *, generator=None):
                         "GeometricBackward0", floating=False)
 
 
+_MANTISSA_BITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+
+
 def _random_limit(dtype):
     """The largest value random_ draws by default: every integer below it is exact."""
     if dtype is _dt.bool:
         return 1
     if dtype.is_floating_point:
-        return 2 ** (np.finfo(dtype.np).nmant + 1)
+        return 2 ** _MANTISSA_BITS[dtype.name]
     return int(np.iinfo(dtype.np).max)
 
 

@@ -629,11 +629,11 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
 def _isclose_impl(xp, x, y, rtol, atol, equal_nan):
     # torch's formula: integers and bools compared in the default float dtype
     close = x == y
-    if equal_nan and x.dtype.kind == "f":
+    if equal_nan and x.dtype.kind not in "iub":
         close |= xp.isnan(x) & xp.isnan(y)
     if rtol == 0 and atol == 0:
         return close
-    if x.dtype.kind not in "fc":
+    if x.dtype.kind in "iub":
         x, y = x.astype(_dt.get_default_dtype().np), y.astype(_dt.get_default_dtype().np)
     actual = xp.abs(x - y)
     allowed = atol + xp.abs(rtol * y)

@@ -762,12 +762,12 @@ def _reduce_identity(xp, reduce, dtype):
         return 0
     if reduce == "prod":
         return 1
-    if dtype.kind == "f":
-        return -xp.inf if reduce == "amax" else xp.inf
     if dtype.kind == "b":
         return reduce == "amin"
-    info = xp.iinfo(dtype)
-    return info.min if reduce == "amax" else info.max
+    if dtype.kind in "iu":
+        info = xp.iinfo(dtype)
+        return info.min if reduce == "amax" else info.max
+    return -xp.inf if reduce == "amax" else xp.inf      # floats (bfloat16's kind is 'V')
 
 
 def _scatter_reduce_impl(xp, x, src, index, dim, reduce, include_self):
@@ -783,9 +783,9 @@ def _scatter_reduce_impl(xp, x, src, index, dim, reduce, include_self):
     count = xp.full(x.shape, 1 if include_self else 0, dtype=xp.int64)
     be.index_add(count, where, xp.ones(index.shape, dtype=xp.int64))
     count = xp.maximum(count, 1)
-    if x.dtype.kind == "f":
-        return (out / count).astype(x.dtype)
-    return (out // count).astype(x.dtype)      # torch floors an integer mean
+    if x.dtype.kind in "iub":
+        return (out // count).astype(x.dtype)      # torch floors an integer mean
+    return (out / count).astype(x.dtype)
 
 
 def _reduce_helpers(g, dim, index, shape):
