@@ -483,6 +483,30 @@ def test_strided_view_gradients_match_torch(torch, name, f, shape):
             assert_close(a, t)
 
 
+def _write_through_views(lib, x):
+    b = x * 1
+    b.as_strided((2, 2), (1, 3), b.storage_offset() + 1).mul_(2)
+    b.unfold(0, 2, 2)[0].add_(1)
+    return (b ** 2).sum()
+
+
+@pytest.mark.parametrize("transform", ["grad", "vmap_grad", "jacfwd_grad", "jacrev", "vmap"])
+def test_writes_through_strided_views_under_transforms(torch, transform):
+    xs = np.random.default_rng(11).standard_normal((3, 6))
+
+    def run(lib):
+        f = lambda x: _write_through_views(lib, x)    # noqa: E731
+        fn = lib.func
+        t = {"grad": lambda: fn.grad(f)(lib.tensor(xs[0])),
+             "vmap_grad": lambda: fn.vmap(fn.grad(f))(lib.tensor(xs)),
+             "jacfwd_grad": lambda: fn.jacfwd(fn.grad(f))(lib.tensor(xs[0])),
+             "jacrev": lambda: fn.jacrev(lambda x: x * 1 + _write_through_views(lib, x))(
+                 lib.tensor(xs[0])),
+             "vmap": lambda: fn.vmap(f)(lib.tensor(xs))}
+        return t[transform]()
+    assert_close(run(ag), run(torch))
+
+
 def test_as_strided_past_its_input_is_made_from_the_base():
     """A view of `b[1:]` reaching b[0]: its gradient reaches x[0] too (finite differences;
     torch's plain backward drops it)."""
