@@ -418,8 +418,10 @@ def test_strides_offsets_and_contiguity_match_torch(torch):
 def test_strides_inside_vmap_are_per_example():
     x = ag.zeros(3, 4, 5)
     seen = []
-    vmap(lambda e: seen.append((e.stride(), e.storage_offset())) or e, in_dims=1)(x)
-    assert seen == [((20, 1), 0)]       # x[:, i] of the (3, 4, 5) block
+    for d in (1, 0):
+        vmap(lambda e: seen.append((e.stride(), e.storage_offset(), e.is_contiguous())) or e,
+             in_dims=d)(x)
+    assert seen == [((20, 1), 0, False), ((5, 1), 0, True)]     # x[:, i] and x[i]
 
 
 def test_as_strided_and_unfold_are_views_that_write_through(torch):
