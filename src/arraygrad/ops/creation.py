@@ -11,6 +11,7 @@ from ._checks import (tensor_op, size_arg, dtype_arg, number_arg, type_name, sho
                       c_dtype_name)
 from .._generator import default_generator, stream
 from ..core.grad_mode import no_grad
+from ..autograd import inplace
 
 Tensor = _t.Tensor
 
@@ -616,4 +617,3 @@ def random_(self, *args, generator=None):
 
 
 from ..core.dispatch import born_here  # noqa: E402  (dispatch reaches back to creation)
-from . import inplace  # noqa: E402  (through dispatch, the same cycle)
