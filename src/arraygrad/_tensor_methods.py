@@ -7,7 +7,7 @@ from .autograd import engine, graph, inplace
 from .core.grad_mode import no_grad as _no_grad
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
 from .ops import special as sp
-from .ops import bits, stats
+from .ops import bits, stats, solve, spectral
 
 
 def _m(fn):
@@ -71,6 +71,14 @@ _METHODS.update({"copysign": bits.copysign, "nextafter": bits.nextafter,
                  "nanquantile": stats.nanquantile, "unique": stats.unique,
                  "unique_consecutive": stats.unique_consecutive, "bincount": stats.bincount,
                  "histc": stats.histc})
+_METHODS.update({"inverse": solve.inv, "det": solve.det, "logdet": solve.logdet,
+                 "slogdet": solve.slogdet, "cholesky": solve.cholesky,
+                 "cholesky_solve": solve.cholesky_solve, "cholesky_inverse": solve.cholesky_inverse,
+                 "triangular_solve": solve.triangular_solve, "lu": solve.legacy_lu,
+                 "lu_solve": solve.legacy_lu_solve, "matrix_power": solve.matrix_power,
+                 "matrix_exp": solve.matrix_exp})
+_METHODS.update({"qr": spectral.qr, "svd": spectral.svd, "pinverse": spectral.pinverse,
+                 "symeig": spectral.symeig, "orgqr": spectral.orgqr})
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _m(_fn))
 
