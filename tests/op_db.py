@@ -1137,6 +1137,8 @@ TENSOR_OPS_NAMED_DIFFERENTLY = {"scatter_reduce_0d", "unfold_0d", "interpolate_b
                                 "interpolate_antialias",
                                 "masked_scatter", "masked_scatter_fn", "put", "put_",
                                 "take_method", "combinations", "cartesian_prod", "block_diag"}
+
+
 # ----------------------------------------------------------------- torch.linalg: solvers, norms
 def _spd(lib, a):
     """A symmetric positive-definite matrix made from any square `a` (vmap's examples shuffle
