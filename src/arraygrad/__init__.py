@@ -82,6 +82,7 @@ from .ops.solve import (inv as inverse, det, logdet, slogdet, cholesky, cholesky
                         cholesky_inverse, triangular_solve, lu_unpack, matrix_power, matrix_exp)
 from .ops.solve import legacy_lu as lu, legacy_lu_solve as lu_solve  # noqa: F401
 from . import linalg  # noqa: F401
+from .ops.spectral import qr, svd, pinverse, symeig, orgqr  # noqa: F401
 from .utils import checkpoint as _utils_checkpoint, benchmark as _utils_benchmark  # noqa: F401
 
 __version__ = "0.1.0"

@@ -7,7 +7,7 @@ from .autograd import engine, graph, inplace
 from .core.grad_mode import no_grad as _no_grad
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
 from .ops import special as sp
-from .ops import bits, stats, solve
+from .ops import bits, stats, solve, spectral
 
 
 def _m(fn):
@@ -77,6 +77,8 @@ _METHODS.update({"inverse": solve.inv, "det": solve.det, "logdet": solve.logdet,
                  "triangular_solve": solve.triangular_solve, "lu": solve.legacy_lu,
                  "lu_solve": solve.legacy_lu_solve, "matrix_power": solve.matrix_power,
                  "matrix_exp": solve.matrix_exp})
+_METHODS.update({"qr": spectral.qr, "svd": spectral.svd, "pinverse": spectral.pinverse,
+                 "symeig": spectral.symeig, "orgqr": spectral.orgqr})
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _m(_fn))
 

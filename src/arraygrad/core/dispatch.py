@@ -43,12 +43,15 @@ class Primitive:
     a Scalar (pow, fmod, remainder). Both only shape `next_functions` as torch's.
     arg_names: torch's names of the inputs, for the node's `_saved_<name>` attributes
     (default: self, other).
+    materialize_grads: False when the vjp of a multi-output primitive gets None for outputs
+    that received no cotangent (torch's undefined gradients): its formula then differs, as
+    svd's and eigh's do when only the singular values or eigenvalues are used.
     """
 
     def __init__(self, name, impl, *, vjp=None, jvp=None, batch=None, save=None,
                  save_output=False, multiple_results=False, differentiable=True,
                  node_name=None, nondiff_outputs=(), is_view=False, nondiff_inputs=(),
-                 number_edges=True, arg_names=("self", "other")):
+                 number_edges=True, arg_names=("self", "other"), materialize_grads=True):
         self.name = name
         self.impl = impl
         self.vjp = vjp
@@ -64,6 +67,7 @@ class Primitive:
         self.nondiff_inputs = nondiff_inputs
         self.number_edges = number_edges
         self.arg_names = arg_names
+        self.materialize_grads = materialize_grads
 
     def __call__(self, *args, **params):
         return bind(self, args, params)
