@@ -221,6 +221,8 @@ def test_gradcheck_complex_as_torch(torch, name, fn):
     ("vector_norm", lambda lib, z: lib.linalg.vector_norm(z, ord=3, dim=0)),
     ("vector_norm_2", lambda lib, z: lib.linalg.vector_norm(z)),
     ("matrix_norm", lambda lib, z: lib.linalg.matrix_norm(z, ord=1)),
+    ("matrix_norm_fro_inf", lambda lib, z: lib.linalg.matrix_norm(z) * lib.linalg.matrix_norm(
+        z, ord=float("inf"))),
     ("linalg_norm", lambda lib, z: lib.linalg.norm(z, dim=1)),
     ("vecdot", lambda lib, z: lib.linalg.vecdot(z, z.exp()).abs()),
     ("sum_dtype", lambda lib, z: z.sum(dtype=lib.complex64).abs()),
