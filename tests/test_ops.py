@@ -192,7 +192,9 @@ def test_dual_level(op, sample):
             res.append([F.unpack_dual(o) for o in as_function(L, op, sample)(*duals)])
     for (p, t), (tp, tt) in zip(*res):
         assert_close(p, tp, op.rtol, op.atol, what=f"{op.name} primal: ")
-        assert_close(t, tt, max(op.rtol, 1e-8), 1e-9, what=f"{op.name} tangent: ")
+        assert (t is None) == (tt is None), f"{op.name}: a tangent where torch has none or back"
+        if t is not None:       # none for an output that does not depend on the input (lu's P)
+            assert_close(t, tt, max(op.rtol, 1e-8), 1e-9, what=f"{op.name} tangent: ")
 
 
 @pytest.mark.parametrize("op,sample", FIRST)
