@@ -7,8 +7,9 @@ import arraygrad as ag
 from arraygrad.autograd import forward_ad as fwAD
 from conftest import assert_close, reference_torch, to_numpy
 from op_db import (OPS, NN_FUNCTIONAL, CONV_POOL_NAMED_DIFFERENTLY, ELEM14_NAMED_DIFFERENTLY,
-                   LINALG_SOLVE_NAMED_DIFFERENTLY, SPECTRAL_NAMED_DIFFERENTLY, cases as _cases,
-                   run as _run, as_function, first_cases, float_arrays, has_float_output)
+                   TENSOR_OPS_NAMED_DIFFERENTLY, LINALG_SOLVE_NAMED_DIFFERENTLY,
+                   SPECTRAL_NAMED_DIFFERENTLY, cases as _cases, run as _run, as_function,
+                   first_cases, float_arrays, has_float_output)
 
 torch = reference_torch()
 
@@ -124,6 +125,7 @@ NAMED_DIFFERENTLY = set("""
     special.xlog1py index_add_zeros""".split()) | {op.name for op in NN_FUNCTIONAL}   # compositions
 NAMED_DIFFERENTLY.add("setitem")    # torch: CopySlices (the in-place write into a view); ours: IndexPut
 NAMED_DIFFERENTLY |= CONV_POOL_NAMED_DIFFERENTLY | ELEM14_NAMED_DIFFERENTLY
+NAMED_DIFFERENTLY |= TENSOR_OPS_NAMED_DIFFERENTLY
 NAMED_DIFFERENTLY |= LINALG_SOLVE_NAMED_DIFFERENTLY
 NAMED_DIFFERENTLY |= SPECTRAL_NAMED_DIFFERENTLY
 
