@@ -11,7 +11,7 @@ import warnings
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ._checks import tensor_op, short_dtype_name, c_dtype_name
-from ._rules import all_front, batch_size, to_front
+from ._rules import all_front, batch_size, same_bdim, to_front
 from .registry import primitive
 
 Tensor = _t.Tensor
@@ -817,7 +817,7 @@ def _raise(msg):
 _once_differentiable = primitive(
     "once_differentiable", lambda xp, x, msg: x.copy(), save=(), node_name="DelayedError",
     vjp=lambda ctx, g, msg: _raise(msg), jvp=lambda ctx, t, msg: _raise(msg), complex=True,
-    batch=lambda prim, args, bdims, msg: (prim(args[0], msg=msg), bdims[0]))
+    batch=same_bdim)
 
 
 def _scatter_reduce_jvp(ctx, tx, ts, ti, dim, reduce, include_self):
