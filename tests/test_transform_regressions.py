@@ -4,11 +4,13 @@ Each program takes the module (`arraygrad` or `torch`) and returns tensors;
 `_same` runs it with both and compares in float64.
 """
 import math
+import zlib
 
 import numpy as np
 import pytest
 
 import arraygrad as ag
+import op_db
 from conftest import assert_close
 
 
@@ -472,6 +474,73 @@ def test_derivatives_at_inputs_that_require_grad(torch, case):
         d = _DERIVATIVES[case](M, z)
         return [d, d.requires_grad, M.autograd.grad((d * d).sum(), z)[0]]
     _same(torch, run)
+
+
+# ----------------------------------------------------------------- which tangents require grad
+# Composites of arraygrad whose torch op is one native forward formula (so torch's tangent reads
+# primals ours does not, or the reverse), and torch overloads that decide it by argument.
+_TANGENT_RG_DIFFERS = {
+    "composite": {"lerp", "addcmul", "addcdiv", "index_add", "add_alpha", "sub_alpha",
+                  "hardtanh", "relu6", "threshold", "hardshrink", "softshrink", "batch_norm_train",
+                  "batch_norm_eval", "instance_norm", "layer_norm", "group_norm",
+                  "multi_head_attention_forward", "conv1d", "conv2d", "conv3d",
+                  "conv_transpose1d", "conv_transpose2d", "avg_pool1d", "avg_pool2d",
+                  "adaptive_avg_pool1d", "adaptive_avg_pool2d", "interpolate_bilinear", "median",
+                  "nanmedian", "cat"},
+    "overload": {"pow_zero_exponent", "xlogy", "prod", "copysign", "copysign_method"},
+}
+
+
+def _tangent_requires_grad(M, op, sample, with_grad, with_tangent):
+    """requires_grad of each floating output's tangent, where float input `i` of `n` requires
+    grad if `with_grad(i, n)` and carries a tangent if `with_tangent(i, n)`."""
+    fwAD = M.autograd.forward_ad
+    leaves = []
+    args = [op_db.convert(M, a, np.float64, leaves) for a in sample.args]
+    kwargs = {k: op_db.convert(M, v, np.float64, leaves) for k, v in sample.kwargs.items()}
+    n = len(leaves)
+    with fwAD.dual_level():
+        new = {}
+        for i, leaf in enumerate(leaves):
+            p = leaf if with_grad(i, n) else leaf.detach()
+            new[id(leaf)] = fwAD.make_dual(p, M.ones_like(p)) if with_tangent(i, n) else p
+
+        def sub(v):
+            return [sub(a) for a in v] if isinstance(v, list) else new.get(id(v), v)
+        out = op.fn(M, *map(sub, args), **{k: sub(v) for k, v in kwargs.items()})
+        tangents = [fwAD.unpack_dual(o).tangent for o in (out if isinstance(out, (tuple, list))
+                                                          else [out])
+                    if isinstance(o, M.Tensor) and o.dtype.is_floating_point]
+        return [t is not None and t.requires_grad for t in tangents]
+
+
+def test_tangents_require_grad_as_torchs(torch):
+    """A tangent requires grad where torch's forward formula reads a primal that requires grad,
+    also one whose own tangent is zero (`2 * a`, `a * b`), and not for linear ops (sum, cat,
+    gather), nor for ops that read primals only to compare (where, clamp, maximum, amax, max):
+    NOTE [tangents that require grad]. Checked over the op catalogue, with the tangent on every
+    input, on the first only, and on the last with only the first requiring grad."""
+    skip = set().union(*_TANGENT_RG_DIFFERS.values())
+    modes = [(lambda i, n: True, lambda i, n: True), (lambda i, n: True, lambda i, n: i == 0),
+             (lambda i, n: i == 0, lambda i, n: i == n - 1)]
+    wrong, checked = [], 0
+    for op in op_db.OPS:
+        if not op.grad or op.name in skip:
+            continue
+        sample = next(op.samples(np.random.default_rng(zlib.crc32(op.name.encode()))))
+        values = [a for v in sample.args + tuple(sample.kwargs.values())
+                  for a in (v if isinstance(v, list) else [v])]
+        n_float = sum(isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in values)
+        for k, (with_grad, with_tangent) in enumerate(modes[:1] if n_float == 1 else modes):
+            try:
+                theirs = _tangent_requires_grad(torch, op, sample, with_grad, with_tangent)
+            except Exception:   # noqa: BLE001 - torch lacks forward AD for some ops
+                continue
+            ours = _tangent_requires_grad(ag, op, sample, with_grad, with_tangent)
+            checked += 1
+            if ours != theirs:
+                wrong.append((op.name, k, ours, theirs))
+    assert checked > 250 and not wrong, wrong
 
 
 # ----------------------------------------------------------------- make_dual inside vmap

@@ -41,12 +41,16 @@ class Primitive:
     a Scalar (pow, fmod, remainder). Both only shape `next_functions` as torch's.
     arg_names: torch's names of the inputs, for the node's `_saved_<name>` attributes
     (default: self, other).
+    jvp_reads_primals: whether the tangents of the outputs depend on the primals through
+    torch's forward formula, so that they require grad where a primal does (func/jvp_level.py
+    NOTE [tangents that require grad]). None (default): as the jvp rule reads them (a linear
+    rule reads none); False where the rule reads them only to compare (where, clamp, max).
     """
 
     def __init__(self, name, impl, *, vjp=None, jvp=None, batch=None, save=None,
                  save_output=False, multiple_results=False, differentiable=True,
                  node_name=None, nondiff_outputs=(), is_view=False, nondiff_inputs=(),
-                 number_edges=True, arg_names=("self", "other")):
+                 number_edges=True, arg_names=("self", "other"), jvp_reads_primals=None):
         self.name = name
         self.impl = impl
         self.vjp = vjp
@@ -62,6 +66,7 @@ class Primitive:
         self.nondiff_inputs = nondiff_inputs
         self.number_edges = number_edges
         self.arg_names = arg_names
+        self.jvp_reads_primals = jvp_reads_primals
 
     custom = False  # True for autograd.Function calls: each level has one rule for them
 

@@ -29,20 +29,32 @@ Tensor = _t.Tensor
 
 
 class JvpCtx(RuleCtx):
-    """What a jvp rule sees: primal inputs and outputs, input shapes and dtypes."""
+    """What a jvp rule sees: primal inputs and outputs, input shapes and dtypes. It notes
+    whether the rule read a primal value (`read_primals`): NOTE [tangents that require grad]."""
 
     def __init__(self, inputs, outs, tangents):
-        self.inputs = inputs
-        self.outs = outs
+        self._inputs = inputs
+        self._outs = outs
+        self.read_primals = False
         self.needs_input_grad = tuple(t is not None for t in tangents)
 
     @property
+    def inputs(self):
+        self.read_primals = True
+        return self._inputs
+
+    @property
+    def outs(self):
+        self.read_primals = True
+        return self._outs
+
+    @property
     def shapes(self):
-        return tuple(tuple(a.shape) if isinstance(a, Tensor) else None for a in self.inputs)
+        return tuple(tuple(a.shape) if isinstance(a, Tensor) else None for a in self._inputs)
 
     @property
     def dtypes(self):
-        return tuple(a.dtype if isinstance(a, Tensor) else None for a in self.inputs)
+        return tuple(a.dtype if isinstance(a, Tensor) else None for a in self._inputs)
 
 
 class JvpInterpreter(Interpreter):
@@ -131,7 +143,7 @@ class JvpInterpreter(Interpreter):
                     if cj is not None:
                         res[j] = cj if res[j] is None else res[j] + cj
         res = [_fit(t, o, j in prim.nondiff_outputs) for j, (t, o) in enumerate(zip(res, outs))]
-        if grad_mode.state.grad_enabled:
+        if grad_mode.state.grad_enabled and _reads_primals(prim, ctx):
             src = next((p for p in primals if isinstance(p, Tensor) and _differentiated(p)), None)
             if src is not None:
                 res = [_connect(t, src) if t is not None and not t.requires_grad else t
@@ -171,6 +183,21 @@ def save_duals(saved, dual_of):
             d = dual_of.get(id(s.value if s.ref is None else s.ref()))
             if d is not None:
                 s.value, s.ref = d, None
+
+
+# NOTE [tangents that require grad]
+# torch computes a tangent with the op's forward formula while autograd records, with the
+# tangents of inputs that have none materialized as zeros. So the tangent requires grad when
+# the formula reads a primal that requires grad (`self_p`, `other_p`, `result`), even one
+# multiplied by a zero tangent (`2 * a`: `other_t * self_p + self_t * other_p`), and not
+# when it reads no primal (the linear ops: add, sum, views, cat, gather) or reads them only to
+# compare (where, clamp, maximum, max, sort: masks and indices have no history). A jvp rule
+# here reads the primals through its ctx, as torch's codegen finds them in the formula's
+# text, so the level connects the tangents to the primals below when the rule read one;
+# a primitive whose rule reads primals only to compare declares `jvp_reads_primals=False`.
+def _reads_primals(prim, ctx):
+    flag = prim.jvp_reads_primals
+    return ctx.read_primals if flag is None else flag
 
 
 def _differentiated(p):

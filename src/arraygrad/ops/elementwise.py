@@ -268,7 +268,7 @@ _trunc_divide = nondiff("trunc_divide", _int_checked(
 _remainder = binary("remainder", _int_checked("remainder", lambda xp, x, y: xp.mod(x, y)),
                     lambda ctx, g: g,
                     lambda ctx, g: -g * floor_divide(ctx.x, ctx.y), save=(0, 1),
-                    number_edges=False)
+                    number_edges=False, jvp_reads_primals=True)
 remainder = _binop(_remainder)
 
 
@@ -401,6 +401,7 @@ def _clamp_impl(xp, x, min=None, max=None):
 
 
 _clamp = Primitive("clamp", _clamp_impl, node_name="ClampBackward1", save=(0,),
+                   jvp_reads_primals=False,
                    vjp=(lambda ctx, g, min, max: g * _clamp_mask(ctx, min, max),),
                    jvp=(lambda ctx, t, min, max: t * _clamp_mask(ctx, min, max),))
 _clamp.batch = elementwise_batch(_clamp)
@@ -447,7 +448,7 @@ def _max_share(ctx, g, self_wins):
 
 _maximum = binary("maximum", _checked("maximum", lambda xp, x, y: xp.maximum(x, y)),
                   lambda ctx, g: _max_share(ctx, g, True),
-                  lambda ctx, g: _max_share(ctx, g, False))
+                  lambda ctx, g: _max_share(ctx, g, False), jvp_reads_primals=False)
 
 
 def _min_share(ctx, g, first):
@@ -459,7 +460,7 @@ def _min_share(ctx, g, first):
 
 _minimum = binary("minimum", _checked("minimum", lambda xp, x, y: xp.minimum(x, y)),
                   lambda ctx, g: _min_share(ctx, g, True),
-                  lambda ctx, g: _min_share(ctx, g, False))
+                  lambda ctx, g: _min_share(ctx, g, False), jvp_reads_primals=False)
 maximum = _binop(_maximum)
 minimum = _binop(_minimum)
 
@@ -480,6 +481,7 @@ def _where_impl(xp, cond, x, y):
 
 _where = Primitive(
     "where", _where_impl, save=(0,), nondiff_inputs=(0,), arg_names=("condition", "self", "other"),
+    jvp_reads_primals=False,
     vjp=(lambda ctx, g: None,
          lambda ctx, g: _where(ctx.x, g, _zero_like(g)),
          lambda ctx, g: _where(ctx.x, _zero_like(g), g)),
@@ -631,6 +633,7 @@ atan2 = arctan2 = _binop(_atan2, float_only=True)
 
 _fmod = binary("fmod", _int_checked("fmod", lambda xp, x, y: xp.fmod(x, y)),
                lambda ctx, g: g, lambda ctx, g: -g * trunc(ctx.x / ctx.y), number_edges=False,
+               jvp_reads_primals=True,
                node_name=lambda node: "FmodBackward" + ("0" if node.shapes[1] is None else "1"))
 fmod = _binop(_fmod)
 
