@@ -543,6 +543,37 @@ def test_tangents_require_grad_as_torchs(torch):
     assert checked > 250 and not wrong, wrong
 
 
+_TANGENT_PROGRAMS = {   # fuzz cases 787, 4322, 3393, 3117, 2303 (requires_grad was True)
+    "where_masked_fill": lambda M, x, y: M.where(y > x, y * 2, x).masked_fill(x > 0.3, 0.0),
+    "where_sum": lambda M, x, y: M.where(y > x, y * 2, x).sum(0),
+    "maximum_clamp": lambda M, x, y: M.maximum(y, x).clamp(-0.5, 0.8),
+    "amax": lambda M, x, y: M.amax(x, 0, keepdim=True),
+    "copy_into_clone": lambda M, x, y: (x + y).clone().copy_(x),
+    "mul_by_number": lambda M, x, y: 2 * x - y * 0.5,     # torch: True (wrapped numbers)
+}
+
+
+@pytest.mark.parametrize("transform", ["jvp", "jacfwd", "vmap_jvp", "dual"])
+@pytest.mark.parametrize("prog", list(_TANGENT_PROGRAMS))
+def test_tangents_of_programs_require_grad_as_torchs(torch, prog, transform):
+    def run(M):
+        f = _TANGENT_PROGRAMS[prog]
+        x = _f64(M, [0.28, -0.5, 1.1]).requires_grad_()
+        y = _f64(M, [0.9, -1.2, 0.3])
+        t = M.ones_like(x)
+        if transform == "jvp":
+            d = M.func.jvp(lambda a: f(M, a, y), (x,), (t,))[1]
+        elif transform == "jacfwd":
+            d = M.func.jacfwd(lambda a: f(M, a, y))(x)
+        elif transform == "vmap_jvp":
+            d = M.func.vmap(lambda a, b: M.func.jvp(lambda u: f(M, u, b), (a,), (a,))[1])(
+                x.reshape(3, 1), y.reshape(3, 1))
+        else:
+            d = _dual_tangent(M, lambda a: f(M, a, y), x)
+        return [d, d.requires_grad]
+    _same(torch, run)
+
+
 # ----------------------------------------------------------------- make_dual inside vmap
 @pytest.mark.parametrize("in_dims", [(0, 0), (1, 0), (None, 0), (0, None)])
 def test_make_dual_inside_vmap_inside_dual_level(torch, in_dims):
