@@ -92,9 +92,9 @@ def unary(name, impl, deriv, **kw):
 def _checked(name, fn, quiet=True):
     """Binary impl: torch's broadcast error; without floating-point warnings when `quiet`
     (comparisons and logical ops cannot produce them, so they skip the cost)."""
-    def impl(xp, x, y):
+    def impl(xp, x, y, **params):
         try:
-            return fn(xp, x, y)
+            return fn(xp, x, y, **params)
         except ValueError as e:
             sx, sy = xp.shape(x), xp.shape(y)
             try:
@@ -124,18 +124,26 @@ def convert(x, dtype):
 
 
 # ----------------------------------------------------------------- arithmetic
-_add = binary("add", _checked("add", lambda xp, x, y: xp.add(x, y)),
-              lambda ctx, g: g, lambda ctx, g: g, save=())
-def _subtract(xp, x, y):
+# alpha is a parameter of add and sub, as in torch, so that their jvp reads no primal (a
+# tangent of `x.add(y, alpha=2)` requires grad only where y's does) and their node is torch's
+_add = binary("add", _checked("add", lambda xp, x, y, alpha=1: xp.add(x, _scaled(y, alpha))),
+              lambda ctx, g, alpha=1: g, lambda ctx, g, alpha=1: g if alpha == 1 else g * alpha,
+              save=())
+def _scaled(y, alpha):
+    return y if alpha == 1 else y * alpha
+
+
+def _subtract(xp, x, y, alpha=1):
     try:
-        return xp.subtract(x, y)
+        return xp.subtract(x, _scaled(y, alpha))
     except TypeError:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                            "Use the `^` or `logical_xor()` operator instead.") from None
 
 
 _sub = binary("sub", _checked("sub", _subtract),
-              lambda ctx, g: g, lambda ctx, g: -g, save=())
+              lambda ctx, g, alpha=1: g, lambda ctx, g, alpha=1: -g if alpha == 1 else g * -alpha,
+              save=())
 _mul = binary("mul", _checked("mul", lambda xp, x, y: xp.multiply(x, y)),
               lambda ctx, g: g * ctx.y, lambda ctx, g: g * ctx.x)
 _div = binary("div", _checked("div", lambda xp, x, y: xp.true_divide(x, y)),
@@ -187,16 +195,12 @@ def _binop(prim, float_only=False):
 
 def add(input, other, *, alpha=1):
     x, y = promote(input, other, op='add')
-    if alpha != 1:
-        y = y * alpha
-    return _add(x, y)
+    return _add(x, y) if alpha == 1 else _add(x, y, alpha=alpha)
 
 
 def sub(input, other, *, alpha=1):
     x, y = promote(input, other, op='sub')
-    if alpha != 1:
-        y = y * alpha
-    return _sub(x, y)
+    return _sub(x, y) if alpha == 1 else _sub(x, y, alpha=alpha)
 
 
 mul = _binop(_mul)
