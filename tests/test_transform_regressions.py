@@ -574,6 +574,30 @@ def test_tangents_of_programs_require_grad_as_torchs(torch, prog, transform):
     _same(torch, run)
 
 
+_NESTED_FORWARD = {   # fuzz case 1439: jvp of hessian raised in autograd.grad
+    "jacfwd_linear": lambda M, u: M.func.jacfwd(lambda a: 2 * a)(u),
+    "jacfwd_where": lambda M, u: M.func.jacfwd(lambda a: M.where(a > 0, a, 2 * a))(u),
+    "jacfwd_sum": lambda M, u: M.func.jacfwd(lambda a: a.sum())(u),
+    "hessian": lambda M, u: M.func.hessian(lambda a: (a * a).sum() / 2 + a.sum())(u),
+    "jacrev_linear": lambda M, u: M.func.jacrev(lambda a: 2 * a)(u),
+}
+
+
+@pytest.mark.parametrize("case", list(_NESTED_FORWARD))
+def test_tangents_through_nested_forward_levels_require_grad_as_torchs(torch, case):
+    """The zero-tangent term of an inner jvp level is a product with the primal, as torch's,
+    so the level below sees the primal read: jvp of jacfwd/hessian at an input that requires
+    grad gives a tangent that requires grad exactly where torch's does."""
+    def run(M):
+        y = _f64(M, [-0.6, -0.7, 1.31]).requires_grad_()
+        o, t = M.func.jvp(lambda u: _NESTED_FORWARD[case](M, u), (y,), (_f64(M, [0.5, 1, 2]),))
+        out = [t, t.requires_grad]
+        if t.requires_grad:
+            out.append(M.autograd.grad((t * t).sum(), y, allow_unused=True)[0])
+        return out
+    _same(torch, run)
+
+
 # ----------------------------------------------------------------- make_dual inside vmap
 @pytest.mark.parametrize("in_dims", [(0, 0), (1, 0), (None, 0), (0, None)])
 def test_make_dual_inside_vmap_inside_dual_level(torch, in_dims):

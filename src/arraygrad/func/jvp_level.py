@@ -210,11 +210,11 @@ def _differentiated(p):
 
 
 def _connect(t, p):
-    """`t` made differentiable with respect to `p`, with zero gradient. In torch a tangent
-    computed by an op whose primal input requires grad requires grad too (its forward
-    formulas take the primals), so derivatives computed by jvp, jacfwd and hessian at an
-    input that requires grad can be differentiated again, to zeros where they are constant."""
-    return t + p.reshape(-1)[:0].sum().to(t.dtype)
+    """`t` made differentiable with respect to `p`, with zero gradient: torch's term of an
+    input whose tangent is zero (`0 * p`), on no element. It is a product, as torch's, so a
+    jvp level below sees a primal read too (jvp of jacfwd(lambda u: 2 * u) at an input that
+    requires grad gives a tangent that requires grad)."""
+    return t + (p.reshape(-1)[:0] * 0).sum().to(t.dtype)
 
 
 def _fit(t, out, nondiff):
