@@ -44,7 +44,8 @@ class Primitive:
     jvp_reads_primals: whether the tangents of the outputs depend on the primals through
     torch's forward formula, so that they require grad where a primal does (func/jvp_level.py
     NOTE [tangents that require grad]). None (default): as the jvp rule reads them (a linear
-    rule reads none); False where the rule reads them only to compare (where, clamp, max).
+    rule reads none); False where the rule reads them only to compare (where, clamp, max);
+    True where only the term of an input without tangent reads them (fmod, remainder).
     """
 
     def __init__(self, name, impl, *, vjp=None, jvp=None, batch=None, save=None,

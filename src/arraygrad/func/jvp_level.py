@@ -194,7 +194,9 @@ def save_duals(saved, dual_of):
 # compare (where, clamp, maximum, max, sort: masks and indices have no history). A jvp rule
 # here reads the primals through its ctx, as torch's codegen finds them in the formula's
 # text, so the level connects the tangents to the primals below when the rule read one;
-# a primitive whose rule reads primals only to compare declares `jvp_reads_primals=False`.
+# a primitive whose rule reads primals only to compare declares `jvp_reads_primals=False`,
+# one whose primal-reading term is skipped (its input has no tangent) `True` (fmod: the
+# divisor's term `-t * trunc(x / y)`).
 def _reads_primals(prim, ctx):
     flag = prim.jvp_reads_primals
     return ctx.read_primals if flag is None else flag
