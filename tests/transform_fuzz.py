@@ -573,18 +573,21 @@ def generate(index):
 
 # ----------------------------------------------------------------- finite differences
 class Numeric:
-    """Numerical twins of the transforms on torch eager tensors (4-point central stencil)."""
+    """Numerical twins of the transforms on torch eager tensors: a 4-point central stencil, or
+    one-sided ones (`side` +1 or -1) that tell a kink (they differ there) from a bug."""
 
     BUDGET = 8000    # evaluations; nested finite differences grow as (4n)^depth
 
-    def __init__(self, T, h=1e-3):
-        self.T, self.h, self.evals = T, h, 0
+    def __init__(self, T, h=1e-3, side=0):
+        self.T, self.h, self.side, self.evals = T, h, side, 0
 
     def _d(self, at):
-        h = self.h
+        h, s = self.h, self.side
         self.evals += 4
         if self.evals > self.BUDGET:
             raise OverflowError(NO_ORACLE_COST)
+        if s:
+            return s * (4 * at(s) - at(2 * s) - 3 * at(0)) / (2 * h)
         return (8 * (at(1) - at(-1)) - (at(2) - at(-2))) / (12 * h)
 
     def _jac(self, g, args, k):
@@ -683,14 +686,14 @@ def isolated(fn, timeout=15):
     return pickle.loads(b"".join(chunks))
 
 
-def execute(case, lib, numeric=False, h=1e-3):
+def execute(case, lib, numeric=False, side=0):
     """Run the case with `lib` (the module, or an `Oracle`); torch eager with N.* (finite
-    differences of step `h`) for `numeric`."""
+    differences, central or one-sided: `side`) for `numeric`."""
     got = case.render(numeric=numeric)
     src = "\n".join([PREAMBLE, *got[0]])
     ns = {"T": lib}
     if numeric:
-        ns["N"] = Numeric(lib, h)
+        ns["N"] = Numeric(lib, side=side)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -828,26 +831,28 @@ def _torch_outcome(case, torch, loop=False):
     return execute(case, Oracle(torch, loop))
 
 
-NO_ORACLE_KINK = "no oracle: finite differences change with the step (a kink or jump nearby)"
+NO_ORACLE_KINK = "no oracle: finite differences from the left and the right differ (a kink or jump)"
 
 
-def _fd(case, torch, h=1e-3):
+def _fd(case, torch, side=0):
     if _stops_gradients(case) and fd_order(case):
         return Outcome(error=NO_ORACLE)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return execute(case, torch, numeric=True, h=h)
+        return execute(case, torch, numeric=True, side=side)
 
 
 def _fd_agrees(case, torch, ours, fd):
     """Whether `ours` agrees with the finite differences `fd`; where it does not, whether
-    they are an oracle at all: at a kink or jump (ties of `where`, `maximum`, thresholds) they
-    change with the step, so a second step that disagrees with the first makes it `None`."""
+    they are an oracle at all: at a kink or jump (ties of sort or `where`, thresholds) the
+    central stencil averages the two sides, so one-sided differences that disagree with each
+    other make it `None`."""
     order = fd_order(case)
     if _fd_close(ours.value, fd.value, order):
         return True
-    fd2 = _fd(case, torch, h=2.5e-3)
-    if fd2.error is None and not _fd_close(fd2.value, fd.value, order):
+    right, left = _fd(case, torch, side=1), _fd(case, torch, side=-1)
+    if right.error is None and left.error is None \
+            and not _fd_close(right.value, left.value, order):
         return None
     return False
 
