@@ -1,14 +1,13 @@
-"""Tensor methods and operators: thin calls into the op families (one place)."""
-import builtins
-
+"""Tensor methods and operators: thin calls into the op families and into autograd (one
+place). Tensor itself (`_tensor.py`) holds data and metadata only."""
 from . import _device, _legacy
 from . import dtypes as _dt
 from ._tensor import Tensor
+from .autograd import engine, graph, inplace
+from .core.grad_mode import no_grad as _no_grad
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
-from .ops import inplace
 from .ops import special as sp
 from .ops import bits, stats
-from .ops._checks import short_dtype_name
 
 
 def _m(fn):
@@ -51,7 +50,7 @@ _METHODS = {
     "masked_select": ix.masked_select, "nonzero": ix.nonzero, "take": ix.take,
     "scatter_add": ix.scatter_add,
     "matmul": la.matmul, "mm": la.mm, "bmm": la.bmm, "mv": la.mv, "dot": la.dot,
-    "outer": la.outer,
+    "outer": la.outer, "addmm": la.addmm, "baddbmm": la.baddbmm, "addbmm": la.addbmm,
     "atan2": ew.atan2, "arctan2": ew.atan2, "logaddexp": ew.logaddexp, "hypot": ew.hypot,
     "lerp": ew.lerp, "addcmul": ew.addcmul, "addcdiv": ew.addcdiv, "xlogy": ew.xlogy,
     "logit": ew.logit, "tril": sh.tril, "triu": sh.triu, "ravel": sh.ravel,
@@ -108,6 +107,7 @@ Tensor.cuda = _cuda
 Tensor.float = lambda self: _to(self, _dt.float32)
 Tensor.double = lambda self: _to(self, _dt.float64)
 Tensor.half = lambda self: _to(self, _dt.float16)
+Tensor.bfloat16 = lambda self: _to(self, _dt.bfloat16)
 Tensor.long = lambda self: _to(self, _dt.int64)
 Tensor.int = lambda self: _to(self, _dt.int32)
 Tensor.bool = lambda self: _to(self, _dt.bool)
@@ -121,6 +121,40 @@ Tensor.new_ones = lambda self, *s, dtype=None, **k: creation.ones(*s, dtype=dtyp
 Tensor.new_full = lambda self, s, v, dtype=None, **k: creation.full(s, v, dtype=dtype or self.dtype)
 Tensor.new_empty = lambda self, *s, dtype=None, **k: creation.empty(*s, dtype=dtype or self.dtype)
 Tensor.new_tensor = lambda self, data, dtype=None, **k: creation.tensor(data, dtype=dtype or self.dtype)
+# the creation ops autograd's machinery reaches through Tensor (it sits below ops/)
+Tensor._zeros_like = creation.zeros_like
+Tensor._ones_like = creation.ones_like
+
+
+# ----------------------------------------------------------------- autograd
+def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    engine.backward((self,), None if gradient is None else (gradient,),
+                    retain_graph, create_graph, inputs=inputs)
+
+
+def _register_hook(self, hook):
+    """Call `hook(grad)` when this tensor's gradient is computed; it may return a new grad."""
+    return graph.register_tensor_hook(self, hook)
+
+
+def _register_post_accumulate_grad_hook(self, hook):
+    """Call `hook(tensor)` after backward has accumulated into this leaf's `.grad`."""
+    return graph.register_post_accumulate_hook(self, hook)
+
+
+def _retain_grad(self):
+    if not self._requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if self.grad_fn is not None and not self._retains_grad:
+        self._retains_grad = True
+        graph.retain_grad_hook(self)
+
+
+Tensor.backward = _backward
+Tensor.register_hook = _register_hook
+Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
+Tensor.retain_grad = _retain_grad
+Tensor.detach = _m(sh.detach)
 
 # ----------------------------------------------------------------- operators
 Tensor.__add__ = lambda self, other: ew.add(self, other)
@@ -218,11 +252,6 @@ def _bernoulli_(self, p=0.5, *, generator=None):
         probs = p if isinstance(p, Tensor) else creation.full_like(self, p, dtype=_dt.float64)
         return inplace.apply(self, creation.bernoulli(probs.to(_dt.float64),
                                                       generator=generator).to(self.dtype))
-
-
-def _no_grad():
-    from .core.grad_mode import no_grad
-    return no_grad()
 
 
 Tensor.fill_ = _fill_

@@ -7,6 +7,7 @@ belongs to: plain tensors for eager autograd, the level below for a
 serves both. No recursion anywhere: a chain of 10^6 nodes is fine.
 """
 import heapq
+import threading
 
 from .. import _tensor as _t
 from ..core import grad_mode
@@ -32,7 +33,6 @@ def _tensors(x, what, allow_none=True):
 
 
 def _root_grads(roots, grads, create_graph):
-    from ..ops import creation
     if grads is None:
         grads = (None,) * len(roots)
     grads = (grads,) if isinstance(grads, _t.Tensor) else tuple(grads)
@@ -46,10 +46,10 @@ def _root_grads(roots, grads, create_graph):
             if not r.dtype.is_floating_point:
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {r.dtype}")
-            g = creation.ones_like(r)
+            g = r._ones_like()
         else:
             if not isinstance(g, _t.Tensor):
-                g = creation.tensor(g, dtype=r.dtype)
+                g = r.new_tensor(g)
             if g.shape != r.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{g.shape} and output[{i}] has a shape of {r.shape}.")
@@ -93,30 +93,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+         only_inputs=True, allow_unused=None, materialize_grads=False):
     """Gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
     outs = _tensors(outputs, "grad(): outputs", allow_none=False)
     ins = _tensors(inputs, "grad(): inputs", allow_none=False)
     if not ins:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
-    single = isinstance(inputs, _t.Tensor)
     if allow_unused is None:
         allow_unused = materialize_grads
     if retain_graph is None:
         retain_graph = create_graph
-    if is_grads_batched:
-        from ..func import vmap
-        gos = _tensors(grad_outputs, "grad(): grad_outputs")
-        unused = set()      # vmap returns only tensors: unused inputs pass as zeros, then None
-
-        def one(*g):
-            res = grad(outs, ins, g, True, create_graph, allow_unused=allow_unused,
-                       materialize_grads=materialize_grads)
-            unused.update(i for i, r in enumerate(res) if r is None)
-            from ..ops import creation
-            return tuple(creation.zeros_like(x) if r is None else r for x, r in zip(ins, res))
-        res = vmap(one, in_dims=tuple(None if g is None else 0 for g in gos))(*gos)
-        return tuple(None if i in unused else r for i, r in enumerate(res))
     edges = _edges(outs)
     grads = _root_grads(outs, grad_outputs, create_graph)
     capture = []
@@ -129,8 +115,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, r in enumerate(result):
         if r is None:
             if materialize_grads:
-                from ..ops import creation
-                result[i] = creation.zeros_like(ins[i])
+                result[i] = ins[i]._zeros_like()
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
                                    "been used in the graph. Set allow_unused=True if this is the "
@@ -163,6 +148,20 @@ def _needed(root_nodes, wanted):
                 needed[node] = node in wanted or any(
                     needed.get(nxt, False) for nxt, _ in node.next_functions if nxt is not None)
     return needed
+
+
+class _RunState(threading.local):
+    checkpoint_valid = True     # False while a run returns grads or fills only some leaves
+
+
+_run_state = _RunState()
+
+
+def is_checkpoint_valid():
+    """Whether the running backward accumulates into every leaf (.backward() without
+    `inputs`): a reentrant checkpoint needs that, since it backpropagates to closure
+    parameters it cannot report (torch's `autograd._is_checkpoint_valid`)."""
+    return _run_state.checkpoint_valid
 
 
 def _add(a, b):
@@ -209,6 +208,20 @@ def run(root_edges, root_grads, keep_graph, create_graph, capture=None, targets=
     capture_set = set(capture) if capture is not None else ()
     ready = [(-n._seq, n) for n in root_nodes if deps.get(n, 0) == 0]
     heapq.heapify(ready)
+    outer_valid = _run_state.checkpoint_valid
+    _run_state.checkpoint_valid = capture is None and targets is None
+    try:
+        _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, capture_set,
+                 targets)
+    finally:
+        _run_state.checkpoint_valid = outer_valid
+    if capture is None:
+        return None
+    return [captured.get(e) for e in capture]
+
+
+def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, capture_set,
+             targets):
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
             _, node = heapq.heappop(ready)
@@ -255,9 +268,6 @@ def run(root_edges, root_grads, keep_graph, create_graph, capture=None, targets=
                     heapq.heappush(ready, (-nxt._seq, nxt))
             if not keep_graph:
                 node.release()
-    if capture is None:
-        return None
-    return [captured.get(e) for e in capture]
 
 
 def _run_tensor_hooks(node, buf):

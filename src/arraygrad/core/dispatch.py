@@ -11,6 +11,8 @@ the fast path: the array computation plus, when needed, one graph node.
 """
 import threading
 
+from .. import _tensor as _t
+
 
 class _Stack(threading.local):
     def __init__(self):
@@ -69,8 +71,6 @@ class Primitive:
         self.arg_names = arg_names
         self.jvp_reads_primals = jvp_reads_primals
 
-    custom = False  # True for autograd.Function calls: each level has one rule for them
-
     def __call__(self, *args, **params):
         return bind(self, args, params)
 
@@ -83,12 +83,14 @@ class Interpreter:
 
     A level implements `process(prim, args, params)` (unwrap its own tensors,
     bind one level down, wrap the results), `shape_of(t)` (logical shape of
-    its tensors), `inplace(t, result)` (make `t` hold `result`), and handles
-    custom Function calls (`prim.custom`) through `prim.rule(self, args, params)`.
+    its tensors) and `inplace(t, result)` (make `t` hold `result`).
     """
 
-    kind = None
+    kind = None                 # its name in messages: "grad", "jvp", "batch"
     primal_autograd = False     # eager autograd sees this level's tensors as their values
+    batched = False             # its tensors hold one value per example (vmap)
+    refuses_requires_grad = False   # it records its own graph: eager autograd inside it
+                                    # would record on a tape the transform never sees
 
     def __init__(self):
         self.level = None
@@ -130,6 +132,11 @@ class Interpreter:
         return self.constant_like(t, inner)
 
 
+def transforms_active():
+    """Whether a transform level is open in this thread (else every call is level 0's)."""
+    return bool(_tls.interpreters)
+
+
 def current_interpreters():
     return tuple(_tls.interpreters)
 
@@ -137,30 +144,66 @@ def current_interpreters():
 def bind(prim, args, params):
     """Run `prim` on `args` at the right level."""
     if _tls.interpreters:
-        top = None
-        for a in args:
-            lvl = getattr(a, "_lvl", None)
-            if lvl is None:
-                base = getattr(a, "_base", None)
-                if base is None or base._lvl is None or not base._lvl.alive:
-                    continue
-                _t.promote(a, base._lvl)    # a view whose base became a tensor of a level
-                lvl = base._lvl
-            if not lvl.alive:
-                return bind(prim, tuple(_t.lower(x) for x in args), params)
-            if top is None or lvl.level > top.level:
-                top = lvl
+        top, args = _top(args)
         out = _eager(prim, args, params) if top is None else top.process(prim, args, params)
-        for o in (out if isinstance(out, (list, tuple)) else (out,)):
-            if isinstance(o, _t.Tensor):
-                o._born = _entered[0]
-        return out
+        return mark_born(out)
     return _eager(prim, args, params)
 
 
+def bind_rules(prim, args, params):
+    """Run `prim`, which has one rule per level (`prim.rules`), by the rule of the level
+    its args belong to: `rule(prim, interpreter, args, params)` (interpreter None: level 0)."""
+    rule, top, args = rule_for(prim, args)
+    out = rule(prim, top, args, params)
+    return mark_born(out) if _tls.interpreters else out
+
+
+def rule_for(prim, args):
+    """(the rule of `prim` for the level of `args`, that level or None, the args as it
+    takes them); for a caller that runs the rule itself (see `bind_rules`)."""
+    if not _tls.interpreters:
+        return prim.rules[None], None, args
+    top, args = _top(args)
+    if top is None:
+        return prim.rules[None], None, args
+    for kind in type(top).__mro__:
+        rule = prim.rules.get(kind)
+        if rule is not None:
+            return rule, top, args
+    raise NotImplementedError(f"{prim.name} has no rule for the {type(top).__name__} level")
+
+
+def _top(args):
+    """(the highest live level among `args`' tensors or None, `args`): tensors of finished
+    levels are lowered, and a view whose base joined a level joins it too."""
+    top = None
+    for a in args:
+        lvl = getattr(a, "_lvl", None)
+        if lvl is None:
+            base = getattr(a, "_base", None)
+            if base is None or base._lvl is None or not base._lvl.alive:
+                continue
+            _t.promote(a, base._lvl)    # a view whose base became a tensor of a level
+            lvl = base._lvl
+        if not lvl.alive:
+            return _top(tuple(_t.lower(x) for x in args))
+        if top is None or lvl.level > top.level:
+            top = lvl
+    return top, args
+
+
+def mark_born(out):
+    """Mark the tensors of `out` as born inside the live transforms (see `born_inside`)."""
+    for o in (out if isinstance(out, (list, tuple)) else (out,)):
+        if isinstance(o, _t.Tensor):
+            o._born = _entered[0]
+    return out
+
+
 def swap_eager(process):
-    """Make `process` level 0's entry point; returns the previous one. The profiler times
-    every op this way while it runs, so nothing is paid when it is off."""
+    """Make `process` level 0's entry point; returns the previous one. Autograd installs
+    level 0 this way, and the profiler times every op while it runs, so nothing is paid
+    when it is off."""
     global _eager
     prev, _eager = _eager, process
     return prev
@@ -179,7 +222,4 @@ def born_inside(t, lvl):
     return t._born >= lvl.serial
 
 
-from .. import _tensor as _t  # noqa: E402
-from . import eager  # noqa: E402
-
-_eager = eager.process      # level 0 (see swap_eager)
+_eager = None       # level 0, installed by autograd (see swap_eager)

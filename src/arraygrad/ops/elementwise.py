@@ -94,7 +94,7 @@ def _checked(name, fn, quiet=True):
     (comparisons and logical ops cannot produce them, so they skip the cost)."""
     def impl(xp, x, y, **params):
         try:
-            return fn(xp, x, y, **params)
+            out = fn(xp, x, y, **params)
         except ValueError as e:
             sx, sy = xp.shape(x), xp.shape(y)
             try:
@@ -102,7 +102,18 @@ def _checked(name, fn, quiet=True):
             except ValueError:
                 raise _broadcast_error(name, (sx, sy)) from None
             raise RuntimeError(f"{name}: {e}") from None    # e.g. ints to negative int powers
+        if out.dtype.char == "f" and (type(x) is builtins.float or type(y) is builtins.float):
+            return _round_bfloat16(x, y, out)
+        return out
     return silent(impl) if quiet else impl
+
+
+def _round_bfloat16(x, y, out):
+    """bfloat16 with a Python float computes in float32 (torch's op math, and ml_dtypes');
+    the result is rounded back to bfloat16."""
+    a = y if type(x) is builtins.float else x
+    return out.astype(a.dtype) if getattr(a, "dtype", None) is not None and a.dtype.char == "E" \
+        else out
 
 
 # ----------------------------------------------------------------- casts
@@ -126,11 +137,13 @@ def convert(x, dtype):
 # ----------------------------------------------------------------- arithmetic
 # alpha is a parameter of add and sub, as in torch, so that their jvp reads no primal (a
 # tangent of `x.add(y, alpha=2)` requires grad only where y's does) and their node is torch's
+def _scaled(y, alpha):
+    return y if alpha == 1 else y * alpha
+
+
 _add = binary("add", _checked("add", lambda xp, x, y, alpha=1: xp.add(x, _scaled(y, alpha))),
               lambda ctx, g, alpha=1: g, lambda ctx, g, alpha=1: g if alpha == 1 else g * alpha,
               save=())
-def _scaled(y, alpha):
-    return y if alpha == 1 else y * alpha
 
 
 def _subtract(xp, x, y, alpha=1):
@@ -472,7 +485,10 @@ minimum = _binop(_minimum)
 # ----------------------------------------------------------------- where
 def _where_impl(xp, cond, x, y):
     try:
-        return xp.where(cond, x, y)
+        out = xp.where(cond, x, y)
+        if type(x) is builtins.float or type(y) is builtins.float:
+            return _round_bfloat16(x, y, out)
+        return out
     except ValueError:
         shapes = [xp.shape(x), xp.shape(y), xp.shape(cond)]
         for a, b in ((0, 1), (2, 0), (2, 1)):

@@ -1,0 +1,46 @@
+"""Level 0: compute on raw arrays and record a graph node when grad mode asks. Importing
+this module installs it as the base of the dispatcher's interpreter stack."""
+from .. import _tensor as _t
+from .._tensor import Tensor
+from ..backends import backend_of, default_backend
+from ..core import dispatch, grad_mode
+from .graph import gradient_edge, record
+from .views import mark_view, refresh_view
+
+
+def process(prim, args, params):
+    arrays = []
+    needs_grad = False
+    backend = None
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._lvl is not None:      # escaped from a finished transform
+                return process(prim, tuple(_t.lower(x) for x in args), params)
+            d = a._data
+            if backend is None:
+                backend = backend_of(d)
+            arrays.append(d)
+            if a._requires_grad:
+                needs_grad = True
+            elif a._base is not None and a._vc[0] != a._view_version:
+                # a view whose base was written in place (and may have gained history)
+                refresh_view(a)
+                needs_grad = needs_grad or a._requires_grad
+        else:
+            arrays.append(a)
+    if backend is None:
+        backend = default_backend()
+    out = prim.impl(backend.xp, *arrays, **params)
+    if prim.multiple_results:
+        outs = [_t.make(backend.result(o)) for o in out]
+    else:
+        outs = [_t.make(backend.result(out))]
+    if needs_grad and prim.differentiable and grad_mode.state.grad_enabled:
+        record(prim, params, args, outs, outs,
+               [gradient_edge(a) if isinstance(a, Tensor) else None for a in args], True)
+    if prim.is_view:
+        mark_view(prim, args[0], params, outs[0])
+    return outs if prim.multiple_results else outs[0]
+
+
+dispatch.swap_eager(process)
