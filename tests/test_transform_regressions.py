@@ -598,6 +598,24 @@ def test_tangents_through_nested_forward_levels_require_grad_as_torchs(torch, ca
     _same(torch, run)
 
 
+def test_nested_forward_levels_over_autograd_grad_inside():
+    """jvp of jvp (and of jacfwd) of a function that calls autograd.grad(create_graph=True)
+    inside: each dual level saves its duals in the eager node in turn, so the backward sees
+    both perturbations (fuzz cases 2748, 2756 gave zeros). torch refuses nested forward AD:
+    compared with the exact derivative of the gradient g * cos(y)."""
+    g = ag.tensor([-1.23, 0.74], dtype=ag.float64)
+
+    def grad_of_sin(y):
+        with ag.enable_grad():
+            yr = y.clone().requires_grad_()
+            return ag.autograd.grad(yr.sin(), yr, g, create_graph=True)[0]
+    y, t = ag.tensor([0.71, -0.49], dtype=ag.float64), ag.tensor([1.0, 2.0], dtype=ag.float64)
+    second = ag.func.jvp(lambda u: ag.func.jvp(grad_of_sin, (u,), (t,))[1], (y,), (t,))[1]
+    assert_close(second, -g * y.cos() * t * t)
+    jac = ag.func.jvp(ag.func.jacfwd(grad_of_sin), (y,), (t,))[1]
+    assert_close(jac, ag.diag(-g * y.cos() * t))
+
+
 # ----------------------------------------------------------------- make_dual inside vmap
 @pytest.mark.parametrize("in_dims", [(0, 0), (1, 0), (None, 0), (0, None)])
 def test_make_dual_inside_vmap_inside_dual_level(torch, in_dims):
