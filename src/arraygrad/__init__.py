@@ -44,10 +44,13 @@ from .ops.linalg import (matmul, mm, bmm, mv, dot, inner, vdot, outer, ger, addm
 from .ops.elementwise import (atan2, arctan2, logaddexp, hypot, lerp, addcmul, addcdiv,  # noqa: F401
                               xlogy, logit, fmod)
 from .ops.shape import tril, triu, meshgrid, ravel, diff  # noqa: F401
+from .ops.shape import cartesian_prod, combinations, block_diag, as_strided  # noqa: F401
+from .ops.creation import tril_indices, triu_indices, poisson  # noqa: F401
 from .ops.linalg import tensordot, kron, cross  # noqa: F401
 from .ops.reduce import (argsort, sort, topk, var_mean, std_mean, count_nonzero,  # noqa: F401
                          cumprod)
 from .ops.index import scatter, index_add, index_fill  # noqa: F401
+from .ops.index import scatter_reduce, index_reduce, masked_scatter, put  # noqa: F401
 from . import _tensor_methods  # noqa: F401
 from . import autograd  # noqa: F401
 from . import func  # noqa: F401
@@ -78,6 +81,11 @@ from ._layout import layout, strided, sparse_coo  # noqa: F401
 from ._sparse_tensor import sparse_coo_tensor  # noqa: F401
 from . import sparse  # noqa: F401
 from . import distributions  # noqa: F401  (dist15)
+from .ops.solve import (inv as inverse, det, logdet, slogdet, cholesky, cholesky_solve,  # noqa: F401
+                        cholesky_inverse, triangular_solve, lu_unpack, matrix_power, matrix_exp)
+from .ops.solve import legacy_lu as lu, legacy_lu_solve as lu_solve  # noqa: F401
+from . import linalg  # noqa: F401
+from .ops.spectral import qr, svd, pinverse, symeig, orgqr  # noqa: F401
 from .utils import checkpoint as _utils_checkpoint, benchmark as _utils_benchmark  # noqa: F401
 
 __version__ = "0.1.0"

@@ -397,7 +397,7 @@ class PrimNode(Node, RuleCtx):
         raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
 
     def materialize(self, grads):
-        if self.n_outputs > 1 and any(g is None for g in grads):
+        if self.n_outputs > 1 and self.prim.materialize_grads and any(g is None for g in grads):
             grads = [zeros(s, d) if g is None else g
                      for g, (s, d) in zip(grads, self._out_meta)]
         return grads

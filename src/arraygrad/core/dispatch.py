@@ -48,12 +48,16 @@ class Primitive:
     NOTE [tangents that require grad]). None (default): as the jvp rule reads them (a linear
     rule reads none); False where the rule reads them only to compare (where, clamp, max);
     True where only the term of an input without tangent reads them (fmod, remainder).
+    materialize_grads: False when the vjp of a multi-output primitive gets None for outputs
+    that received no cotangent (torch's undefined gradients): its formula then differs, as
+    svd's and eigh's do when only the singular values or eigenvalues are used.
     """
 
     def __init__(self, name, impl, *, vjp=None, jvp=None, batch=None, save=None,
                  save_output=False, multiple_results=False, differentiable=True,
                  node_name=None, nondiff_outputs=(), is_view=False, nondiff_inputs=(),
-                 number_edges=True, arg_names=("self", "other"), jvp_reads_primals=None):
+                 number_edges=True, arg_names=("self", "other"), jvp_reads_primals=None,
+                 materialize_grads=True):
         self.name = name
         self.impl = impl
         self.vjp = vjp
@@ -70,6 +74,7 @@ class Primitive:
         self.number_edges = number_edges
         self.arg_names = arg_names
         self.jvp_reads_primals = jvp_reads_primals
+        self.materialize_grads = materialize_grads
 
     def __call__(self, *args, **params):
         return bind(self, args, params)
