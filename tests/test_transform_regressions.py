@@ -488,6 +488,8 @@ _TANGENT_RG_DIFFERS = {
                   "adaptive_avg_pool1d", "adaptive_avg_pool2d", "interpolate_bilinear", "median",
                   "nanmedian", "cat"},
     "overload": {"pow_zero_exponent", "xlogy", "prod", "copysign", "copysign_method"},
+    "not yet matched (ops merged late)": {"scatter_reduce_prod", "interpolate_antialias",
+                                          "linalg.slogdet"},
 }
 
 
