@@ -81,7 +81,7 @@ from .utils import data as _utils_data  # noqa: F401  (makes torch.utils.data re
 from .serialization import save, load  # noqa: F401
 from . import safetensors  # noqa: F401,E402  (safetensors.torch's API)
 from ._layout import layout, strided, sparse_coo  # noqa: F401
-from ._sparse_tensor import sparse_coo_tensor  # noqa: F401
+from ._sparse_tensor import sparse_coo_tensor, spmm  # noqa: F401
 from . import sparse  # noqa: F401
 from . import distributions  # noqa: F401  (dist15)
 from .ops.solve import (inv as inverse, det, logdet, slogdet, cholesky, cholesky_solve,  # noqa: F401
