@@ -6,11 +6,12 @@ D is 0 (torch's subgradient), and an inf-norm shares its gradient among tied ent
 """
 import builtins
 
-from ..core.dispatch import Primitive
 from ..backends import silent
 from ._checks import tensor_op, short_dtype_name
 from .elementwise import convert, where
-from .reduce import _acc, _dims, _norm2, _reduce_batch, _unreduce, amax, amin, sum as _sum
+from ._rules import reduction
+from .registry import primitive
+from .reduce import _acc, _dims, _norm2, _unreduce, amax, amin, sum as _sum
 
 _INF = float("inf")
 
@@ -50,14 +51,14 @@ def _norm_derivative(ctx, ord, dims, keepdim):
     return x.sign() * x.abs() ** (ord - 1) / where(norm == 0, _INF, norm ** (ord - 1))
 
 
-_vector_norm = Primitive(
+_vector_norm = primitive(
     "linalg_vector_norm", _vector_norm_impl, save_output=True,
     node_name="LinalgVectorNormBackward0",
     vjp=(lambda ctx, g, ord, dims, keepdim:
          _unreduce(g, ctx.shapes[0], dims, keepdim) * _norm_derivative(ctx, ord, dims, keepdim),),
     jvp=(lambda ctx, t, ord, dims, keepdim:
          _sum(t * _norm_derivative(ctx, ord, dims, keepdim), dims, keepdim),),
-    batch=lambda args, bdims, **p: _reduce_batch(_vector_norm)(args, bdims, **p))
+    batch=reduction)
 
 
 def _float_input(op, x, dtype):
