@@ -91,7 +91,10 @@ class Primitive:
         self.materialize_grads = materialize_grads
 
     def __call__(self, *args, **params):
-        return bind(self, args, params)
+        # `bind`, inlined: this runs for every primitive
+        if _tls.interpreters:
+            return bind(self, args, params)
+        return _eager(self, args, params)
 
     def __repr__(self):
         return f"<primitive {self.name}>"
