@@ -147,7 +147,9 @@ def _subtract(xp, x, y):
 _sub = binary("sub", _checked("sub", _subtract),
               lambda ctx, g: g, lambda ctx, g: -g, save=())
 _mul = binary("mul", _checked("mul", lambda xp, x, y: xp.multiply(x, y)),
-              lambda ctx, g: g * ctx.y, lambda ctx, g: g * ctx.x)
+              lambda ctx, g: g * ctx.y, lambda ctx, g: g * ctx.x,
+              array_vjp=lambda xp, g, inputs, outs, needs: (
+                  g * inputs[1] if needs[0] else None, g * inputs[0] if needs[1] else None))
 _div = binary("div", _checked("div", lambda xp, x, y: xp.true_divide(x, y)),
               lambda ctx, g: g / ctx.y, lambda ctx, g: -g * ctx.x / (ctx.y * ctx.y))
 def _negative(xp, x):
@@ -318,7 +320,7 @@ def _piecewise_constant(name, impl):
 
 
 exp = _float_op("exp", lambda xp, x: xp.exp(x), lambda ctx: ctx.out, save_input=False,
-                save_output=True)
+                save_output=True, array_deriv=lambda xp, x, out: out)
 log = _float_op("log", lambda xp, x: xp.log(x), lambda ctx: 1 / ctx.x)
 sqrt = _float_op("sqrt", lambda xp, x: xp.sqrt(x), lambda ctx: 0.5 / ctx.out,
                  save_input=False, save_output=True)
@@ -327,9 +329,11 @@ rsqrt = _float_op("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda ctx: -0.5 * ctx.
 abs = _tensor_unary(unary("abs", lambda xp, x: xp.abs(x), lambda ctx: sign(ctx.x)))
 sign = _piecewise_constant("sign", lambda xp, x: xp.sign(x))
 tanh = _float_op("tanh", lambda xp, x: xp.tanh(x), lambda ctx: 1 - ctx.out * ctx.out,
-                 save_input=False, save_output=True)
+                 save_input=False, save_output=True,
+                 array_deriv=lambda xp, x, out: 1 - out * out)
 sigmoid = _float_op("sigmoid", lambda xp, x: _sigmoid_impl(xp, x),
-                    lambda ctx: ctx.out * (1 - ctx.out), save_input=False, save_output=True)
+                    lambda ctx: ctx.out * (1 - ctx.out), save_input=False, save_output=True,
+                    array_deriv=lambda xp, x, out: out * (1 - out))
 relu = _tensor_unary(unary(
     "relu", lambda xp, x: xp.maximum(x, xp.zeros((), x.dtype)),
     # 1 where out > 0 and where out is NaN (a NaN input passes its gradient, as torch's
@@ -337,8 +341,10 @@ relu = _tensor_unary(unary(
     # a create_graph gradient requires grad as torch's does
     lambda ctx: where(ctx.out != ctx.out, 1.0, sign(ctx.out)),
     save_input=False, save_output=True))
-sin = _float_op("sin", lambda xp, x: xp.sin(x), lambda ctx: cos(ctx.x))
-cos = _float_op("cos", lambda xp, x: xp.cos(x), lambda ctx: -sin(ctx.x))
+sin = _float_op("sin", lambda xp, x: xp.sin(x), lambda ctx: cos(ctx.x),
+              array_deriv=lambda xp, x, out: xp.cos(x))
+cos = _float_op("cos", lambda xp, x: xp.cos(x), lambda ctx: -sin(ctx.x),
+              array_deriv=lambda xp, x, out: -xp.sin(x))
 tan = _float_op("tan", lambda xp, x: xp.tan(x), lambda ctx: 1 + ctx.out * ctx.out,
                 save_input=False, save_output=True)
 log1p = _float_op("log1p", lambda xp, x: xp.log1p(x), lambda ctx: 1 / (1 + ctx.x),
