@@ -1333,7 +1333,8 @@ LINALG_SOLVE = [
     OpInfo("linalg.matrix_norm", lambda lib, x, *a, **k: lib.linalg.matrix_norm(x, *a, **k), one(
         S((2, 3)), S((2, 3, 4), "fro", L(0, 2), True), S((3, 3), 1, gen_x=distinct),
         S((2, 3, 4), -1, gen_x=distinct), S((3, 4), float("inf"), gen_x=distinct),
-        S((2, 4, 3), -float("inf"), L(-1, 0), True, gen_x=distinct))),
+        S((2, 4, 3), -float("inf"), L(-1, 0), True, gen_x=distinct), S((3, 4), 2),
+        S((2, 3, 4), -2, L(0, 2), True), S((2, 3, 3), "nuc"), S((4, 2, 3), "nuc", L(2, 0)))),
     OpInfo("linalg.norm", lambda lib, x, *a, **k: lib.linalg.norm(x, *a, **k), one(
         S((2, 3, 4)), S((2, 3), 1, gen_x=distinct), S((4,), float("inf"), gen_x=distinct),
         S((2, 3, 4), 3, 1, gen_x=away_from_zero), S((2, 3, 4), None, L(0, 1)),

@@ -11,7 +11,7 @@ import warnings
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ._checks import tensor_op, short_dtype_name, c_dtype_name
-from ._rules import all_front, batch_size, to_front
+from ._rules import all_front, batch_size, same_bdim, to_front
 from .registry import primitive
 
 Tensor = _t.Tensor
@@ -816,8 +816,7 @@ def _raise(msg):
 # an identity whose derivative raises (torch's DelayedError)
 _once_differentiable = primitive(
     "once_differentiable", lambda xp, x, msg: x.copy(), save=(), node_name="DelayedError",
-    vjp=lambda ctx, g, msg: _raise(msg), jvp=lambda ctx, t, msg: _raise(msg),
-    batch=lambda prim, args, bdims, msg: (prim(args[0], msg=msg), bdims[0]))
+    vjp=lambda ctx, g, msg: _raise(msg), jvp=lambda ctx, t, msg: _raise(msg), batch=same_bdim)
 
 
 def _scatter_reduce_jvp(ctx, tx, ts, ti, dim, reduce, include_self):
@@ -830,8 +829,7 @@ def _scatter_reduce_jvp(ctx, tx, ts, ti, dim, reduce, include_self):
 def _scatter_reduce_batch(prim, args, bdims, dim, reduce, include_self):
     # the index is an input too: vmap may batch it (one index per example)
     x, src, index = all_front(args, bdims)
-    return prim(x, src, index, dim=dim + 1, reduce=reduce,
-                           include_self=include_self), 0
+    return prim(x, src, index, dim=dim + 1, reduce=reduce, include_self=include_self), 0
 
 
 def _reduce_prim(name):

@@ -861,7 +861,7 @@ def _as_strided_batch(prim, args, bdims, size, stride, offset, geometry):
 
 _as_strided = primitive(
     "as_strided", _as_strided_impl, vjp=(_as_strided_vjp,), save=(), is_view=True,
-    jvp=(lambda ctx, t, **params: _as_strided(t, **params),), batch=_as_strided_batch)
+    linear=True, batch=_as_strided_batch)
 
 
 @tensor_op
@@ -923,11 +923,12 @@ def _unfold_vjp(ctx, g, dim, size, step):
     return index_add_zeros(g.movedim(-1, dim + 1), ctx.shapes[0], (slice(None),) * dim + (windows,))
 
 
-_unfold = primitive(
-    "unfold", _unfold_impl, vjp=(_unfold_vjp,), save=(), is_view=True,
-    jvp=(lambda ctx, t, **params: _unfold(t, **params),),
-    batch=lambda prim, args, bdims, dim, size, step: (
-        prim(to_front(args[0], bdims[0]), dim=dim + 1, size=size, step=step), 0))
+def _unfold_batch(prim, args, bdims, dim, size, step):
+    return prim(to_front(args[0], bdims[0]), dim=dim + 1, size=size, step=step), 0
+
+
+_unfold = primitive("unfold", _unfold_impl, vjp=(_unfold_vjp,), save=(), is_view=True,
+                    linear=True, batch=_unfold_batch)
 
 
 @tensor_op

@@ -645,11 +645,6 @@ def cholesky_inverse(input, upper=False):
 
 
 # ----------------------------------------------------------------- LU
-@silent
-def _lu_factor_impl(xp, a):
-    return _lu_raw(xp, a)
-
-
 def _unit_lower_solve(L, M):
     """L^{-1} M for unit lower-triangular L."""
     return _trisolve(L, M, upper=False, unitriangular=True)
@@ -707,7 +702,7 @@ def _lu_factor_jvp(ctx, t):
 
 
 _lu_factor = primitive(
-    "linalg_lu_factor_ex", _lu_factor_impl, multiple_results=True, nondiff_outputs=(1, 2),
+    "linalg_lu_factor_ex", silent(_lu_raw), multiple_results=True, nondiff_outputs=(1, 2),
     save=(), save_output=True, node_name="LinalgLuFactorExBackward0", arg_names=("A",),
     vjp=(_lu_factor_vjp,), jvp=(_lu_factor_jvp,),
     batch=_stacks_batch)
