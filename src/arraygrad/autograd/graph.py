@@ -456,8 +456,9 @@ class PrimNode(Node, RuleCtx):
 
 def _array_apply(node, grads):
     """The node's cotangents by its primitive's array-level vjp, or None where that does not
-    apply: a graph is being built (create_graph, a transform), or the gradient or a saved
-    value is not a plain float32/float64 NumPy array of the gradient's dtype."""
+    apply: a graph is being built (create_graph, a transform), the gradient or a saved value
+    is not a plain float32/float64 NumPy array of the gradient's dtype, or a saved value was
+    modified in place (the composite rule raises torch's error if it reads that one)."""
     g = grads[0] if len(grads) == 1 else None
     if g is None or g._lvl is not None or grad_mode.state.grad_enabled or transforms_active():
         return None
@@ -467,27 +468,31 @@ def _array_apply(node, grads):
     saved = node._saved
     if saved is None:
         raise RuntimeError(FREED_MSG)
-    inputs = []
-    for v in saved:
-        if type(v) is SavedTensor:
-            v = v.unpack(node)
-            if v._lvl is not None or type(v._data) is not _ndarray or v._data.dtype != ga.dtype:
-                return None
-            v = v._data
-        elif v is _NOT_SAVED:
-            v = None
-        elif type(v) is not float and type(v) is not int:
-            return None
-        inputs.append(v)
-    outs = None
-    if node._saved_outs is not None:
-        outs = []
-        for o in node.outs:
-            if o._lvl is not None or type(o._data) is not _ndarray or o._data.dtype != ga.dtype:
-                return None
-            outs.append(o._data)
+    try:
+        inputs = []
+        for v in saved:
+            if type(v) is SavedTensor:
+                v = _plain(v.unpack(node), ga.dtype)
+            elif v is _NOT_SAVED:
+                v = None
+            elif type(v) is not float and type(v) is not int:
+                raise _NotPlain
+            inputs.append(v)
+        outs = None if node._saved_outs is None else [_plain(o, ga.dtype) for o in node.outs]
+    except (_NotPlain, RuntimeError):
+        return None
     res = node.prim.array_vjp(_np, ga, inputs, outs, node.needs_input_grad, **node.params)
     return [None if r is None else _t.make(_result(r)) for r in res]
+
+
+class _NotPlain(Exception):
+    """A saved value the array-level rules do not take."""
+
+
+def _plain(t, dtype):
+    if t._lvl is not None or type(t._data) is not _ndarray or t._data.dtype != dtype:
+        raise _NotPlain
+    return t._data
 
 
 _ndarray, _result, _np = numpy_backend.array_type, numpy_backend.result, numpy_backend.xp
