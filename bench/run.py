@@ -7,7 +7,9 @@
 2. the same chain on 10^6-element arrays: µs per op (memory-bound work);
 3. one MLP training step, batch 256, 784-512-512-10, ReLU, cross-entropy,
    SGD: ms per step.
-4. conv2d forward + backward, batch 64, 16 -> 32 channels, 3x3, 32x32 images, and one
+4. per-op overhead: the chain's forward alone, a custom Function (fwd + bwd, and under
+   func.grad), a 10^5-op scalar chain (deep graphs), a loop of autograd.grad per sample;
+5. conv2d forward + backward, batch 64, 16 -> 32 channels, 3x3, 32x32 images, and one
    training step of a small CNN on 3x32x32 images: one thread (torch and the BLAS).
 
 The NumPy floor does the same arithmetic with no autograd at all: the forward
@@ -345,6 +347,160 @@ def bench_cnn(budget):
         return compare(fns, budget)
 
 
+# ----------------------------------------------------------------- overhead rows
+def forward_lib(lib, x0, a, b):
+    """The chain's forward alone, with tracking (recording cost without the backward)."""
+    def step():
+        y = x0.detach().requires_grad_(True)
+        for i in range(CHAIN):
+            k = i % 4
+            y = y * a if k == 0 else y + b if k == 1 else lib.tanh(y) if k == 2 else lib.sin(y)
+        return y
+    return step
+
+
+def forward_numpy(x0, a, b):
+    def step():
+        y = x0
+        for i in range(CHAIN):
+            k = i % 4
+            y = y * a if k == 0 else y + b if k == 1 else np.tanh(y) if k == 2 else np.sin(y)
+        return y
+    return step
+
+
+def bench_forward(budget):
+    rng = np.random.default_rng(0)
+    x0, a, b = (rng.standard_normal(SMALL).astype(np.float32) for _ in range(3))
+    steps = {"numpy": forward_numpy(x0, a, b),
+             "arraygrad": forward_lib(ag, ag.tensor(x0), ag.tensor(a), ag.tensor(b))}
+    if torch is not None:
+        steps["torch"] = forward_lib(torch, torch.tensor(x0), torch.tensor(a), torch.tensor(b))
+    return {k: t / CHAIN for k, t in compare(steps, budget).items()}
+
+
+def exp_function(lib):
+    """exp as a custom Function, ctx style (forward takes ctx, saves its output)."""
+    class Exp(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            y, = ctx.saved_tensors
+            return g * y
+    return Exp
+
+
+def exp_function_transformable(lib):
+    """The same with setup_context, as func transforms require."""
+    class Exp(lib.autograd.Function):
+        @staticmethod
+        def forward(x):
+            return x.exp()
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(output)
+
+        @staticmethod
+        def backward(ctx, g):
+            y, = ctx.saved_tensors
+            return g * y
+    return Exp
+
+
+def bench_function(budget):
+    x0 = np.linspace(-1, 1, SMALL)
+
+    def make(lib):
+        exp = exp_function(lib)
+        x = lib.tensor(x0, requires_grad=True)
+        return lambda: lib.autograd.grad(exp.apply(x), x, lib.ones_like(x))
+    x = np.linspace(-1, 1, SMALL)
+    fns = {"numpy": lambda: np.exp(x) * np.ones_like(x), "arraygrad": make(ag)}
+    if torch is not None:
+        fns["torch"] = make(torch)
+    return compare(fns, budget)
+
+
+def bench_function_grad(budget):
+    x0 = np.linspace(-1, 1, SMALL)
+
+    def make(lib):
+        exp = exp_function_transformable(lib)
+        g = lib.func.grad(lambda x: exp.apply(x).sum())
+        x = lib.tensor(x0)
+        return lambda: g(x)
+    fns = {"arraygrad": make(ag)}
+    if torch is not None:
+        fns["torch"] = make(torch)
+    return compare(fns, budget)
+
+
+DEEP = 10 ** 5
+
+
+def bench_deep(budget):
+    """A 10^5-op chain of scalar ops, fwd + bwd, with the garbage collector on: deep graphs
+    must not make collections scan every node again and again."""
+    def make(lib):
+        def step():
+            x = lib.tensor(0.5, dtype=lib.float64, requires_grad=True)
+            y = x
+            for _ in range(DEEP // 2):
+                y = y * 0.999
+                y = y + 0.001
+            y.backward()
+            return x.grad
+        return step
+
+    def floor():
+        y, g = 0.5, 1.0
+        for _ in range(DEEP // 2):
+            y = y * 0.999 + 0.001
+            g = g * 0.999
+        return g
+    fns = {"numpy": floor, "arraygrad": make(ag)}
+    if torch is not None:
+        fns["torch"] = make(torch)
+    return compare(fns, budget, min_rounds=1, max_rounds=3)
+
+
+LOOP_SAMPLES = 64
+
+
+def bench_grad_loop(budget):
+    """autograd.grad once per sample of a small linear model: the per-call fixed cost."""
+    rng = np.random.default_rng(0)
+    w0, x0 = rng.standard_normal((PS_OUT, PS_IN)), rng.standard_normal((LOOP_SAMPLES, PS_IN))
+
+    def make(lib):
+        w, x = lib.tensor(w0, requires_grad=True), lib.tensor(x0)
+
+        def step():
+            return [lib.autograd.grad(lib.tanh(w @ x[i]).sum(), w)[0]
+                    for i in range(LOOP_SAMPLES)]
+        return step
+    fns = {"arraygrad": make(ag)}
+    if torch is not None:
+        fns["torch"] = make(torch)
+    return {k: t / LOOP_SAMPLES for k, t in compare(fns, budget, min_rounds=2).items()}
+
+
+def overhead_rows(budget):
+    return [
+        (f"chain of {CHAIN} ops fwd only, {SMALL}", "us/op", 1e6, bench_forward(budget)),
+        (f"custom Function fwd+bwd, {SMALL}", "us", 1e6, bench_function(budget)),
+        (f"Function under func.grad, {SMALL}", "us", 1e6, bench_function_grad(budget)),
+        ("10^5-op scalar chain fwd+bwd", "s", 1, bench_deep(budget)),
+        (f"autograd.grad per sample, {PS_IN}->{PS_OUT}", "us", 1e6, bench_grad_loop(budget)),
+    ]
+
+
 # ----------------------------------------------------------------- report
 def row(name, unit, scale, r):
     def cell(k):
@@ -356,8 +512,20 @@ def row(name, unit, scale, r):
            f"{ratio('torch')}{ratio('numpy')}"
 
 
+def print_rows(title, col2, col3, rows):
+    print(f"\n{title:<34}{'unit':>7}{'arraygrad':>12}{col2:>12}{col3:>12}"
+          f"{'ag/' + col2[:5]:>11}{'ag/' + col3[:5]:>11}")
+    for r in rows:
+        print(row(*r))
+
+
 def main():
     budget = float(os.environ.get("BENCH_BUDGET", "3"))
+    if os.environ.get("BENCH_ONLY") == "overhead":     # the per-op rows alone (quick)
+        print_rows("overhead", "torch", "numpy floor", [
+            (f"chain of {CHAIN} ops, {SMALL} elems", "us/op", 1e6, bench_chain(SMALL, budget))]
+            + overhead_rows(budget))
+        return
     print(f"arraygrad {ag.__version__}, numpy {np.__version__}, "
           f"torch {torch.__version__ if torch else 'n/a (not installed)'}, "
           f"python {platform.python_version()}, {os.cpu_count()} cpus"
@@ -384,6 +552,9 @@ def main():
         print(row(*r))
     print("conv2d: forward + input and weight gradients (floor: im2col + GEMM by hand); CNN: "
           "conv 3->16, pool, conv 16->32, pool, linear, cross-entropy, SGD.")
+    print_rows("overhead", "torch", "numpy floor", overhead_rows(budget))
+    print("custom Function: exp with ctx.save_for_backward (under func.grad: setup_context); "
+          "the floor of the deep chain is plain Python floats.")
     transforms = [
         (f"per-sample grads, linear b{PS_BATCH}", "ms", 1e3, bench_per_sample(budget)),
         (f"hessian, {HESS_N} inputs", "ms", 1e3, bench_hessian(budget)),

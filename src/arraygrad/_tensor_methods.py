@@ -1,5 +1,7 @@
 """Tensor methods and operators: thin calls into the op families and into autograd (one
 place). Tensor itself (`_tensor.py`) holds data and metadata only."""
+from types import FunctionType
+
 from . import _device, _legacy
 from . import dtypes as _dt
 from ._tensor import Tensor, _wrap_dim
@@ -12,6 +14,10 @@ from .ops import complex as cx
 
 
 def _m(fn):
+    """`fn(self, ...)` as a method: a Python function is one already (no extra frame per call);
+    other callables are wrapped."""
+    if isinstance(fn, FunctionType):
+        return fn
     return lambda self, *a, **k: fn(self, *a, **k)
 
 
@@ -168,24 +174,24 @@ Tensor.retain_grad = _retain_grad
 Tensor.detach = _m(sh.detach)
 
 # ----------------------------------------------------------------- operators
-Tensor.__add__ = lambda self, other: ew.add(self, other)
+Tensor.__add__ = _m(ew.add)
 Tensor.__radd__ = lambda self, other: ew.add(other, self)
-Tensor.__sub__ = lambda self, other: ew.sub(self, other)
+Tensor.__sub__ = _m(ew.sub)
 Tensor.__rsub__ = lambda self, other: ew.sub(other, self)
-Tensor.__mul__ = lambda self, other: ew.mul(self, other)
+Tensor.__mul__ = _m(ew.mul)
 Tensor.__rmul__ = lambda self, other: ew.mul(other, self)
-Tensor.__truediv__ = lambda self, other: ew.div(self, other)
+Tensor.__truediv__ = _m(ew.div)
 Tensor.__rtruediv__ = lambda self, other: ew.div(other, self)
 Tensor.__floordiv__ = lambda self, other: ew.floor_divide(self, other)
 Tensor.__rfloordiv__ = lambda self, other: ew.floor_divide(other, self)
 Tensor.__mod__ = lambda self, other: ew.remainder(self, other)
-Tensor.__pow__ = lambda self, other: ew.pow(self, other)
+Tensor.__pow__ = _m(ew.pow)
 Tensor.__rpow__ = lambda self, other: ew.pow(other, self)
-Tensor.__matmul__ = lambda self, other: la.matmul(self, other)
+Tensor.__matmul__ = _m(la.matmul)
 Tensor.__rmatmul__ = lambda self, other: la.matmul(other, self)
-Tensor.__neg__ = lambda self: ew.neg(self)
+Tensor.__neg__ = _m(ew.neg)
 Tensor.__pos__ = lambda self: self
-Tensor.__abs__ = lambda self: ew.abs(self)
+Tensor.__abs__ = _m(ew.abs)
 Tensor.__invert__ = lambda self: ew.bitwise_not(self) if self.dtype is not _dt.bool else ew.logical_not(self)
 Tensor.__and__ = lambda self, other: ew.bitwise_and(self, other)
 Tensor.__rand__ = lambda self, other: ew.bitwise_and(other, self)
@@ -194,10 +200,10 @@ Tensor.__ror__ = lambda self, other: ew.bitwise_or(other, self)
 Tensor.__xor__ = lambda self, other: ew.bitwise_xor(self, other)
 Tensor.__eq__ = lambda self, other: False if other is None else ew.eq(self, other)
 Tensor.__ne__ = lambda self, other: True if other is None else ew.ne(self, other)
-Tensor.__lt__ = lambda self, other: ew.lt(self, other)
-Tensor.__le__ = lambda self, other: ew.le(self, other)
-Tensor.__gt__ = lambda self, other: ew.gt(self, other)
-Tensor.__ge__ = lambda self, other: ew.ge(self, other)
+Tensor.__lt__ = _m(ew.lt)
+Tensor.__le__ = _m(ew.le)
+Tensor.__gt__ = _m(ew.gt)
+Tensor.__ge__ = _m(ew.ge)
 Tensor.__getitem__ = lambda self, idx: ix.getitem(self, idx)
 
 

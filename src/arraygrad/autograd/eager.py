@@ -2,10 +2,12 @@
 this module installs it as the base of the dispatcher's interpreter stack."""
 from .. import _tensor as _t
 from .._tensor import Tensor
-from ..backends import backend_of, default_backend
+from ..backends import backend_of, default_backend, numpy_backend
 from ..core import dispatch, grad_mode
 from .graph import gradient_edge, record
 from .views import mark_view, refresh_view
+
+_ndarray = numpy_backend.array_type     # results of this type need no `backend.result`
 
 
 def process(prim, args, params):
@@ -39,7 +41,7 @@ def process(prim, args, params):
     if prim.multiple_results:
         outs = [_t.make(backend.result(o)) for o in out]
     else:
-        outs = [_t.make(backend.result(out))]
+        outs = [_t.make(out if type(out) is _ndarray else backend.result(out))]
     if needs_grad and prim.differentiable and grad_mode.state.grad_enabled:
         record(prim, params, args, outs, outs,
                [gradient_edge(a) if isinstance(a, Tensor) else None for a in args], True)

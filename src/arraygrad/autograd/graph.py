@@ -13,10 +13,10 @@ import weakref
 
 from .. import _tensor as _t
 from .._tensor import Tensor
-from ..backends import default_backend
+from ..backends import default_backend, numpy_backend
 from ..dtypes import _FROM_NP
 from ..core import grad_mode
-from ..core.dispatch import born_here, not_complex
+from ..core.dispatch import born_here, not_complex, transforms_active
 from ..core.shapes import broadcasts_to, sum_to
 from .anomaly_mode import state as anomaly, forward_stack
 from .views import refresh_view
@@ -434,7 +434,12 @@ class PrimNode(Node, RuleCtx):
         vjp = self.prim.vjp
         needs = self.needs_input_grad
         params = self.params
-        if callable(vjp):
+        res = None
+        if self.prim.array_vjp is not None and not self.hooked:
+            res = _array_apply(self, grads)
+        if res is not None:
+            pass
+        elif callable(vjp):
             res = vjp(self, *grads, **params)
         elif vjp is None:
             raise _no_vjp(self.prim, None)
@@ -447,6 +452,50 @@ class PrimNode(Node, RuleCtx):
         res = validate_grads(self, res)
         pos = self._edge_pos
         return res if pos is None else [res[i] for i in pos]
+
+
+def _array_apply(node, grads):
+    """The node's cotangents by its primitive's array-level vjp, or None where that does not
+    apply: a graph is being built (create_graph, a transform), the gradient or a saved value
+    is not a plain float32/float64 NumPy array of the gradient's dtype, or a saved value was
+    modified in place (the composite rule raises torch's error if it reads that one)."""
+    g = grads[0] if len(grads) == 1 else None
+    if g is None or g._lvl is not None or grad_mode.state.grad_enabled or transforms_active():
+        return None
+    ga = g._data
+    if type(ga) is not _ndarray or ga.dtype.char not in "fd":
+        return None
+    saved = node._saved
+    if saved is None:
+        raise RuntimeError(FREED_MSG)
+    try:
+        inputs = []
+        for v in saved:
+            if type(v) is SavedTensor:
+                v = _plain(v.unpack(node), ga.dtype)
+            elif v is _NOT_SAVED:
+                v = None
+            elif type(v) is not float and type(v) is not int:
+                raise _NotPlain
+            inputs.append(v)
+        outs = None if node._saved_outs is None else [_plain(o, ga.dtype) for o in node.outs]
+    except (_NotPlain, RuntimeError):
+        return None
+    res = node.prim.array_vjp(_np, ga, inputs, outs, node.needs_input_grad, **node.params)
+    return [None if r is None else _t.make(_result(r)) for r in res]
+
+
+class _NotPlain(Exception):
+    """A saved value the array-level rules do not take."""
+
+
+def _plain(t, dtype):
+    if t._lvl is not None or type(t._data) is not _ndarray or t._data.dtype != dtype:
+        raise _NotPlain
+    return t._data
+
+
+_ndarray, _result, _np = numpy_backend.array_type, numpy_backend.result, numpy_backend.xp
 
 
 def record(prim, params, saved_args, outs, results, edges, level_owned):

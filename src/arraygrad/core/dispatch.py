@@ -13,6 +13,7 @@ import threading
 from functools import partial
 
 from .. import _tensor as _t
+from ..backends import silent
 
 
 class _Stack(threading.local):
@@ -60,6 +61,12 @@ class Primitive:
     materialize_grads: False when the vjp of a multi-output primitive gets None for outputs
     that received no cotangent (torch's undefined gradients): its formula then differs, as
     svd's and eigh's do when only the singular values or eigenvalues are used.
+    array_vjp: `f(xp, g, inputs, outs, needs, **params)` on NumPy arrays (inputs and outs as
+    saved, numbers as given, None where not saved) giving one cotangent array or None per
+    input: level 0's backward uses it when no graph is being built (no create_graph, no
+    transform), where the composite vjp would dispatch several primitives; it runs silent,
+    as impls do. It must compute
+    exactly what `vjp` computes, operation for operation, so gradients stay bit for bit.
 
     A rule left out is None: the level that needs it raises an error naming the primitive
     and the rule (vmap can opt in to a per-example loop instead).
@@ -69,7 +76,8 @@ class Primitive:
                  zero_derivative=False, save=None, save_output=False, multiple_results=False,
                  differentiable=True, node_name=None, nondiff_outputs=(), is_view=False,
                  nondiff_inputs=(), number_edges=True, arg_names=("self", "other"),
-                 complex=False, jvp_reads_primals=None, materialize_grads=True):
+                 complex=False, jvp_reads_primals=None, materialize_grads=True,
+                 array_vjp=None):
         if (linear or zero_derivative) and (jvp is not None or linear == zero_derivative
                                             or zero_derivative and vjp is not None):
             raise TypeError(f"primitive '{name}': linear=True gives the jvp and "
@@ -98,9 +106,13 @@ class Primitive:
         self.complex = complex or linear or is_view    # real-coefficient linear maps
         self.jvp_reads_primals = jvp_reads_primals
         self.materialize_grads = materialize_grads
+        self.array_vjp = None if array_vjp is None else silent(array_vjp)
 
     def __call__(self, *args, **params):
-        return bind(self, args, params)
+        # `bind`, inlined: this runs for every primitive
+        if _tls.interpreters:
+            return bind(self, args, params)
+        return _eager(self, args, params)
 
     def __repr__(self):
         return f"<primitive {self.name}>"

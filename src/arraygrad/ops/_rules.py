@@ -92,14 +92,21 @@ def along_dim(prim, args, bdims, dim, **params):
     return prim(x, dim=dim + 1, **params), 0
 
 
-def unary(name, impl, deriv, *, save_input=True, save_output=False, **kw):
+def unary(name, impl, deriv, *, save_input=True, save_output=False, array_deriv=None, **kw):
     """Elementwise f(x) with derivative `deriv(ctx)` (reads ctx.x and/or ctx.out); with
-    complex=True f is holomorphic and the vjp takes the conjugate derivative."""
+    complex=True f is holomorphic and the vjp takes the conjugate derivative.
+    `array_deriv(xp, x, out)`, the same formula on arrays, gives the array-level vjp (used
+    for real float arrays when no graph is built)."""
     vjp = (lambda ctx, g: g * deriv(ctx).conj()) if kw.get("complex") else \
         (lambda ctx, g: g * deriv(ctx))
+    array_vjp = None
+    if array_deriv is not None:
+        def array_vjp(xp, g, inputs, outs, needs):
+            return (g * array_deriv(xp, inputs[0], outs[0] if outs else None),)
     return primitive(name, impl, vjp=(vjp,),
                      jvp=(lambda ctx, t: t * deriv(ctx),), batch=elementwise,
-                     save=(0,) if save_input else (), save_output=save_output, **kw)
+                     save=(0,) if save_input else (), save_output=save_output,
+                     array_vjp=array_vjp, **kw)
 
 
 def binary(name, impl, dx, dy, *, save=(0, 1), save_output=False, **kw):

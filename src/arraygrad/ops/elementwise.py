@@ -169,7 +169,9 @@ _sub = binary("sub", _checked("sub", _subtract),
               lambda ctx, g, alpha=1: g, lambda ctx, g, alpha=1: -g if alpha == 1 else g * -alpha,
               save=(), complex=True)
 _mul = binary("mul", _checked("mul", lambda xp, x, y: xp.multiply(x, y)),
-              lambda ctx, g: g * ctx.y, lambda ctx, g: g * ctx.x, complex=True)
+              lambda ctx, g: g * ctx.y, lambda ctx, g: g * ctx.x, complex=True,
+              array_vjp=lambda xp, g, inputs, outs, needs: (
+                  g * inputs[1] if needs[0] else None, g * inputs[0] if needs[1] else None))
 _div = binary("div", _checked("div", lambda xp, x, y: xp.true_divide(x, y)),
               lambda ctx, g: g / ctx.y, lambda ctx, g: -g * ctx.x / (ctx.y * ctx.y),
               complex=True)
@@ -363,7 +365,7 @@ def no_complex(op, *xs, kernel=None):
 
 
 exp = _float_op("exp", lambda xp, x: xp.exp(x), lambda ctx: ctx.out, save_input=False,
-                save_output=True, complex=True)
+                save_output=True, complex=True, array_deriv=lambda xp, x, out: out)
 log = _float_op("log", lambda xp, x: xp.log(x), lambda ctx: 1 / ctx.x, complex=True)
 sqrt = _float_op("sqrt", lambda xp, x: xp.sqrt(x), lambda ctx: 0.5 / ctx.out,
                  save_input=False, save_output=True, complex=True)
@@ -379,9 +381,11 @@ abs = _tensor_unary(primitive("abs", silent(lambda xp, x: xp.abs(x)), save=(0,),
                               batch=elementwise, complex=True))
 sign = _piecewise_constant("sign", lambda xp, x: xp.sign(x))
 tanh = _float_op("tanh", lambda xp, x: xp.tanh(x), lambda ctx: 1 - ctx.out * ctx.out,
-                 save_input=False, save_output=True, complex=True)
+                 save_input=False, save_output=True, complex=True,
+                 array_deriv=lambda xp, x, out: 1 - out * out)
 sigmoid = _float_op("sigmoid", lambda xp, x: _sigmoid_impl(xp, x),
-                    lambda ctx: ctx.out * (1 - ctx.out), save_input=False, save_output=True, complex=True)
+                    lambda ctx: ctx.out * (1 - ctx.out), save_input=False, save_output=True,
+                    complex=True, array_deriv=lambda xp, x, out: out * (1 - out))
 relu = _tensor_unary(unary(
     "relu", lambda xp, x: xp.maximum(x, xp.zeros((), x.dtype)),
     # 1 where out > 0 and where out is NaN (a NaN input passes its gradient, as torch's
@@ -401,8 +405,10 @@ def _no_complex_relu(op):
 
 
 relu = _no_complex_relu(relu)
-sin = _float_op("sin", lambda xp, x: xp.sin(x), lambda ctx: cos(ctx.x), complex=True)
-cos = _float_op("cos", lambda xp, x: xp.cos(x), lambda ctx: -sin(ctx.x), complex=True)
+sin = _float_op("sin", lambda xp, x: xp.sin(x), lambda ctx: cos(ctx.x), complex=True,
+                array_deriv=lambda xp, x, out: xp.cos(x))
+cos = _float_op("cos", lambda xp, x: xp.cos(x), lambda ctx: -sin(ctx.x), complex=True,
+                array_deriv=lambda xp, x, out: -xp.sin(x))
 tan = _float_op("tan", lambda xp, x: xp.tan(x), lambda ctx: 1 + ctx.out * ctx.out,
                 save_input=False, save_output=True, complex=True)
 log1p = _float_op("log1p", lambda xp, x: xp.log1p(x), lambda ctx: 1 / (1 + ctx.x),
