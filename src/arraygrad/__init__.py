@@ -71,6 +71,7 @@ from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, ByteTensor, CharTen
                       ShortTensor, IntTensor, LongTensor, BoolTensor, set_default_tensor_type)
 from .utils import data as _utils_data  # noqa: F401  (makes torch.utils.data reachable)
 from .serialization import save, load  # noqa: F401
+from .dask_arrays import from_dask, compute, map_blocks  # noqa: F401
 from . import distributions  # noqa: F401  (dist15)
 from .utils import checkpoint as _utils_checkpoint, benchmark as _utils_benchmark  # noqa: F401
 

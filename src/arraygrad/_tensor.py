@@ -66,7 +66,7 @@ class Tensor:
         t = self
         while t._lvl is not None:
             t = t._inner
-        return _dt._FROM_NP[t._data.dtype]
+        return _dt.of_array(t._data.dtype)
 
     @property
     def ndim(self):
@@ -246,7 +246,7 @@ class Tensor:
     def item(self):
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-        return self._base_array().reshape(()).item() if self._lvl is None else _item_inside(self)
+        return _scalar(self._base_array()) if self._lvl is None else _item_inside(self)
 
     def tolist(self):
         if self._lvl is not None and _batched(self):
@@ -344,7 +344,14 @@ def _item_inside(t, control_flow=False):
                            "support vmap over calling .item() on a Tensor, please try to rewrite "
                            "what you're doing with other operations.")
     # grad and jvp levels hold one concrete value: control flow on it is fine, as in torch.func
-    return t._base_array().reshape(()).item()
+    return _scalar(t._base_array())
+
+
+def _scalar(array):
+    """The one value of `array` as a Python number."""
+    if type(array) is not np.ndarray:
+        array = np.asarray(backend_of(array).to_numpy(array))
+    return array.reshape(()).item()
 
 
 def _wrap_dim(dim, ndim):

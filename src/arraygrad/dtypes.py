@@ -12,11 +12,12 @@ import numpy as np
 
 
 class dtype:
-    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_category")
+    __slots__ = ("name", "np", "kind", "is_floating_point", "is_signed", "itemsize", "_category")
 
     def __init__(self, name, np_dtype, category):
         self.name = name
         self.np = np.dtype(np_dtype)
+        self.kind = self.np.kind     # NumPy's letter: b, i, u or f
         self.is_floating_point = category == 2
         self.is_signed = self.np.kind in "if"
         self.itemsize = self.np.itemsize
@@ -41,6 +42,7 @@ bool = dtype("bool", np.bool_, 0)
 
 _ALL = (float16, float32, float64, uint8, int8, int16, int32, int64, bool)
 _FROM_NP = {d.np: d for d in _ALL}
+_FOREIGN = {}     # dtypes of other array libraries (kept apart: they may hash as NumPy's)
 _NAMES = {d.name: d for d in _ALL}
 _default = [float32]
 
@@ -54,6 +56,16 @@ def from_numpy_dtype(np_dtype):
         return _FROM_NP[np.dtype(np_dtype)]
     except KeyError:
         raise TypeError(f"arraygrad does not support the array dtype {np_dtype}") from None
+
+
+def register_array_dtype(array_dtype, d):
+    """Arrays of another library whose dtype is `array_dtype` hold arraygrad dtype `d`."""
+    _FOREIGN[array_dtype] = d
+
+
+def of_array(array_dtype):
+    """arraygrad's dtype for an array whose dtype is `array_dtype` (NumPy's or registered)."""
+    return _FROM_NP[array_dtype] if isinstance(array_dtype, np.dtype) else _FOREIGN[array_dtype]
 
 
 def get_default_dtype():

@@ -13,7 +13,7 @@ import weakref
 
 from .. import _tensor as _t
 from .._tensor import Tensor
-from ..dtypes import _FROM_NP
+from ..dtypes import of_array
 from ..core import grad_mode
 from .anomaly_mode import state as anomaly, forward_stack
 
@@ -346,7 +346,7 @@ class PrimNode(Node, RuleCtx):
                 if a._lvl is None:
                     d = a._data
                     shapes.append(d.shape)
-                    dtypes.append(_FROM_NP[d.dtype])
+                    dtypes.append(of_array(d.dtype))
                 else:
                     shapes.append(tuple(a.shape))
                     dtypes.append(a.dtype)
@@ -469,7 +469,7 @@ def validate_grads(node, grads):
             continue
         if g._lvl is None:
             d = g._data
-            gshape, gdtype = d.shape, _FROM_NP[d.dtype]
+            gshape, gdtype = d.shape, of_array(d.dtype)
         else:
             gshape, gdtype = tuple(g.shape), g.dtype
         if gshape != shape:

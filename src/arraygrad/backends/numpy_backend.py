@@ -7,6 +7,8 @@ class NumpyBackend:
     device = "cpu"
     xp = np
     array_type = np.ndarray
+    lazy = False            # arrays hold values (Dask's hold a graph to compute)
+    takes_numpy = False     # see backends.common_backend
 
     def owns(self, array):
         return isinstance(array, (np.ndarray, np.generic))
@@ -21,6 +23,10 @@ class NumpyBackend:
 
     def to_numpy(self, array):
         return array
+
+    def alias(self, array):
+        """A new array object over the same memory (a view: tensors' views share storage)."""
+        return array.view()
 
     def index_add(self, target, index, values):
         """target[index] += values, accumulating repeated indices (scatter-add)."""

@@ -1,7 +1,8 @@
 """Level 0: compute on raw arrays and record a graph node when grad mode asks."""
 from .. import _tensor as _t
 from .._tensor import Tensor
-from ..backends import backend_of, default_backend
+from ..backends import backend_of, default_backend, common_backend, adopt
+from ..dtypes import of_array
 from . import grad_mode
 from ..autograd.graph import PrimNode, gradient_edge
 from ..ops.inplace import refresh_view
@@ -13,6 +14,7 @@ def process(prim, args, params):
     arrays = []
     record = False
     backend = None
+    mixed = False
     for i, a in enumerate(args):
         if isinstance(a, Tensor):
             if a._lvl is not None:      # escaped from a finished transform
@@ -21,6 +23,10 @@ def process(prim, args, params):
             d = a._data
             if backend is None:
                 backend = backend_of(d)
+                first = d
+            elif type(d) is not type(first):
+                backend = common_backend(backend, first, d)
+                mixed = True
             arrays.append(d)
             if a._requires_grad:
                 record = True
@@ -32,6 +38,8 @@ def process(prim, args, params):
             arrays.append(a)
     if backend is None:
         backend = default_backend()
+    elif mixed:
+        arrays = [adopt(backend, d) if isinstance(a, Tensor) else d for a, d in zip(args, arrays)]
     out = prim.impl(backend.xp, *arrays, **params)
     if prim.multiple_results:
         outs = [_t.make(backend.result(o)) for o in out]
@@ -54,7 +62,7 @@ def _record(prim, args, params, outs):
     node = PrimNode(prim, params, args, outs, tuple(edges), tuple(needs), True)
     nondiff = prim.nondiff_outputs
     for i, o in enumerate(outs):
-        if i in nondiff or o._data.dtype.kind not in "fc":
+        if i in nondiff or not of_array(o._data.dtype).is_floating_point:
             continue
         o._requires_grad = True
         o.grad_fn = node

@@ -74,10 +74,11 @@ def _from_data(data, dtype, copy):
         return arr.copy() if copy else arr
     be = backend_of(data)
     if be is not default_backend() and hasattr(data, "shape"):
-        arr = data
+        _dt.of_array(data.dtype)        # a dtype arraygrad has
+        xp = be.xp
         if dtype is not None:
-            arr = arr.astype(dtype.np)
-        return arr.copy() if copy else arr
+            return xp.astype(data, getattr(xp, dtype.name), copy=copy)
+        return xp.asarray(data, copy=True) if copy and not be.lazy else data
     if isinstance(data, (np.ndarray, np.generic)):
         _array_dtype(np.asarray(data))
         d = dtype.np if dtype is not None else None

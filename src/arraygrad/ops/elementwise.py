@@ -28,11 +28,13 @@ def promote(*operands, float_only=False, op="op"):
         if isinstance(a, Tensor) and a._lvl is None:
             kinds = _WEAK_OK.get(type(b))
             if kinds is not None:
-                if a._data.dtype.kind in kinds:
-                    if type(b) is builtins.int and a._data.dtype.kind in "iu":
+                kind = _dt.of_array(a._data.dtype).kind
+                if kind in kinds:
+                    if type(b) is builtins.int and kind in "iu":
                         return a, _wrapped_int(b, a.dtype)
                     return operands
-            elif isinstance(b, Tensor) and b._lvl is None and a._data.dtype == b._data.dtype:
+            elif isinstance(b, Tensor) and b._lvl is None and a._data.dtype == b._data.dtype \
+                    and type(a._data) is type(b._data):
                 return operands
     res = _dt.result_type(*operands)
     if float_only and not res.is_floating_point:
@@ -96,7 +98,7 @@ def _checked(name, fn, quiet=True):
         try:
             return fn(xp, x, y)
         except ValueError as e:
-            sx, sy = xp.shape(x), xp.shape(y)
+            sx, sy = x.shape if hasattr(x, "shape") else (), y.shape if hasattr(y, "shape") else ()
             try:
                 xp.broadcast_shapes(sx, sy)
             except ValueError:
@@ -108,7 +110,7 @@ def _checked(name, fn, quiet=True):
 # ----------------------------------------------------------------- casts
 @silent      # nan/inf cast to an integer type: torch gives some value, without a warning
 def _convert_impl(xp, x, dtype):
-    return x.astype(dtype.np)
+    return xp.astype(x, getattr(xp, dtype.name))
 
 
 _convert = Primitive("convert", _convert_impl, node_name="ToCopyBackward0", save=(),
@@ -138,7 +140,7 @@ _sub = binary("sub", _checked("sub", _subtract),
               lambda ctx, g: g, lambda ctx, g: -g, save=())
 _mul = binary("mul", _checked("mul", lambda xp, x, y: xp.multiply(x, y)),
               lambda ctx, g: g * ctx.y, lambda ctx, g: g * ctx.x)
-_div = binary("div", _checked("div", lambda xp, x, y: xp.true_divide(x, y)),
+_div = binary("div", _checked("div", lambda xp, x, y: xp.divide(x, y)),
               lambda ctx, g: g / ctx.y, lambda ctx, g: -g * ctx.x / (ctx.y * ctx.y))
 def _negative(xp, x):
     try:
@@ -171,7 +173,7 @@ def _pow_dy(ctx, g):
     return g * where((x == 0) & (ctx.y >= 0), 0.0, ctx.out * log(x))
 
 
-_pow = binary("pow", _checked("pow", lambda xp, x, y: xp.power(x, y)), _pow_dx, _pow_dy,
+_pow = binary("pow", _checked("pow", lambda xp, x, y: xp.pow(x, y)), _pow_dx, _pow_dy,
               save_output=True, number_edges=False, arg_names=("self", "exponent"),
               node_name=lambda node: "PowBackward" + ("2" if node.shapes[0] is None else
                                                       "0" if node.shapes[1] is None else "1"))
@@ -249,7 +251,8 @@ def rsub(input, other, alpha=1):
 
 def _int_divisor(xp, x, y):
     """Integer division by zero raises in torch (NumPy gives 0 and a warning)."""
-    if xp.asarray(x).dtype.kind in "iub" and xp.asarray(y).dtype.kind in "iub" \
+    exact = ("integral", "bool")
+    if xp.isdtype(xp.asarray(x).dtype, exact) and xp.isdtype(xp.asarray(y).dtype, exact) \
             and bool(xp.any(xp.asarray(y) == 0)):
         raise RuntimeError("ZeroDivisionError")
 
@@ -264,8 +267,8 @@ def _int_checked(name, fn):
 _floor_divide = nondiff("floor_divide", _int_checked("floor_divide",
                                                      lambda xp, x, y: xp.floor_divide(x, y)))
 _trunc_divide = nondiff("trunc_divide", _int_checked(
-    "trunc_divide", lambda xp, x, y: xp.trunc(xp.true_divide(x, y)).astype(xp.result_type(x, y))))
-_remainder = binary("remainder", _int_checked("remainder", lambda xp, x, y: xp.mod(x, y)),
+    "trunc_divide", lambda xp, x, y: xp.astype(xp.trunc(xp.divide(x, y)), xp.result_type(x, y))))
+_remainder = binary("remainder", _int_checked("remainder", lambda xp, x, y: xp.remainder(x, y)),
                     lambda ctx, g: g,
                     lambda ctx, g: -g * floor_divide(ctx.x, ctx.y), save=(0, 1),
                     number_edges=False)
@@ -290,7 +293,7 @@ tanh = unary("tanh", lambda xp, x: xp.tanh(x), lambda ctx: 1 - ctx.out * ctx.out
              save_input=False, save_output=True)
 sigmoid = unary("sigmoid", lambda xp, x: _sigmoid_impl(xp, x),
                 lambda ctx: ctx.out * (1 - ctx.out), save_input=False, save_output=True)
-relu = unary("relu", lambda xp, x: xp.maximum(x, xp.zeros((), x.dtype)),
+relu = unary("relu", lambda xp, x: xp.maximum(x, xp.zeros((), dtype=x.dtype)),
              # 1 where out > 0 and where out is NaN (a NaN input passes its gradient, as torch's
              # threshold_backward); sign keeps the mask attached to out with zero derivative, so
              # a create_graph gradient requires grad as torch's does
@@ -306,9 +309,9 @@ expm1 = unary("expm1", lambda xp, x: xp.expm1(x), lambda ctx: ctx.out + 1,
               save_input=False, save_output=True)
 log2 = unary("log2", lambda xp, x: xp.log2(x), lambda ctx: 1 / (ctx.x * 0.6931471805599453))
 log10 = unary("log10", lambda xp, x: xp.log10(x), lambda ctx: 1 / (ctx.x * 2.302585092994046))
-asin = unary("asin", lambda xp, x: xp.arcsin(x), lambda ctx: rsqrt(1 - ctx.x * ctx.x))
-acos = unary("acos", lambda xp, x: xp.arccos(x), lambda ctx: -rsqrt(1 - ctx.x * ctx.x))
-atan = unary("atan", lambda xp, x: xp.arctan(x), lambda ctx: 1 / (1 + ctx.x * ctx.x))
+asin = unary("asin", lambda xp, x: xp.asin(x), lambda ctx: rsqrt(1 - ctx.x * ctx.x))
+acos = unary("acos", lambda xp, x: xp.acos(x), lambda ctx: -rsqrt(1 - ctx.x * ctx.x))
+atan = unary("atan", lambda xp, x: xp.atan(x), lambda ctx: 1 / (1 + ctx.x * ctx.x))
 sinh = unary("sinh", lambda xp, x: xp.sinh(x), lambda ctx: cosh(ctx.x))
 cosh = unary("cosh", lambda xp, x: xp.cosh(x), lambda ctx: sinh(ctx.x))
 erf = unary("erf", lambda xp, x: _erf(xp, x),
@@ -469,7 +472,7 @@ def _where_impl(xp, cond, x, y):
     try:
         return xp.where(cond, x, y)
     except ValueError:
-        shapes = [xp.shape(x), xp.shape(y), xp.shape(cond)]
+        shapes = [getattr(v, "shape", ()) for v in (x, y, cond)]
         for a, b in ((0, 1), (2, 0), (2, 1)):
             try:
                 xp.broadcast_shapes(shapes[a], shapes[b])
@@ -537,7 +540,7 @@ _logical_not = nondiff("logical_not", lambda xp, x: xp.logical_not(x))
 _bitwise_and = nondiff("bitwise_and", _checked("bitwise_and", lambda xp, x, y: xp.bitwise_and(x, y), quiet=False))
 _bitwise_or = nondiff("bitwise_or", _checked("bitwise_or", lambda xp, x, y: xp.bitwise_or(x, y), quiet=False))
 _bitwise_xor = nondiff("bitwise_xor", _checked("bitwise_xor", lambda xp, x, y: xp.bitwise_xor(x, y), quiet=False))
-_bitwise_not = nondiff("bitwise_not", lambda xp, x: xp.invert(x))
+_bitwise_not = nondiff("bitwise_not", lambda xp, x: xp.bitwise_invert(x))
 _isnan = nondiff("isnan", lambda xp, x: xp.isnan(x))
 _isinf = nondiff("isinf", lambda xp, x: xp.isinf(x))
 _isfinite = nondiff("isfinite", lambda xp, x: xp.isfinite(x))
@@ -623,7 +626,7 @@ def _atan2_scale(ctx):
     return 1 / (ctx.x * ctx.x + ctx.y * ctx.y)
 
 
-_atan2 = binary("atan2", _checked("atan2", lambda xp, y, x: xp.arctan2(y, x)),
+_atan2 = binary("atan2", _checked("atan2", lambda xp, y, x: xp.atan2(y, x)),
                 lambda ctx, g: g * ctx.y * _atan2_scale(ctx),
                 lambda ctx, g: -g * ctx.x * _atan2_scale(ctx))
 atan2 = arctan2 = _binop(_atan2, float_only=True)
@@ -659,7 +662,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 
 
 def _xlogy_impl(xp, x, y):
-    return xp.where(x == 0, xp.zeros((), x.dtype), x * xp.log(y))
+    return xp.where(x == 0, xp.zeros((), dtype=x.dtype), x * xp.log(y))
 
 
 _xlogy = binary("xlogy", _checked("xlogy", _xlogy_impl),

@@ -195,7 +195,7 @@ def _ints_first(x, index):
 def _scatter_impl(xp, g, shape, index):
     from ..backends import backend_of
     out = xp.zeros(shape, dtype=g.dtype)
-    backend_of(out).index_add(out, index, g)
+    out = backend_of(out).index_add(out, index, g)
     return out
 
 
@@ -223,10 +223,10 @@ def index_add_zeros(g, shape, index):
 
 def _index_put_impl(xp, x, v, index, accumulate):
     from ..backends import backend_of
-    out = x.copy()
+    out = xp.asarray(x, copy=True)
     try:
         if accumulate:
-            backend_of(out).index_add(out, index, v)
+            out = backend_of(out).index_add(out, index, v)
         else:
             out[index] = v
     except ValueError:
@@ -373,7 +373,7 @@ def _scatter_add_impl(xp, g, dim, index, shape):
     full = list(np.indices(index.shape, sparse=True))
     full[dim] = index
     from ..backends import backend_of
-    backend_of(out).index_add(out, tuple(full), g)
+    out = backend_of(out).index_add(out, tuple(full), g)
     return out
 
 

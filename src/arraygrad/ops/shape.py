@@ -93,7 +93,8 @@ def view(input, *shape):
 
 def _copied(x, out):
     d = x._data
-    if d is None or d.flags.c_contiguous or d.size == 0:
+    flags = getattr(d, "flags", None)    # NumPy's strides; other libraries' reshape returns a view
+    if d is None or flags is None or flags.c_contiguous or d.size == 0:
         return False
     return not backend_of(d).xp.may_share_memory(d, out._data)
 
@@ -102,7 +103,7 @@ def _alias(x):
     return _alias_prim(x)
 
 
-_alias_prim = _view_prim("alias", lambda xp, x: x.view(), lambda ctx, g: g,
+_alias_prim = _view_prim("alias", lambda xp, x: backend_of(x).alias(x), lambda ctx, g: g,
                          node_name="AliasBackward0")
 _alias_prim.batch = same_bdim_batch(_alias_prim)
 
@@ -135,7 +136,14 @@ def unflatten(input, dim, sizes):
 
 
 # ----------------------------------------------------------------- permutations
-_transpose = _view_prim("transpose", lambda xp, x, d0, d1: xp.swapaxes(x, d0, d1) if d0 != d1 else x.view(),
+def _swapped(ndim, d0, d1):
+    perm = list(range(ndim))
+    if ndim:
+        perm[d0], perm[d1] = perm[d1], perm[d0]
+    return perm
+
+
+_transpose = _view_prim("transpose", lambda xp, x, d0, d1: xp.permute_dims(x, _swapped(x.ndim, d0, d1)),
                         lambda ctx, g, d0, d1: _transpose(g, d0=d0, d1=d1))
 _transpose.batch = shifted_dims_batch(_transpose, "d0", "d1")
 
@@ -163,7 +171,7 @@ def _inverse_perm(dims):
     return tuple(inv)
 
 
-_permute = _view_prim("permute", lambda xp, x, dims: xp.transpose(x, dims),
+_permute = _view_prim("permute", lambda xp, x, dims: xp.permute_dims(x, dims),
                       lambda ctx, g, dims: _permute(g, dims=_inverse_perm(dims)))
 _permute.batch = lambda args, bdims, dims: (
     _permute(to_front(args[0], bdims[0]), dims=(0,) + tuple(d + 1 for d in dims)), 0)
@@ -327,7 +335,7 @@ def broadcast_tensors(*tensors):
 
 
 # ----------------------------------------------------------------- copies
-_clone = Primitive("clone", lambda xp, x: x.copy(), save=(), vjp=(lambda ctx, g: g,),
+_clone = Primitive("clone", lambda xp, x: xp.asarray(x, copy=True), save=(), vjp=(lambda ctx, g: g,),
                    jvp=(lambda ctx, t: t,))
 _clone.batch = same_bdim_batch(_clone)
 
@@ -346,7 +354,7 @@ def contiguous(input, memory_format=None):
     return _clone(input)
 
 
-_detach = Primitive("detach", lambda xp, x: x.view(), differentiable=False, is_view=True,
+_detach = Primitive("detach", lambda xp, x: backend_of(x).alias(x), differentiable=False, is_view=True,
                     node_name="DetachBackward0")
 _detach.batch = same_bdim_batch(_detach)
 
@@ -356,7 +364,7 @@ def detach(input):
     return _detach(input)
 
 
-_flip = Primitive("flip", lambda xp, x, dims: xp.flip(x, axis=dims).copy(), save=(),  # torch copies
+_flip = Primitive("flip", lambda xp, x, dims: xp.asarray(xp.flip(x, axis=dims), copy=True), save=(),  # torch copies
                   vjp=(lambda ctx, g, dims: _flip(g, dims=dims),),
                   jvp=(lambda ctx, t, dims: _flip(t, dims=dims),))
 _flip.batch = shifted_dims_batch(_flip, "dims")
@@ -402,7 +410,7 @@ def _neg_shift(s):
 
 # ----------------------------------------------------------------- cat / stack / split
 def _cat_impl(xp, *xs, dim):
-    return xp.concatenate(xs, axis=dim)
+    return xp.concat(xs, axis=dim)
 
 
 def _cat_vjp(ctx, g, dim):

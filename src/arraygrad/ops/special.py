@@ -343,7 +343,7 @@ def _float_unary_input(x):
 
 
 def _xlog1py_impl(xp, x, y):
-    return xp.where(x == 0, xp.zeros((), x.dtype), x * xp.log1p(y))
+    return xp.where(x == 0, xp.zeros((), dtype=x.dtype), x * xp.log1p(y))
 
 
 _xlog1py = binary("xlog1py", silent(_xlog1py_impl),
