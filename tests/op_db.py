@@ -302,7 +302,8 @@ REDUCE = [
         S((2, 3, 4)), S((2, 3, 4), 1), S((5,), correction=0))),
     OpInfo("norm", lambda lib, x, *a, **kw: lib.norm(x, *a, **kw), one(
         S((2, 3), gen_x=away_from_zero), S((2, 3), 1, gen_x=away_from_zero),
-        S((2, 3), 3, gen_x=away_from_zero), S((2, 3), 2, 1, True), S((0, 3), 2, 0))),
+        S((2, 3), 3, gen_x=away_from_zero), S((2, 3), 2, 1, True), S((0, 3), 2, 0),
+        S((2, 3), -float("inf"), 1, gen_x=away_from_zero), S((2, 3), -float("inf")))),
     # torch's second derivative at a zero norm is nan; the first is 0 (a subgradient)
     OpInfo("norm_at_zero", lambda lib, x, *a: lib.norm(x, *a), one(
         S(lambda rng: np.zeros((2, 3)), 2, 1), S(lambda rng: np.zeros(3))), gradgrad=False),

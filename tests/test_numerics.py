@@ -206,3 +206,18 @@ def test_low_precision_normalisations_match_torch(torch, dtype, rtol, name, fn):
     assert str(mine.dtype).split(".")[-1] == dtype
     np.testing.assert_allclose(mine.numpy().astype(np.float64), theirs.numpy().astype(np.float64),
                                rtol=rtol, atol=rtol * 10)
+
+
+def test_norm_of_order_zero_counts_nonzeros(torch):
+    """torch.norm(x, 0) is the count of nonzeros (inf included); its gradient is zero (torch
+    leaves it undefined, so x.grad stays None there; arraygrad gives the zeros)."""
+    values = [[1., 0., -2.], [0., float("inf"), 0.]]
+    for dim in (None, 1):
+        ours = ag.norm(ag.tensor(values, dtype=ag.float64, requires_grad=True), 0, dim)
+        theirs = torch.norm(torch.tensor(values, dtype=torch.float64), 0, dim)
+        np.testing.assert_array_equal(ours.detach().numpy(), theirs.numpy())
+    x = ag.tensor(values[0], requires_grad=True)
+    ag.norm(x, 0).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), 0.)
+    with pytest.raises(RuntimeError, match="p='nuc'"):
+        ag.norm(x, "nuc")

@@ -514,3 +514,30 @@ def test_requires_grad_inside_a_grad_transform_is_refused_as_torch(torch):
         y = T.tensor([-1.09, -0.97, 0.26], dtype=T.float64)
         with pytest.raises(RuntimeError, match="requires_grad_\\(\\)"):
             T.func.vjp(inner, y)
+
+
+# ----------------------------------------------------------------- views of the batch level
+VIEW_WRITES = {
+    "select": lambda v: v[0],
+    "slice": lambda v: v[:, 1:],
+    "transpose": lambda v: v.t(),
+    "view_of_view": lambda v: v[1:][0],
+}
+
+
+@pytest.mark.parametrize("view", VIEW_WRITES, ids=list(VIEW_WRITES))
+@pytest.mark.parametrize("in_dims", [(0, 0), (None, 0), (1, 0)])
+def test_write_into_a_view_of_a_batched_clone_under_vmap_grad(torch, view, in_dims):
+    """A view taken at the batch level knows its base, so a grad level above that writes into
+    it rewrites the base's history (fuzz cases 1107, 1202, 1740, 4932: zeros before)."""
+    def prog(M):
+        def f(x, y):
+            v0 = y.clone()
+            VIEW_WRITES[view](v0).mul_(x.mean())
+            return (v0 * v0).sum()
+        x = _f64(M, [[1.15, 0.86], [-1.01, 1.32]])
+        y = _f64(M, [[[-1.16, -0.73], [0.4, 2.0]], [[-1.21, 1.11], [0.3, -0.2]]])
+        if in_dims[0] is None:
+            x = x[0]
+        return M.func.vmap(M.func.grad(f, argnums=(0, 1)), in_dims=in_dims)(x, y)
+    _same(torch, prog)

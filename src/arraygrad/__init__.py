@@ -72,6 +72,9 @@ from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, ByteTensor, CharTen
 from .utils import data as _utils_data  # noqa: F401  (makes torch.utils.data reachable)
 from .serialization import save, load  # noqa: F401
 from .dask_arrays import from_dask, compute, map_blocks  # noqa: F401
+from ._layout import layout, strided, sparse_coo  # noqa: F401
+from ._sparse_tensor import sparse_coo_tensor  # noqa: F401
+from . import sparse  # noqa: F401
 from . import distributions  # noqa: F401  (dist15)
 from .utils import checkpoint as _utils_checkpoint, benchmark as _utils_benchmark  # noqa: F401
 

@@ -13,6 +13,7 @@ import threading
 import warnings
 
 from .. import _tensor as _t
+from ..core import eager
 from ..core.dispatch import Interpreter
 
 _RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either use "
@@ -69,7 +70,11 @@ class BatchInterpreter(Interpreter):
         out, out_bdims = rule(tuple(values), tuple(bdims), **params)
         if prim.multiple_results:
             return [self.wrap(o, d) for o, d in zip(out, out_bdims)]
-        return self.wrap(out, out_bdims)
+        out = self.wrap(out, out_bdims)
+        if prim.is_view and out._lvl is self and getattr(args[0], "_lvl", None) is self:
+            # a higher level that writes into the view must see its base (NOTE [in-place])
+            eager.mark_view(prim, args[0], params, out)
+        return out
 
     def inplace(self, t, result, name):
         """`t.op_(...)`: write the batched `result` into `t` (as torch allows in vmap)."""

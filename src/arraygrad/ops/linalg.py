@@ -69,6 +69,8 @@ def _same_dtype(x, y):
 
 @tensor_op(others=('other',))
 def matmul(input, other):
+    if input.is_sparse or other.is_sparse:     # sparse COO operands: their own matmul
+        return input.matmul(other) if input.is_sparse else other.__rmatmul__(input)
     x, y = input, other
     _same_dtype(x, y)
     if x.ndim == 0 or y.ndim == 0:

@@ -566,6 +566,14 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         return sum(abs(input), dim, keepdim)
     if p == float("inf"):
         return amax(abs(input), dim if dim is not None else (), keepdim)
+    if p == -float("inf"):
+        return amin(abs(input), dim if dim is not None else (), keepdim)
+    if p == 0:      # the count of nonzeros, with a zero gradient (sign's), as torch's
+        from .elementwise import sign
+        return sum(sign(abs(input)), dim, keepdim)
+    if isinstance(p, str):
+        raise RuntimeError(f"norm: p='{p}' is not supported here; for matrix norms use "
+                           "linalg.matrix_norm")
     return sum(abs(input) ** p, dim, keepdim) ** (1.0 / p)
 
 
