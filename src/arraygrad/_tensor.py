@@ -285,8 +285,14 @@ class Tensor:
                 return (f"BatchedTensor(lvl={self._lvl.level}, bdim={self._aux}, "
                         f"value={self._inner!r})")
             return f"{self._lvl.kind.capitalize()}Tensor(lvl={self._lvl.level}, value={self._inner!r})"
-        data = np.asarray(backend_of(self._data).to_numpy(self._data))
         extra = []
+        if backend_of(self._data).lazy:     # printing does not compute (that is compute()'s job)
+            if self.grad_fn is not None:
+                extra.append(f"grad_fn=<{self.grad_fn.name()}>")
+            elif self._requires_grad:
+                extra.append("requires_grad=True")
+            return f"tensor({self._data!r}{''.join(', ' + e for e in extra)})"
+        data = np.asarray(backend_of(self._data).to_numpy(self._data))
         if self.dtype is not _dt.get_default_dtype() and (
                 data.size == 0 or self.dtype not in (_dt.int64, _dt.bool)):
             extra.append(f"dtype={self.dtype}")

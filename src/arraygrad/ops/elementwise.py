@@ -33,8 +33,8 @@ def promote(*operands, float_only=False, op="op"):
                     if type(b) is builtins.int and kind in "iu":
                         return a, _wrapped_int(b, a.dtype)
                     return operands
-            elif isinstance(b, Tensor) and b._lvl is None and a._data.dtype == b._data.dtype \
-                    and type(a._data) is type(b._data):
+            elif isinstance(b, Tensor) and b._lvl is None and type(a._data) is type(b._data) \
+                    and a._data.dtype == b._data.dtype:
                 return operands
     res = _dt.result_type(*operands)
     if float_only and not res.is_floating_point:
