@@ -4,7 +4,14 @@ array_api_strict implements the Python array API standard and nothing more, so a
 calls a NumPy-only function (or returns a NumPy array) fails here: the seam's contract is the
 standard plus the backend object's extras. On Dask every op and every gradient builds a lazy,
 chunked graph whose computed values must be NumPy's.
+
+CI runs each op's first sample on array_api_strict; `ARRAYGRAD_TESTS_BACKENDS=full` runs every
+sample on both libraries (minutes). Ops whose impls are not yet standard are listed in
+NOT_YET with the reason; they are expected to fail (a listed op that passes fails the test, so
+the list only shrinks), and a new op that is not standard fails CI.
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -39,7 +46,101 @@ def _dask():
         da.Array
 
 
-LIBS = {"array_api_strict": _strict, "dask": _dask}
+FULL = os.environ.get("ARRAYGRAD_TESTS_BACKENDS") == "full"
+LIBS = {"array_api_strict": _strict, "dask": _dask} if FULL else {"array_api_strict": _strict}
+
+NOT_YET = {
+    'array_api_strict': {
+        'NumPy index arrays (or NumPy-style advanced indexing) in the impl':
+            ['adaptive_max_pool2d', 'getitem_list', 'interpolate_nearest', 'pad_circular',
+             'pad_reflect', 'pad_replicate', 'pdist'],
+        'NumPy-only call signature (positional dtype, scalar operands, NumPy dtype strings)':
+            ['copysign', 'digamma', 'digamma_negative', 'polygamma', 'round', 'searchsorted'],
+        'NumPy-style advanced indexing that mixes index arrays and slices':
+            ['getitem_mixed', 'getitem_tensor_and_slice', 'index_fill', 'index_select'],
+        'NumPy-style indexing with fewer indices than dimensions (no trailing ellipsis)':
+            ['avg_pool2d', 'conv2d', 'conv_transpose1d', 'conv_transpose2d', 'embedding', 'fold',
+             'getitem_int_tensor', 'index_add', 'max_pool2d', 'unique_consecutive'],
+        "an elementwise special function runs np.vectorize over Python's math module":
+            ['erf', 'erfc', 'erfinv', 'gelu', 'lgamma', 'lgamma_negative', 'special.log_ndtr',
+             'special.ndtr', 'special.ndtri'],
+        'calls NumPy-only any':
+            ['take'],
+        'calls NumPy-only argsort(kind=)':
+            ['mode'],
+        'calls NumPy-only astype':
+            ['bucketize', 'histc', 'i0', 'special.i0e', 'special.i1', 'special.i1e'],
+        'calls NumPy-only bincount':
+            ['bincount'],
+        'calls NumPy-only fmod':
+            ['fmod'],
+        'calls NumPy-only heaviside':
+            ['heaviside'],
+        'calls NumPy-only nan_to_num':
+            ['nan_to_num', 'nan_to_num_method'],
+        'calls NumPy-only pad':
+            ['avg_pool1d', 'conv1d', 'conv3d', 'max_pool1d', 'unfold'],
+        'calls NumPy-only unique':
+            ['unique'],
+        "floating-point warnings: silent() needs NumPy's errstate, which this namespace lacks":
+            ['copysign_method', 'isnan', 'logaddexp_inf', 'pow_special', 'sqrt_at_zero'],
+        "the op builds an internal NumPy array (mask, index, constant) instead of one on its input's backend":
+            ['adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'cross_entropy_smoothing', 'ctc_loss',
+             'diag', 'embedding_bag', 'embedding_bag_psw', 'interpolate_bilinear', 'kthvalue',
+             'local_response_norm', 'multi_margin_loss', 'multilabel_margin_loss', 'nanquantile',
+             'pad_constant', 'prod', 'prod_with_zero', 'quantile', 'scatter_src', 'scatter_value',
+             'tril', 'triu'],
+        'ufunc.accumulate (cumulative max/min/logaddexp) is NumPy-only':
+            ['cummax', 'cummin', 'logcumsumexp'],
+        "writes through NumPy's diagonal view (setflags)":
+            ['diagonal', 'trace'],
+    },
+    'dask': {
+        "Dask's reshape cannot split unevenly chunked dimensions":
+            ['conv1d', 'conv_transpose1d', 'group_norm', 'reshape', 'reshape_varargs', 'view',
+             'view_as'],
+        'NumPy-only call signature (positional dtype, scalar operands, NumPy dtype strings)':
+            ['digamma', 'digamma_negative', 'nan_to_num', 'nan_to_num_method', 'polygamma'],
+        'NumPy-style advanced indexing that Dask does not support':
+            ['embedding_bag', 'embedding_bag_psw', 'getitem_mixed', 'getitem_tensor_and_slice',
+             'take'],
+        "an elementwise special function runs np.vectorize over Python's math module":
+            ['erf', 'erfc', 'erfinv', 'gelu', 'lgamma', 'lgamma_negative', 'special.log_ndtr',
+             'special.ndtr', 'special.ndtri'],
+        "take_along_axis with an index broadcast against the data (Dask backend's version)":
+            ['ctc_loss'],
+        'calls NumPy-only argsort(kind=)':
+            ['mode'],
+        'calls NumPy-only heaviside':
+            ['heaviside'],
+        'calls NumPy-only unique(axis=)':
+            ['unique'],
+        'data-dependent output shape (unknown Dask chunk sizes)':
+            ['bincount', 'embedding', 'getitem_bool', 'masked_select', 'unique_consecutive'],
+        "floating-point warnings: silent() needs NumPy's errstate, which this namespace lacks":
+            ['copysign_method', 'isnan', 'logaddexp_inf', 'pow_special', 'sqrt_at_zero'],
+        'in-place write into an index of a Dask array':
+            ['index_fill'],
+        'ufunc.accumulate (cumulative max/min/logaddexp) is NumPy-only':
+            ['cummax', 'cummin', 'logcumsumexp'],
+        "writes through NumPy's diagonal view (setflags)":
+            ['diag', 'diagonal', 'trace'],
+    },
+}
+_REASON = {lib: {op: why for why, ops in by.items() for op in ops} for lib, by in NOT_YET.items()}
+
+
+def _params():
+    out = []
+    for p in cases(OPS):
+        op, sample = p.values
+        if not FULL and not p.id.endswith("-0"):
+            continue
+        for lib in LIBS:
+            why = _REASON[lib].get(op.name)
+            marks = [pytest.mark.xfail(reason=why, strict=not FULL)] if why else []
+            out.append(pytest.param(lib, op, sample, id=f"{p.id}-{lib}", marks=marks))
+    return out
 
 
 def _grads(lib, leaves, outs):
@@ -62,8 +163,7 @@ def _same(got, ref, array_type, what):
                                atol=1e-14, equal_nan=True, err_msg=what)
 
 
-@pytest.mark.parametrize("library", LIBS)
-@pytest.mark.parametrize("op,sample", cases(OPS))
+@pytest.mark.parametrize("library,op,sample", _params())
 def test_catalogue(library, op, sample):
     lib, array_type = LIBS[library]()
     leaves, outs = run(ag, op, sample)

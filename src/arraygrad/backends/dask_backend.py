@@ -5,16 +5,36 @@ Every op on a Dask-backed tensor adds to a Dask graph instead of computing, back
 graph that `arraygrad.compute` runs at once. `xp` is array-api-compat's array API namespace
 over `dask.array`; NumPy arrays join Dask ops as one-chunk Dask arrays.
 """
+import types
+
 import numpy as np
 import dask
 import dask.array as da
 import array_api_compat.dask.array as dxp
 
 
+def _take_along_axis(x, index, axis=-1):
+    """The standard's take_along_axis, chunk by chunk: both arrays get one chunk along `axis`
+    and the same chunks along the others (where their sizes agree)."""
+    axis = axis % x.ndim
+    x = x.rechunk({axis: -1})
+    index = da.asarray(index).rechunk({axis: -1, **{d: x.chunks[d] for d in range(x.ndim)
+                                                    if d != axis and index.shape[d] == x.shape[d]}})
+    chunks = tuple((index.shape[axis],) if d == axis else
+                   max(x.chunks[d], index.chunks[d], key=len) for d in range(x.ndim))
+    return da.map_blocks(np.take_along_axis, x, index, axis=axis, dtype=x.dtype, chunks=chunks)
+
+
+# array-api-compat's namespace over dask.array, plus what it lacks
+xp = types.ModuleType("arraygrad.backends.dask_backend.xp")
+xp.__dict__.update({k: v for k, v in vars(dxp).items() if not k.startswith("__")})
+xp.take_along_axis = _take_along_axis
+
+
 class DaskBackend:
     name = "dask"
     device = "cpu"
-    xp = dxp
+    xp = xp
     array_type = da.Array
     lazy = True
     takes_numpy = True
