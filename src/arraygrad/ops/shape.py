@@ -138,7 +138,7 @@ def unflatten(input, dim, sizes):
 # ----------------------------------------------------------------- permutations
 def _swapped(ndim, d0, d1):
     perm = list(range(ndim))
-    if ndim:
+    if d0 != d1:      # (both 0 for a 0-d tensor; shifted past it under vmap)
         perm[d0], perm[d1] = perm[d1], perm[d0]
     return perm
 
