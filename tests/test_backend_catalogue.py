@@ -54,22 +54,21 @@ NOT_YET = {
         'NumPy index arrays (or NumPy-style advanced indexing) in the impl':
             ['adaptive_max_pool2d', 'getitem_list', 'interpolate_nearest', 'pad_circular',
              'pad_reflect', 'pad_replicate', 'pdist'],
-        'NumPy-only call signature (positional dtype, scalar operands, NumPy dtype strings)':
-            ['copysign', 'digamma', 'digamma_negative', 'polygamma', 'round', 'searchsorted'],
         'NumPy-style advanced indexing that mixes index arrays and slices':
             ['getitem_mixed', 'getitem_tensor_and_slice', 'index_fill', 'index_select'],
         'NumPy-style indexing with fewer indices than dimensions (no trailing ellipsis)':
             ['avg_pool2d', 'conv2d', 'conv_transpose1d', 'conv_transpose2d', 'embedding', 'fold',
              'getitem_int_tensor', 'index_add', 'max_pool2d', 'unique_consecutive'],
-        "an elementwise special function runs np.vectorize over Python's math module":
-            ['erf', 'erfc', 'erfinv', 'gelu', 'lgamma', 'lgamma_negative', 'special.log_ndtr',
-             'special.ndtr', 'special.ndtri'],
+        'a NumPy-only call signature (positional dtype, two scalars, NumPy dtype strings)':
+            ['copysign', 'copysign_method', 'digamma', 'digamma_negative', 'lgamma',
+             'lgamma_negative', 'polygamma', 'round', 'searchsorted'],
         'calls NumPy-only any':
             ['take'],
         'calls NumPy-only argsort(kind=)':
             ['mode'],
         'calls NumPy-only astype':
-            ['bucketize', 'histc', 'i0', 'special.i0e', 'special.i1', 'special.i1e'],
+            ['bucketize', 'erfinv', 'histc', 'i0', 'special.i0e', 'special.i1', 'special.i1e',
+             'special.ndtri'],
         'calls NumPy-only bincount':
             ['bincount'],
         'calls NumPy-only fmod':
@@ -82,14 +81,12 @@ NOT_YET = {
             ['avg_pool1d', 'conv1d', 'conv3d', 'max_pool1d', 'unfold'],
         'calls NumPy-only unique':
             ['unique'],
-        "floating-point warnings: silent() needs NumPy's errstate, which this namespace lacks":
-            ['copysign_method', 'isnan', 'logaddexp_inf', 'pow_special', 'sqrt_at_zero'],
-        "the op builds an internal NumPy array (mask, index, constant) instead of one on its input's backend":
+        "the op builds an internal NumPy tensor (mask, index, constant) instead of one on its input's backend":
             ['adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'cross_entropy_smoothing', 'ctc_loss',
              'diag', 'embedding_bag', 'embedding_bag_psw', 'interpolate_bilinear', 'kthvalue',
              'local_response_norm', 'multi_margin_loss', 'multilabel_margin_loss', 'nanquantile',
-             'pad_constant', 'prod', 'prod_with_zero', 'quantile', 'scatter_src', 'scatter_value',
-             'tril', 'triu'],
+             'pad_constant', 'prod', 'prod_with_zero', 'quantile', 'scatter_src',
+             'scatter_value', 'tril', 'triu'],
         'ufunc.accumulate (cumulative max/min/logaddexp) is NumPy-only':
             ['cummax', 'cummin', 'logcumsumexp'],
         "writes through NumPy's diagonal view (setflags)":
@@ -99,16 +96,11 @@ NOT_YET = {
         "Dask's reshape cannot split unevenly chunked dimensions":
             ['conv1d', 'conv_transpose1d', 'group_norm', 'reshape', 'reshape_varargs', 'view',
              'view_as'],
-        'NumPy-only call signature (positional dtype, scalar operands, NumPy dtype strings)':
-            ['digamma', 'digamma_negative', 'nan_to_num', 'nan_to_num_method', 'polygamma'],
         'NumPy-style advanced indexing that Dask does not support':
             ['embedding_bag', 'embedding_bag_psw', 'getitem_mixed', 'getitem_tensor_and_slice',
              'take'],
-        "an elementwise special function runs np.vectorize over Python's math module":
-            ['erf', 'erfc', 'erfinv', 'gelu', 'lgamma', 'lgamma_negative', 'special.log_ndtr',
-             'special.ndtr', 'special.ndtri'],
-        "take_along_axis with an index broadcast against the data (Dask backend's version)":
-            ['ctc_loss'],
+        'a NumPy-only call signature (positional dtype, two scalars, NumPy dtype strings)':
+            ['digamma', 'digamma_negative', 'nan_to_num', 'nan_to_num_method', 'polygamma'],
         'calls NumPy-only argsort(kind=)':
             ['mode'],
         'calls NumPy-only heaviside':
@@ -117,10 +109,12 @@ NOT_YET = {
             ['unique'],
         'data-dependent output shape (unknown Dask chunk sizes)':
             ['bincount', 'embedding', 'getitem_bool', 'masked_select', 'unique_consecutive'],
-        "floating-point warnings: silent() needs NumPy's errstate, which this namespace lacks":
+        "floating-point warnings at compute time (NumPy's errstate does not reach Dask's threads)":
             ['copysign_method', 'isnan', 'logaddexp_inf', 'pow_special', 'sqrt_at_zero'],
         'in-place write into an index of a Dask array':
             ['index_fill'],
+        "take_along_axis with an index broadcast against the data (the Dask backend's version)":
+            ['ctc_loss'],
         'ufunc.accumulate (cumulative max/min/logaddexp) is NumPy-only':
             ['cummax', 'cummin', 'logcumsumexp'],
         "writes through NumPy's diagonal view (setflags)":

@@ -8,6 +8,7 @@ NumPy by DLPack (these arrays live in host memory).
 import numpy as np
 
 from .. import dtypes as _dt
+from .numpy_backend import map_scalar
 
 
 class ArrayApiBackend:
@@ -48,6 +49,10 @@ class ArrayApiBackend:
     def alias(self, array):
         """The standard has no views: an op that aliases its input gives the input."""
         return array
+
+    def map_scalar(self, fn, array):
+        """`fn` (a Python function of one number) on each element, through NumPy."""
+        return self.asarray(map_scalar(fn, self.to_numpy(array)))
 
     def index_add(self, target, index, values):
         """target[index] += values, accumulating repeated indices (the standard has no

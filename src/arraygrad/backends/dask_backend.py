@@ -12,6 +12,8 @@ import dask
 import dask.array as da
 import array_api_compat.dask.array as dxp
 
+from .numpy_backend import map_scalar
+
 
 def _take_along_axis(x, index, axis=-1):
     """The standard's take_along_axis, chunk by chunk: both arrays get one chunk along `axis`
@@ -53,6 +55,10 @@ class DaskBackend:
 
     def alias(self, array):
         return array
+
+    def map_scalar(self, fn, array):
+        """`fn` (a Python function of one number) on each element, chunk by chunk."""
+        return array.map_blocks(lambda block: map_scalar(fn, block), dtype=array.dtype)
 
     def index_add(self, target, index, values):
         """target[index] += values, accumulating repeated indices. Dask has no scatter-add:

@@ -28,6 +28,11 @@ class NumpyBackend:
         """A new array object over the same memory (a view: tensors' views share storage)."""
         return array.view()
 
+    def map_scalar(self, fn, array):
+        """`fn`, a Python function of one number, applied to each element: for the functions
+        the array API standard lacks (erf, lgamma)."""
+        return map_scalar(fn, array)
+
     def index_add(self, target, index, values):
         """target[index] += values, accumulating repeated indices (scatter-add)."""
         np.add.at(target, index, values)
@@ -37,6 +42,12 @@ class NumpyBackend:
         """The global stream: one object for the process, reseeded in place by
         arraygrad.default_generator."""
         return _rng
+
+
+def map_scalar(fn, array):
+    if not array.size:
+        return array.copy()
+    return np.vectorize(fn, otypes=[array.dtype])(array)
 
 
 _rng = np.random.default_rng()

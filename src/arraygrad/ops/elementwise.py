@@ -4,7 +4,7 @@ import builtins
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
-from ..backends import silent
+from ..backends import silent, backend_of
 from ._checks import tensor_op, not_tensor, number_arg, short_dtype_name, type_name
 from ._rules import unary as _unary, binary, nondiff, elementwise_batch
 
@@ -326,7 +326,7 @@ def _sigmoid_impl(xp, x):
 
 def _erf(xp, x):
     import math
-    return xp.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x.copy()
+    return backend_of(x).map_scalar(math.erf, x)
 
 
 
