@@ -112,6 +112,20 @@ def test_custom_functions():
     np.testing.assert_allclose(x.grad.numpy(), 3 * xn ** 2 + 1 - np.tanh(xn) ** 2, rtol=1e-12)
 
 
+def test_map_blocks_and_conversions():
+    rng = np.random.default_rng(6)
+    xn, x = _data(rng, (8, 2), (4, 2))
+    lazy = ag.map_blocks(np.tanh, x)
+    assert isinstance(lazy._data, da.Array) and lazy._data.chunks == ((4, 4), (2,))
+    eager = ag.map_blocks(np.tanh, ag.tensor(xn))
+    np.testing.assert_allclose(lazy.numpy(), eager.numpy(), rtol=1e-15)
+    f32 = ag.tensor(da.from_array(xn, chunks=(4, 2)), dtype=ag.float32)
+    assert isinstance(f32._data, da.Array) and f32.dtype is ag.float32
+    assert f32.sum().item() == pytest.approx(xn.sum(), rel=1e-6)
+    with pytest.raises(TypeError, match="must be a Tensor"):
+        ag.compute(x, xn)
+
+
 def test_func_transforms():
     rng = np.random.default_rng(4)
     xn, x = _data(rng, (3, 8), (3, 4))      # vmap over the unchunked first dim
