@@ -140,3 +140,180 @@ def test_disabled_scaler_passes_through(torch):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             assert not L.amp.GradScaler("cpu", enabled=False).is_enabled()
+
+
+# ----------------------------------------------------------------- autocast
+def _autocast_ops(L):
+    """One call per op of torch's CPU autocast lists (and a few on neither), fresh inputs."""
+    F = L.nn.functional
+    r = np.random.RandomState(0)
+    f = lambda *s: L.tensor(r.randn(*s), dtype=L.float32)     # noqa: E731
+    bf = lambda *s: f(*s).to(L.bfloat16)                       # noqa: E731
+    a, b, x4, idx = f(3, 4), f(4, 5), f(2, 3, 5, 5), L.tensor([0, 2, 1])
+    return {
+        # lower precision
+        "matmul": lambda: a @ b, "matmul bf16 x f32": lambda: a.to(L.bfloat16) @ b,
+        "matmul f64": lambda: a.double() @ b.double(),
+        "mm": lambda: L.mm(a, b), "bmm": lambda: L.bmm(f(2, 3, 4), f(2, 4, 5)),
+        "addmm": lambda: L.addmm(f(3, 5), a, b),
+        "baddbmm": lambda: L.baddbmm(f(2, 3, 5), f(2, 3, 4), f(2, 4, 5)),
+        "addbmm": lambda: L.addbmm(f(3, 5), f(2, 3, 4), f(2, 4, 5)),
+        "linear": lambda: F.linear(a, f(6, 4), f(6)),
+        "conv1d": lambda: F.conv1d(f(2, 3, 7), f(4, 3, 3), f(4)),
+        "conv2d": lambda: F.conv2d(x4, f(4, 3, 3, 3)),
+        "conv3d": lambda: F.conv3d(f(1, 2, 4, 4, 4), f(3, 2, 2, 2, 2)),
+        "conv_transpose1d": lambda: F.conv_transpose1d(f(2, 3, 7), f(3, 4, 3)),
+        "conv_transpose2d": lambda: F.conv_transpose2d(x4, f(3, 4, 3, 3)),
+        "conv_transpose3d": lambda: F.conv_transpose3d(f(1, 2, 4, 4, 4), f(2, 3, 2, 2, 2)),
+        "prelu": lambda: F.prelu(a, f(1)),
+        "scaled_dot_product_attention":
+            lambda: F.scaled_dot_product_attention(f(2, 3, 4), f(2, 5, 4), f(2, 5, 4)),
+        # fp32, given bfloat16 inputs
+        "prod": lambda: bf(3, 4).prod(), "cdist": lambda: L.cdist(bf(3, 4), bf(5, 4)),
+        "trace": lambda: bf(3, 3).trace(),
+        "avg_pool3d": lambda: F.avg_pool3d(bf(1, 2, 4, 4, 4), 2),
+        "max_pool3d": lambda: F.max_pool3d(bf(1, 2, 4, 4, 4), 2),
+        "adaptive_avg_pool3d": lambda: F.adaptive_avg_pool3d(bf(1, 2, 4, 4, 4), 2),
+        "adaptive_max_pool3d": lambda: F.adaptive_max_pool3d(bf(1, 2, 4, 4, 4), 2),
+        "mse_loss": lambda: F.mse_loss(bf(3, 4), bf(3, 4)),
+        "l1_loss": lambda: F.l1_loss(bf(3, 4), bf(3, 4)),
+        "smooth_l1_loss": lambda: F.smooth_l1_loss(bf(3, 4), bf(3, 4)),
+        "huber_loss": lambda: F.huber_loss(bf(3, 4), bf(3, 4)),
+        "nll_loss": lambda: F.nll_loss(bf(3, 4), idx),
+        "cross_entropy": lambda: F.cross_entropy(bf(3, 4), idx),
+        "kl_div": lambda: F.kl_div(bf(3, 4), bf(3, 4), reduction="batchmean"),
+        "binary_cross_entropy":
+            lambda: F.binary_cross_entropy(bf(3, 4).sigmoid(), bf(3, 4).sigmoid()),
+        "binary_cross_entropy_with_logits":
+            lambda: F.binary_cross_entropy_with_logits(bf(3, 4), bf(3, 4).sigmoid()),
+        "poisson_nll_loss": lambda: F.poisson_nll_loss(bf(3, 4), bf(3, 4).abs()),
+        "margin_ranking_loss": lambda: F.margin_ranking_loss(bf(4), bf(4), bf(4).sign()),
+        "hinge_embedding_loss": lambda: F.hinge_embedding_loss(bf(4), bf(4).sign()),
+        "soft_margin_loss": lambda: F.soft_margin_loss(bf(4), bf(4).sign()),
+        "cosine_embedding_loss":
+            lambda: F.cosine_embedding_loss(bf(3, 4), bf(3, 4), bf(3).sign()),
+        "triplet_margin_loss": lambda: F.triplet_margin_loss(bf(3, 4), bf(3, 4), bf(3, 4)),
+        "multi_margin_loss": lambda: F.multi_margin_loss(bf(3, 4), idx),
+        "multilabel_margin_loss":
+            lambda: F.multilabel_margin_loss(bf(3, 4), L.tensor([[1, -1, 0, 0]] * 3)),
+        # on neither list: the input's dtype, or ordinary promotion
+        "relu": lambda: F.relu(bf(3, 4)), "softmax": lambda: bf(3, 4).softmax(-1),
+        "sum": lambda: bf(3, 4).sum(), "add mixed": lambda: bf(3, 4) + f(3, 4),
+        "layer_norm": lambda: F.layer_norm(bf(3, 4), (4,)),
+        "max_pool2d": lambda: F.max_pool2d(bf(1, 2, 4, 4), 2),
+    }
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_autocast_result_dtypes_as_torch(torch, dtype):
+    pytest.importorskip("ml_dtypes")
+    results = {}
+    for L in (ag, torch):
+        with L.autocast("cpu", dtype=getattr(L, dtype)):
+            results[L] = {k: str(fn().dtype).split(".")[1] for k, fn in _autocast_ops(L).items()}
+    assert results[ag] == results[torch]
+
+
+def _mlp_step(L, **autocast_kw):
+    L.manual_seed(0)
+    rng = np.random.default_rng(1)
+    lin1, lin2 = L.nn.Linear(4, 8), L.nn.Linear(8, 3)
+    with L.no_grad():
+        for p in (*lin1.parameters(), *lin2.parameters()):
+            p.copy_(L.tensor(rng.standard_normal(tuple(p.shape)) * 0.5, dtype=L.float32))
+    x = L.tensor(rng.standard_normal((5, 4)), dtype=L.float32)
+    with L.autocast("cpu", **autocast_kw):
+        h = lin1(x).relu()
+        out = lin2(h)
+        loss = L.nn.functional.cross_entropy(out, L.tensor([0, 1, 2, 1, 0]))
+    loss.backward()
+    return (h.dtype, out.dtype, loss.dtype, lin1.weight.grad.dtype,
+            loss.item(), lin1.weight.grad.numpy().copy())
+
+
+def test_autocast_training_step_as_torch(torch):
+    pytest.importorskip("ml_dtypes")
+    got, want = _mlp_step(ag), _mlp_step(torch)
+    assert [str(d).split(".")[1] for d in got[:4]] == [str(d).split(".")[1] for d in want[:4]]
+    assert [str(d).split(".")[1] for d in got[:4]] == ["bfloat16", "bfloat16", "float32",
+                                                       "float32"]
+    assert got[4] == pytest.approx(want[4], rel=2e-2)
+    np.testing.assert_allclose(got[5], want[5], rtol=5e-2, atol=2e-2)
+
+
+def test_autocast_nesting_disable_and_decorator():
+    pytest.importorskip("ml_dtypes")
+    a = ag.ones(2, 2)
+    assert not ag.is_autocast_enabled("cpu") and (a @ a).dtype is ag.float32
+    with ag.autocast("cpu"):
+        assert ag.is_autocast_enabled("cpu") and ag.get_autocast_dtype("cpu") is ag.bfloat16
+        assert not ag.is_autocast_enabled()                 # no argument: CUDA's, as torch
+        with ag.autocast("cpu", enabled=False):
+            assert (a @ a).dtype is ag.float32
+        with ag.autocast("cpu", dtype=ag.float16):
+            assert (a @ a).dtype is ag.float16
+        assert (a @ a).dtype is ag.bfloat16
+        with pytest.raises(ValueError):
+            with ag.autocast("cpu", dtype=ag.float16):
+                raise ValueError("the outer state comes back after an exception")
+        assert (a @ a).dtype is ag.bfloat16
+    assert not ag.is_autocast_enabled("cpu")
+
+    @ag.autocast("cpu", dtype=ag.float16)
+    def f(x):
+        return x @ x
+    assert f(a).dtype is ag.float16 and (a @ a).dtype is ag.float32
+    with ag.amp.autocast("cpu"):
+        assert (a @ a).dtype is ag.bfloat16
+
+
+def test_autocast_warnings_and_errors_as_torch(torch):
+    pytest.importorskip("ml_dtypes")
+    for L in (ag, torch):
+        a = L.ones(2, 2)
+        with pytest.warns(UserWarning, match="target dtype is not supported"):
+            with L.autocast("cpu", dtype=L.float64):
+                assert (a @ a).dtype is L.float32
+        with pytest.warns(UserWarning, match="CUDA is not available"):
+            with L.autocast("cuda"):
+                assert (a @ a).dtype is L.float32
+        with pytest.warns(FutureWarning, match="torch.cpu.amp.autocast"):
+            with L.cpu.amp.autocast():
+                assert (a @ a).dtype is L.bfloat16
+        with pytest.warns(UserWarning, match="CUDA is not available"):
+            with pytest.warns(FutureWarning, match="torch.cuda.amp.autocast"):
+                with L.cuda.amp.autocast():
+                    assert (a @ a).dtype is L.float32
+        with pytest.warns(UserWarning, match="CUDA is not available"):
+            with pytest.warns(FutureWarning, match="torch.cuda.amp.GradScaler"):
+                assert not L.cuda.amp.GradScaler().is_enabled()
+        with pytest.raises(RuntimeError, match="Expected one of cpu, cuda"):
+            L.autocast("foo")
+        with pytest.raises(ValueError, match="Expected `device_type` of type `str`"):
+            L.autocast(L.device("cpu"))
+
+
+def test_custom_fwd_casts_inputs_and_bwd_follows(torch):
+    pytest.importorskip("ml_dtypes")
+    seen = {}
+    for L in (ag, torch):
+        class Square(L.autograd.Function):
+            @staticmethod
+            @L.amp.custom_fwd(device_type="cpu", cast_inputs=L.float32)
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x @ x
+
+            @staticmethod
+            @L.amp.custom_bwd(device_type="cpu")
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                return g @ x.T + x.T @ g
+
+        x = L.ones(2, 2, dtype=L.bfloat16, requires_grad=True)
+        with L.autocast("cpu"):
+            y = Square.apply(x)
+        y.sum().backward()
+        seen[L] = (str(y.dtype), str(x.grad.dtype))
+    assert seen[ag][0].split(".")[1] == seen[torch][0].split(".")[1] == "float32"
+    assert seen[ag][1].split(".")[1] == seen[torch][1].split(".")[1]

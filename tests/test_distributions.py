@@ -1,11 +1,14 @@
 """arraygrad.distributions against torch.distributions (float64): densities, entropies,
 moments, KL, validation errors; samplers by statistics; rsample gradients exactly where the
-noise is recoverable from the sample, and the Gamma implicit gradient on torch's own samples."""
+noise is recoverable from the sample; the Gamma and Dirichlet implicit gradients on torch's own
+samples, and per-sample rsample gradients of Gamma, Dirichlet and Beta draws against torch's
+formulas at the same draw."""
 import numpy as np
 import pytest
 
 import arraygrad as ag
 import arraygrad.distributions as D
+from arraygrad.distributions.dirichlet import dirichlet_grad
 from arraygrad.distributions.gamma import standard_gamma_grad
 
 L1 = np.array([[1.5, 0, 0], [0.3, 0.8, 0], [-0.2, 0.4, 1.1]])
@@ -185,6 +188,51 @@ def test_gamma_rsample_gradient_is_implicit_reparameterisation():
     y = D.Gamma(conc, 1.).rsample((3,))
     (g,) = ag.autograd.grad(y.sum(), conc)
     np.testing.assert_allclose(_np(g), _np(standard_gamma_grad(conc.detach(), y.detach()).sum(0)))
+
+
+def test_dirichlet_grad_on_torch_samples(torch):
+    # rows reach every regime: x near 0 or 1, both parameters large, the rational correction
+    alpha = torch.tensor([[0.05, 0.3, 2.], [7., 9., 0.5], [1., 1., 1.], [20., 30., 50.],
+                          [0.5, 12., 8.], [100., 0.2, 3.]], dtype=torch.float64).repeat(200, 1)
+    torch.manual_seed(0)
+    x = torch._sample_dirichlet(alpha)
+    total = alpha.sum(-1, True).expand_as(alpha)
+    expected = torch._dirichlet_grad(x, alpha, total).numpy()
+    ours = _np(dirichlet_grad(*(ag.tensor(v.numpy()) for v in (x, alpha, total))))
+    np.testing.assert_allclose(ours, expected, rtol=1e-10, atol=1e-300)
+
+
+def test_per_sample_rsample_gradients_match_torch(torch):
+    from torch.distributions.dirichlet import _Dirichlet_backward
+    rng = np.random.default_rng(3)
+    T = lambda v: torch.tensor(_np(v))                                      # noqa: E731
+    ag.manual_seed(4)
+    # Dirichlet: the gradient of <g, x> at our draw x is torch's backward at that x
+    a = _t(ag, [[0.4, 2., 7.], [9., 11., 0.8]], requires_grad=True)
+    x = D.Dirichlet(a).rsample((50,))
+    g = rng.standard_normal(tuple(x.shape))
+    (ga,) = ag.autograd.grad(x, a, _t(ag, g))
+    want = _Dirichlet_backward(T(x), T(a).expand(tuple(x.shape)), torch.tensor(g)).sum(0)
+    np.testing.assert_allclose(_np(ga), want.numpy(), rtol=1e-9)
+    # Beta: torch's rsample is coordinate 0 of Dirichlet([c1, c0])
+    c1, c0 = _t(ag, [0.5, 3.], requires_grad=True), _t(ag, [2., 8.], requires_grad=True)
+    b = D.Beta(c1, c0).rsample((40,))
+    g = rng.standard_normal(tuple(b.shape))
+    g1, g0 = ag.autograd.grad(b, (c1, c0), _t(ag, g))
+    xb = torch.stack([T(b), 1 - T(b)], -1)
+    conc = torch.stack([T(c1), T(c0)], -1).expand(tuple(xb.shape))
+    want = _Dirichlet_backward(xb, conc, torch.stack([torch.tensor(g), torch.zeros(b.shape,
+                                                      dtype=torch.float64)], -1)).sum(0)
+    np.testing.assert_allclose(_np(g1), want[..., 0].numpy(), rtol=1e-9)
+    np.testing.assert_allclose(_np(g0), want[..., 1].numpy(), rtol=1e-9)
+    # Gamma(conc, rate): x = s / rate with s standard, d x / d conc = standard_gamma_grad / rate
+    conc, rate = _t(ag, [0.3, 4., 20.], requires_grad=True), _t(ag, [2., 0.5, 1.])
+    y = D.Gamma(conc, rate).rsample((30,))
+    g = rng.standard_normal(tuple(y.shape))
+    (gc,) = ag.autograd.grad(y, conc, _t(ag, g))
+    want = (torch._standard_gamma_grad(T(conc).expand(tuple(y.shape)), T(y) * T(rate))
+            / T(rate) * torch.tensor(g)).sum(0)
+    np.testing.assert_allclose(_np(gc), want.numpy(), rtol=1e-9)
 
 
 def test_dirichlet_and_beta_rsample_gradients_are_unbiased():

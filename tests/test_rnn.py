@@ -235,3 +235,99 @@ def test_gradcheck_forward_ad_and_double_backward(name):
     args = (x, h, w.detach().requires_grad_())
     assert ag.autograd.gradcheck(f, args, check_forward_ad=True)
     assert ag.autograd.gradgradcheck(f, args, fast_mode=True)
+
+
+# ----------------------------------------------------------------- packed sequences
+def _packed_run(L, module, enforce_sorted, with_hx):
+    """A packed batch (lengths out of order unless enforce_sorted) through `module`; returns the
+    padded output, final states, and gradients of the input and parameters."""
+    R = L.nn.utils.rnn
+    r = np.random.default_rng(3)
+    lengths = [5, 3, 2, 1] if enforce_sorted else [2, 5, 1, 3]
+    x = L.tensor(r.standard_normal((4, 5, 3)), requires_grad=True)
+    packed = R.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=enforce_sorted)
+    hx = None
+    if with_hx:
+        layers = module.num_layers * (2 if module.bidirectional else 1)
+        hx = L.tensor(r.standard_normal((layers, 4, 4)))
+        if isinstance(module, L.nn.LSTM):
+            hx = (hx, L.tensor(r.standard_normal((layers, 4, 4))))
+    out, h = module(packed, hx)
+    assert isinstance(out, R.PackedSequence)
+    y, _ = R.pad_packed_sequence(out, batch_first=True)
+    states = list(h) if isinstance(h, tuple) else [h]
+    loss = (y * y.detach().cos()).sum() + sum((s * s.detach().sin()).sum() for s in states)
+    loss.backward()
+    return [y, *states, x.grad, *(p.grad for p in module.parameters())]
+
+
+@pytest.mark.parametrize("name,kwargs", [("RNN", {}), ("LSTM", dict(num_layers=2,
+                                                                    bidirectional=True)),
+                                         ("GRU", dict(bidirectional=True))])
+@pytest.mark.parametrize("enforce_sorted", [True, False])
+def test_packed_input_matches_torch(torch, name, kwargs, enforce_sorted):
+    am, tm = _pair(torch, name, 3, 4, **kwargs)
+    for with_hx in (False, True):
+        am.zero_grad()
+        tm.zero_grad()
+        got = _packed_run(ag, am, enforce_sorted, with_hx)
+        want = _packed_run(torch, tm, enforce_sorted, with_hx)
+        for k, (a, t) in enumerate(zip(got, want)):
+            assert_close(a, t, what=f"{name} packed result {k}: ")
+
+
+def _pack_round_trip(L, batch_first, enforce_sorted):
+    R = L.nn.utils.rnn
+    r = np.random.default_rng(4)
+    lengths = [5, 3, 2, 1] if enforce_sorted else [2, 5, 1, 3]
+    shape = (4, 5, 3) if batch_first else (5, 4, 3)
+    x = L.tensor(r.standard_normal(shape), requires_grad=True)
+    p = R.pack_padded_sequence(x, L.tensor(lengths), batch_first=batch_first,
+                               enforce_sorted=enforce_sorted)
+    y, n = R.pad_packed_sequence(p, batch_first=batch_first, padding_value=-1.0,
+                                 total_length=6)
+    (y * y.detach().cos()).sum().backward()
+    idx = [None if i is None else i for i in (p.sorted_indices, p.unsorted_indices)]
+    return [p.data, p.batch_sizes, y, n, x.grad] + [i for i in idx if i is not None]
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("enforce_sorted", [True, False])
+def test_pack_and_pad_match_torch(torch, batch_first, enforce_sorted):
+    got = _pack_round_trip(ag, batch_first, enforce_sorted)
+    want = _pack_round_trip(torch, batch_first, enforce_sorted)
+    assert len(got) == len(want)
+    for a, t in zip(got, want):
+        assert a.dtype.name == str(t.dtype).split(".")[1]
+        assert_close(a, t)
+
+
+def test_sequence_helpers_match_torch(torch):
+    r = np.random.default_rng(5)
+    arrays = [r.standard_normal((n, 2)) for n in (3, 1, 4)]
+    res = {}
+    for L in (ag, torch):
+        R = L.nn.utils.rnn
+        seqs = [L.tensor(a) for a in arrays]
+        packed = R.pack_sequence(seqs, enforce_sorted=False)
+        res[L] = [R.pad_sequence(seqs), R.pad_sequence(seqs, batch_first=True, padding_value=7.0,
+                                                       padding_side="left"),
+                  packed.data, packed.batch_sizes,
+                  *R.unpack_sequence(packed),
+                  *R.unpad_sequence(R.pad_sequence(seqs, batch_first=True), L.tensor([3, 1, 4]),
+                                    batch_first=True)]
+    for a, t in zip(res[ag], res[torch]):
+        assert_close(a, t)
+
+
+def test_packing_errors_match_torch(torch):
+    for L in (ag, torch):
+        R = L.nn.utils.rnn
+        x = L.zeros(4, 3, 2)
+        with pytest.raises(RuntimeError, match="sorted in decreasing order"):
+            R.pack_padded_sequence(x, [1, 3, 2])
+        with pytest.raises(RuntimeError, match="greater than 0"):
+            R.pack_padded_sequence(x, [3, 2, 0])
+        p = R.pack_padded_sequence(x, [4, 2, 1])
+        with pytest.raises(ValueError, match="Expected total_length to be at least"):
+            R.pad_packed_sequence(p, total_length=3)

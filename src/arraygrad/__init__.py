@@ -5,7 +5,7 @@
     (x ** 2).sum().backward()
     x.grad      # tensor([2., 4.])
 """
-from .dtypes import (dtype, float16, half, float32, float, float64, double, uint8, int8,  # noqa: F401
+from .dtypes import (dtype, float16, half, bfloat16, float32, float, float64, double, uint8, int8,  # noqa: F401
                      int16, short, int32, int, int64, long, bool, get_default_dtype,
                      set_default_dtype, promote_types, result_type as _result_type)
 from ._tensor import Tensor, Size  # noqa: F401
@@ -40,7 +40,7 @@ from .ops.shape import (reshape, flatten, unflatten, transpose, swapaxes, swapdi
 from .ops.index import (gather, index_select, masked_fill, masked_select, nonzero,  # noqa: F401
                         take, take_along_dim, scatter_add)
 from .ops.linalg import (matmul, mm, bmm, mv, dot, inner, vdot, outer, ger, addmm,  # noqa: F401
-                         einsum)
+                         baddbmm, addbmm, einsum)
 from .ops.elementwise import (atan2, arctan2, logaddexp, hypot, lerp, addcmul, addcdiv,  # noqa: F401
                               xlogy, logit, fmod)
 from .ops.shape import tril, triu, meshgrid, ravel, diff  # noqa: F401
@@ -66,12 +66,15 @@ from .func import vmap  # noqa: F401
 # training stack (train15): Generator, torch.utils.data, save/load
 from ._generator import Generator, default_generator  # noqa: F401
 # torch-namespace compatibility (compat15)
-from . import amp, profiler, random  # noqa: F401
+from . import amp, cpu, profiler, random  # noqa: F401
+from .amp import autocast, is_autocast_enabled, get_autocast_dtype, set_autocast_dtype  # noqa: F401
 from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, ByteTensor, CharTensor,  # noqa: F401
-                      ShortTensor, IntTensor, LongTensor, BoolTensor, set_default_tensor_type)
+                      ShortTensor, IntTensor, LongTensor, BoolTensor, BFloat16Tensor,
+                      set_default_tensor_type)
 from .utils import data as _utils_data  # noqa: F401  (makes torch.utils.data reachable)
 from .serialization import save, load  # noqa: F401
 from .dask_arrays import from_dask, compute, map_blocks  # noqa: F401
+from . import safetensors  # noqa: F401,E402  (safetensors.torch's API)
 from ._layout import layout, strided, sparse_coo  # noqa: F401
 from ._sparse_tensor import sparse_coo_tensor  # noqa: F401
 from . import sparse  # noqa: F401

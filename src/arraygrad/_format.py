@@ -45,6 +45,8 @@ def _summarized(a):
 
 def format_array(a, indent):
     a = np.asarray(a)
+    if a.dtype.char == "E":         # bfloat16 (ml_dtypes): NumPy's printer knows float32
+        a = a.astype(np.float32)
     if a.dtype.kind == "f":
         fmt = _float_formatter(_summarized(a).astype(np.float64))
         formatter = {"float_kind": fmt}

@@ -21,7 +21,7 @@ from . import dtypes as _dt
 _NAMES = (("FloatTensor", _dt.float32), ("DoubleTensor", _dt.float64),
           ("HalfTensor", _dt.float16), ("ByteTensor", _dt.uint8), ("CharTensor", _dt.int8),
           ("ShortTensor", _dt.int16), ("IntTensor", _dt.int32), ("LongTensor", _dt.int64),
-          ("BoolTensor", _dt.bool))
+          ("BoolTensor", _dt.bool), ("BFloat16Tensor", _dt.bfloat16))
 
 
 class tensortype(type):

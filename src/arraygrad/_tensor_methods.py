@@ -51,7 +51,7 @@ _METHODS = {
     "masked_select": ix.masked_select, "nonzero": ix.nonzero, "take": ix.take,
     "scatter_add": ix.scatter_add,
     "matmul": la.matmul, "mm": la.mm, "bmm": la.bmm, "mv": la.mv, "dot": la.dot,
-    "outer": la.outer,
+    "outer": la.outer, "addmm": la.addmm, "baddbmm": la.baddbmm, "addbmm": la.addbmm,
     "atan2": ew.atan2, "arctan2": ew.atan2, "logaddexp": ew.logaddexp, "hypot": ew.hypot,
     "lerp": ew.lerp, "addcmul": ew.addcmul, "addcdiv": ew.addcdiv, "xlogy": ew.xlogy,
     "logit": ew.logit, "tril": sh.tril, "triu": sh.triu, "ravel": sh.ravel,
@@ -108,6 +108,7 @@ Tensor.cuda = _cuda
 Tensor.float = lambda self: _to(self, _dt.float32)
 Tensor.double = lambda self: _to(self, _dt.float64)
 Tensor.half = lambda self: _to(self, _dt.float16)
+Tensor.bfloat16 = lambda self: _to(self, _dt.bfloat16)
 Tensor.long = lambda self: _to(self, _dt.int64)
 Tensor.int = lambda self: _to(self, _dt.int32)
 Tensor.bool = lambda self: _to(self, _dt.bool)

@@ -1,4 +1,8 @@
-"""torch.amp: GradScaler, the loss scaling that keeps low-precision gradients from underflowing.
+"""torch.amp: autocast (mixed precision on CPU) and GradScaler, the loss scaling that keeps
+low-precision gradients from underflowing.
+
+    with torch.autocast("cpu", dtype=torch.bfloat16):   # also a decorator
+        loss = loss_fn(model(x), y)         # linear/conv/matmul in bfloat16, losses in float32
 
     scaler = torch.amp.GradScaler("cpu")
     for x, y in loader:
@@ -8,17 +12,126 @@
         scaler.step(opt)                    # unscale; skip the step if any grad is inf/nan
         scaler.update()                     # grow the scale after growth_interval clean steps,
                                             # back off at once after an overflow
-Its arithmetic is torch's (float32 scale, the same growth/backoff rule), so a training loop
-takes the same steps and skips the same ones. `autocast` is not provided yet.
+GradScaler's arithmetic is torch's (float32 scale, the same growth/backoff rule), so a training
+loop takes the same steps and skips the same ones. Which ops autocast casts, and how: NOTE
+[autocast] in core/autocast_mode.py.
 """
+import functools
 import warnings
 from collections import defaultdict
 
 from . import _device, cuda
 from ._tensor import Tensor
 from . import dtypes as _dt
+from .core import autocast_mode as _ac
 from .core.grad_mode import no_grad
 from .ops import creation, elementwise, reduce
+
+__all__ = ["autocast", "GradScaler", "is_autocast_available", "custom_fwd", "custom_bwd"]
+
+_CPU_DTYPES = (_dt.bfloat16, _dt.float16)
+_gpu_dtype = [_dt.float16]          # what autocast("cuda") would use (torch.get_autocast_dtype)
+
+
+def is_autocast_available(device_type):
+    return device_type == "cpu"
+
+
+def is_autocast_enabled(device_type="cuda"):
+    return device_type == "cpu" and _ac.state.enabled
+
+
+def get_autocast_dtype(device_type):
+    return _ac.state.dtype if device_type == "cpu" else _gpu_dtype[0]
+
+
+def set_autocast_dtype(device_type, dtype):
+    if device_type == "cpu":
+        _ac.state.dtype = dtype
+    else:
+        _gpu_dtype[0] = dtype
+
+
+class autocast:
+    """Context manager and decorator: ops on torch's autocast lists run in `dtype` (default
+    bfloat16 on CPU) or in float32. `device_type="cuda"` is disabled with torch's warning where
+    CUDA is absent; nesting restores the outer state on exit."""
+
+    def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
+        if not isinstance(device_type, str):
+            raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+        if not isinstance(enabled, bool):
+            raise TypeError(f"autocast: enabled must be a bool, got {type(enabled).__name__}")
+        _device.device(device_type)            # an unknown device type raises torch's error
+        self.device = device_type
+        self.fast_dtype = get_autocast_dtype(device_type) if dtype is None else dtype
+        self._cache_enabled = cache_enabled
+        if enabled and device_type != "cpu":
+            warnings.warn(f"{'CUDA' if device_type == 'cuda' else device_type} is not available"
+                          " or torch_xla is imported. Disabling autocast.", UserWarning,
+                          stacklevel=2)
+            enabled = False
+        elif enabled and self.fast_dtype not in _CPU_DTYPES:
+            warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling "
+                          "autocast.\nCPU Autocast only supports dtypes of torch.bfloat16, "
+                          "torch.float16 currently.", UserWarning, stacklevel=2)
+            enabled = False
+        self._enabled = enabled
+
+    def __enter__(self):
+        if self.device != "cpu":
+            return self
+        self._prev = (_ac.state.enabled, _ac.state.dtype)
+        _ac.state.enabled = self._enabled
+        if self._enabled:
+            _ac.state.dtype = self.fast_dtype
+        return self
+
+    def __exit__(self, *exc):
+        if self.device == "cpu":
+            _ac.state.enabled, _ac.state.dtype = self._prev
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def run(*args, **kwargs):
+            with autocast(self.device, self.fast_dtype, self._enabled, self._cache_enabled):
+                return fn(*args, **kwargs)
+        return run
+
+
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
+    """Decorator of a custom Function's forward: it runs under the caller's autocast state, or,
+    with `cast_inputs`, with autocast off and floating inputs cast to `cast_inputs`."""
+    if fwd is None:
+        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+
+    @functools.wraps(fwd)
+    def forward(*args, **kwargs):
+        ctx = args[0]
+        ctx._fwd_used_autocast = is_autocast_enabled(device_type)
+        ctx._dtype = get_autocast_dtype(device_type)
+        if cast_inputs is None or not ctx._fwd_used_autocast:
+            return fwd(*args, **kwargs)
+        args = [args[0]] + [_ac._cast(a, cast_inputs) for a in args[1:]]
+        kwargs = {k: _ac._cast(v, cast_inputs) for k, v in kwargs.items()}
+        with autocast(device_type, enabled=False):
+            return fwd(*args, **kwargs)
+    return forward
+
+
+def custom_bwd(bwd=None, *, device_type):
+    """Decorator of a custom Function's backward: it runs under the autocast state its forward
+    ran under."""
+    if bwd is None:
+        return functools.partial(custom_bwd, device_type=device_type)
+
+    @functools.wraps(bwd)
+    def backward(*args, **kwargs):
+        ctx = args[0]
+        with autocast(device_type, enabled=ctx._fwd_used_autocast, dtype=ctx._dtype):
+            return bwd(*args, **kwargs)
+    return backward
 
 _READY, _UNSCALED, _STEPPED = 0, 1, 2
 _FIX = ("This may indicate your script did not use scaler.scale(loss or outputs) earlier in the "

@@ -5,10 +5,20 @@ Operands fall in three tiers: tensors with dimensions, zero-dim tensors, and
 Python scalars. The result starts from the first tier; a later tier only wins
 when its category (bool < int < float) is higher. Python floats then give the
 default dtype, Python ints int64. This is torch's rule, not NumPy's.
+
+# NOTE [bfloat16]
+NumPy has no bfloat16; the optional ml_dtypes package (extra `bf16`) adds it as a NumPy dtype
+whose ufuncs compute in bfloat16. Without it `bfloat16` still exists as a dtype object, and
+anything that needs its array type raises an error saying what to install.
 """
 import builtins as _b
 
 import numpy as np
+
+try:
+    import ml_dtypes as _ml_dtypes
+except ImportError:         # optional: only bfloat16 needs it
+    _ml_dtypes = None
 
 
 class dtype:
@@ -40,10 +50,34 @@ int32 = int = dtype("int32", np.int32, 1)
 int64 = long = dtype("int64", np.int64, 1)
 bool = dtype("bool", np.bool_, 0)
 
-_ALL = (float16, float32, float64, uint8, int8, int16, int32, int64, bool)
+
+class _MissingDtype(dtype):
+    """A dtype whose array type needs a package that is not installed."""
+    __slots__ = ("_package", "_extra")
+
+    def __init__(self, name, category, itemsize, package, extra):
+        self.name = name
+        self.is_floating_point = category == 2
+        self.is_signed = True
+        self.itemsize = itemsize
+        self._category = category
+        self._package, self._extra = package, extra
+
+    @property
+    def np(self):
+        raise RuntimeError(f"arraygrad.{self.name} needs the {self._package} package: "
+                           f"pip install {self._package} (or arraygrad[{self._extra}])")
+
+
+if _ml_dtypes is not None:
+    bfloat16 = dtype("bfloat16", _ml_dtypes.bfloat16, 2)
+    _ALL = (float16, bfloat16, float32, float64, uint8, int8, int16, int32, int64, bool)
+else:
+    bfloat16 = _MissingDtype("bfloat16", 2, 2, "ml-dtypes", "bf16")
+    _ALL = (float16, float32, float64, uint8, int8, int16, int32, int64, bool)
 _FROM_NP = {d.np: d for d in _ALL}
 _FOREIGN = {}     # dtypes of other array libraries (kept apart: they may hash as NumPy's)
-_NAMES = {d.name: d for d in _ALL}
+_NAMES = {d.name: d for d in _ALL + (bfloat16,)}
 _default = [float32]
 
 
@@ -84,6 +118,8 @@ def promote_types(a, b):
         return a
     if a._category != b._category:
         return a if a._category > b._category else b
+    if a.itemsize == b.itemsize == 2 and a._category == 2:
+        return float32              # float16 with bfloat16: neither holds the other
     return _FROM_NP[np.promote_types(a.np, b.np)]
 
 

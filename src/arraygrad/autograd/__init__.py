@@ -1,7 +1,7 @@
 """torch.autograd: backward, grad, grad modes, graph nodes."""
 from ..core.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
                               is_grad_enabled)
-from .engine import backward, grad  # noqa: F401
+from .engine import backward, grad, is_checkpoint_valid as _is_checkpoint_valid  # noqa: F401
 from . import graph  # noqa: F401
 from .anomaly_mode import set_detect_anomaly, detect_anomaly  # noqa: F401
 from . import functional  # noqa: F401

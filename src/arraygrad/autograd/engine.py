@@ -7,6 +7,7 @@ belongs to: plain tensors for eager autograd, the level below for a
 serves both. No recursion anywhere: a chain of 10^6 nodes is fine.
 """
 import heapq
+import threading
 
 from .. import _tensor as _t
 from ..core import grad_mode
@@ -165,6 +166,20 @@ def _needed(root_nodes, wanted):
     return needed
 
 
+class _RunState(threading.local):
+    checkpoint_valid = True     # False while a run returns grads or fills only some leaves
+
+
+_run_state = _RunState()
+
+
+def is_checkpoint_valid():
+    """Whether the running backward accumulates into every leaf (.backward() without
+    `inputs`): a reentrant checkpoint needs that, since it backpropagates to closure
+    parameters it cannot report (torch's `autograd._is_checkpoint_valid`)."""
+    return _run_state.checkpoint_valid
+
+
 def _add(a, b):
     if a is None:
         return b
@@ -209,6 +224,20 @@ def run(root_edges, root_grads, keep_graph, create_graph, capture=None, targets=
     capture_set = set(capture) if capture is not None else ()
     ready = [(-n._seq, n) for n in root_nodes if deps.get(n, 0) == 0]
     heapq.heapify(ready)
+    outer_valid = _run_state.checkpoint_valid
+    _run_state.checkpoint_valid = capture is None and targets is None
+    try:
+        _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, capture_set,
+                 targets)
+    finally:
+        _run_state.checkpoint_valid = outer_valid
+    if capture is None:
+        return None
+    return [captured.get(e) for e in capture]
+
+
+def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, capture_set,
+             targets):
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
             _, node = heapq.heappop(ready)
@@ -255,9 +284,6 @@ def run(root_edges, root_grads, keep_graph, create_graph, capture=None, targets=
                     heapq.heappush(ready, (-nxt._seq, nxt))
             if not keep_graph:
                 node.release()
-    if capture is None:
-        return None
-    return [captured.get(e) for e in capture]
 
 
 def _run_tensor_hooks(node, buf):

@@ -14,6 +14,7 @@ import warnings
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..autograd.function import Function
+from ..core.autocast_mode import autocast_op, LOWER_PRECISION, FP32
 from ..core.grad_mode import no_grad
 from ..ops import creation, elementwise as ew, index as ix, linalg as la, reduce as rd, shape as sh
 from ..ops.inplace import apply as _inplace
@@ -66,6 +67,19 @@ def _maybe_inplace(input, out, inplace):
 # comparisons torch's backward uses, so the derivative at a kink is torch's; a branch that
 # is not selected still gets evaluated, so its input is clamped to the branch's own side
 # (no overflow, no nan from 0 * inf in the backward).
+def _in_float32(fn):
+    """Run a composite activation on float16/bfloat16 input in float32 and round the result
+    once, as torch's kernels compute half types (rounding every step is a bfloat16 step off)."""
+    def run(input, *args, **kwargs):
+        d = getattr(input, "dtype", None)
+        if d is None or d.itemsize != 2 or not d.is_floating_point:
+            return fn(input, *args, **kwargs)
+        return ew.convert(fn(ew.convert(input, _dt.float32), *args, **kwargs), d)
+    run.__name__, run.__doc__ = fn.__name__, fn.__doc__
+    return run
+
+
+@_in_float32
 def gelu(input, approximate="none"):
     """x * Phi(x); approximate='tanh' uses torch's tanh formula."""
     if approximate == "none":
@@ -78,13 +92,14 @@ def gelu(input, approximate="none"):
 
 
 def silu(input, inplace=False):
-    return _maybe_inplace(input, input * ew.sigmoid(input), inplace)
+    return _maybe_inplace(input, _in_float32(lambda x: x * ew.sigmoid(x))(input), inplace)
 
 
 def mish(input, inplace=False):
-    return _maybe_inplace(input, input * ew.tanh(softplus(input)), inplace)
+    return _maybe_inplace(input, _in_float32(lambda x: x * ew.tanh(softplus(x)))(input), inplace)
 
 
+@_in_float32
 def _elu(input, alpha, scale, input_scale):
     neg = alpha * ew.expm1(ew.clamp_max(input, 0) * input_scale)
     return ew.where(input > 0, input * scale if scale != 1 else input, neg * scale)
@@ -112,6 +127,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     return _maybe_inplace(input, ew.where(input > 0, input, input * negative_slope), inplace)
 
 
+@autocast_op(LOWER_PRECISION)
 def prelu(input, weight):
     """leaky_relu with a learned slope: one, or one per channel (dim 1)."""
     if weight.ndim > 1:
@@ -215,6 +231,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     return rd.softmax(-input, dim, dtype=dtype)
 
 
+@autocast_op(LOWER_PRECISION)
 def linear(input, weight, bias=None):
     """input @ weight.T + bias, weight of shape (out_features, in_features)."""
     out = la.matmul(input, weight.t() if weight.ndim == 2 else weight)
@@ -277,6 +294,7 @@ def _reduction(size_average, reduce, reduction):
     return reduction
 
 
+@autocast_op(FP32)
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _reduction(size_average, reduce, reduction)
     _check_sizes(input, target)
@@ -284,12 +302,14 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _weighted(d * d, weight, input, reduction)
 
 
+@autocast_op(FP32)
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _reduction(size_average, reduce, reduction)
     _check_sizes(input, target)
     return _weighted(ew.abs(input - target), weight, input, reduction)
 
 
+@autocast_op(FP32)
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """Huber-like loss: 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -304,6 +324,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _reduce(loss, reduction)
 
 
+@autocast_op(FP32)
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """Negative log likelihood of class indices: input (N, C, ...) of log-probabilities."""
@@ -350,6 +371,7 @@ def _target_hits(input, target, ignore_index, cdim):
     return ew.logical_and(ew.eq(target.unsqueeze(cdim), classes), valid_c), valid
 
 
+@autocast_op(FP32)
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """log_softmax over the class dim (1, or 0 for unbatched input) + nll_loss.
@@ -391,11 +413,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 
 def _long_name(dtype):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int32": "Int",
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int32": "Int",
             "bool": "Bool", "int16": "Short", "int8": "Char", "uint8": "Byte"}.get(dtype.name,
                                                                                   dtype.name)
 
 
+@autocast_op(FP32)
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
     reduction = _reduction(None, None, reduction)
@@ -420,6 +443,7 @@ def _check_bce_sizes(input, target):
                          "have the same size.")
 
 
+@autocast_op(FP32)
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as torch."""
@@ -437,6 +461,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss, reduction)
 
 
+@autocast_op(FP32)
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """BCE of sigmoid(input), computed from the logits (stable for large |input|)."""
@@ -451,6 +476,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(loss, reduction)
 
 
+@autocast_op(FP32)
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """KL(target || exp(input)) pointwise: target (log target) * (log target - input)."""
     if size_average is not None or reduce is not None:
@@ -472,6 +498,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduce(loss, reduction)
 
 
+@autocast_op(FP32)
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     reduction = _reduction(size_average, reduce, reduction)
@@ -517,6 +544,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     return _reduce(loss, reduction)
 
 
+@autocast_op(FP32)
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                         reduction="mean"):
     reduction = _reduction(size_average, reduce, reduction)
@@ -527,6 +555,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
     return _reduce(ew.clamp_min(-target * (input1 - input2) + margin, 0), reduction)
 
 
+@autocast_op(FP32)
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     """input where target is 1, max(0, margin - input) where target is -1."""
@@ -536,11 +565,13 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(margin_part + self_part, reduction)
 
 
+@autocast_op(FP32)
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _reduction(size_average, reduce, reduction)
     return _reduce(-logsigmoid(target * input), reduction)
 
 
+@autocast_op(FP32)
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                           reduction="mean"):
     """1 - cos(x1, x2) where target is 1, max(0, cos - margin) where target is -1."""
@@ -562,6 +593,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     return _reduce(pos + neg, reduction)
 
 
+@autocast_op(FP32)
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     reduction = _reduction(size_average, reduce, reduction)
@@ -591,6 +623,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     return _reduce(ew.clamp_min(margin + d_pos - d_neg, 0), reduction)
 
 
+@autocast_op(FP32)
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
     """sum over i != y of max(0, margin - x[y] + x[i])^p / C (weighted by weight[y])."""
@@ -614,6 +647,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 
 
 
+@autocast_op(FP32)
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """sum over target classes j and non-target classes i of max(0, 1 - x[j] + x[i]) / C;
     each row of `target` lists its classes, ended by the first -1."""
@@ -686,6 +720,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return input / ew.clamp_min(rd.norm(input, p, dim, True), eps)
 
 
+@autocast_op(FP32)
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """p-norm distances between the rows of x1 (.., P, M) and x2 (.., R, M): (.., P, R)."""
     if x1.ndim < 2 or x2.ndim < 2:
@@ -807,7 +842,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     return out
 
 
-_EPS = {"float16": 0.0009765625, "float32": 1.1920928955078125e-07,
+_EPS = {"float16": 0.0009765625, "bfloat16": 0.0078125, "float32": 1.1920928955078125e-07,
         "float64": 2.220446049250313e-16}     # torch.finfo(dtype).eps
 
 
@@ -1166,6 +1201,7 @@ def _safe_softmax(scores):
     return ew.where(dead, 0.0, rd.softmax(ew.where(dead, 0.0, scores), -1))
 
 
+@autocast_op(LOWER_PRECISION)
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(q k^T * scale + mask) v over the last two dims; a bool mask marks the
@@ -1323,6 +1359,7 @@ def _as_lengths(lengths, n, name):
     return lengths.to(_dt.int64)
 
 
+@autocast_op(FP32)
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False):
     """Connectionist temporal classification loss of log_probs (T, N, C) (or (T, C)) against

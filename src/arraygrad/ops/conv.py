@@ -17,6 +17,7 @@ import itertools
 import math
 
 from ..backends import silent
+from ..core.autocast_mode import autocast_op, LOWER_PRECISION
 from ..core.dispatch import Primitive
 from ._rules import to_front
 from .linalg import matmul
@@ -230,11 +231,13 @@ def convolution(input, weight, bias, stride, padding, dilation, groups, nd, op):
     return y.squeeze(0) if unbatched else y
 
 
+@autocast_op(LOWER_PRECISION)
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-d convolution (cross-correlation) of input (N, C, L) with weight (O, C/groups, k)."""
     return convolution(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
+@autocast_op(LOWER_PRECISION)
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-d convolution of input (N, C, H, W) with weight (O, C/groups, kh, kw).
 
@@ -243,6 +246,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return convolution(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
+@autocast_op(LOWER_PRECISION)
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return convolution(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
 
@@ -302,12 +306,14 @@ def transposed_convolution(input, weight, bias, stride, padding, output_padding,
     return y.squeeze(0) if unbatched else y
 
 
+@autocast_op(LOWER_PRECISION)
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     return transposed_convolution(input, weight, bias, stride, padding, output_padding, groups,
                                   dilation, 1, "conv_transpose1d")
 
 
+@autocast_op(LOWER_PRECISION)
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Transposed 2-d convolution: input (N, C, H, W), weight (C, O/groups, kh, kw)."""
@@ -315,6 +321,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                                   dilation, 2, "conv_transpose2d")
 
 
+@autocast_op(LOWER_PRECISION)
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     return transposed_convolution(input, weight, bias, stride, padding, output_padding, groups,

@@ -96,7 +96,7 @@ def _checked(name, fn, quiet=True):
     (comparisons and logical ops cannot produce them, so they skip the cost)."""
     def impl(xp, x, y):
         try:
-            return fn(xp, x, y)
+            out = fn(xp, x, y)
         except ValueError as e:
             sx, sy = x.shape if hasattr(x, "shape") else (), y.shape if hasattr(y, "shape") else ()
             try:
@@ -104,7 +104,18 @@ def _checked(name, fn, quiet=True):
             except ValueError:
                 raise _broadcast_error(name, (sx, sy)) from None
             raise RuntimeError(f"{name}: {e}") from None    # e.g. ints to negative int powers
+        if out.dtype.char == "f" and (type(x) is builtins.float or type(y) is builtins.float):
+            return _round_bfloat16(x, y, out)
+        return out
     return silent(impl) if quiet else impl
+
+
+def _round_bfloat16(x, y, out):
+    """bfloat16 with a Python float computes in float32 (torch's op math, and ml_dtypes');
+    the result is rounded back to bfloat16."""
+    a = y if type(x) is builtins.float else x
+    return out.astype(a.dtype) if getattr(a, "dtype", None) is not None and a.dtype.char == "E" \
+        else out
 
 
 # ----------------------------------------------------------------- casts
@@ -470,7 +481,10 @@ minimum = _binop(_minimum)
 # ----------------------------------------------------------------- where
 def _where_impl(xp, cond, x, y):
     try:
-        return xp.where(cond, x, y)
+        out = xp.where(cond, x, y)
+        if type(x) is builtins.float or type(y) is builtins.float:
+            return _round_bfloat16(x, y, out)
+        return out
     except ValueError:
         shapes = [getattr(v, "shape", ()) for v in (x, y, cond)]
         for a, b in ((0, 1), (2, 0), (2, 1)):

@@ -140,7 +140,7 @@ def snapshot(t):
 
 
 def _short(dtype):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
             "bool": "Bool"}[dtype.name]
 

@@ -1,5 +1,6 @@
 """Matrix products. One primitive, `matmul` on >=2-d operands; vectors are reshaped."""
 from .. import _tensor as _t
+from ..core.autocast_mode import autocast_op, LOWER_PRECISION
 from ..core.dispatch import Primitive
 from ..backends import silent
 from ._checks import tensor_op, short_dtype_name, type_name, c_dtype_name
@@ -14,7 +15,8 @@ def _mT(x):
 
 @silent
 def _matmul_impl(xp, x, y):
-    return xp.matmul(x, y)
+    # bfloat16 (ml_dtypes) multiplies into float32, as torch accumulates; round back as torch
+    return xp.matmul(x, y).astype(x.dtype, copy=False)
 
 
 _matmul = Primitive(
@@ -67,6 +69,7 @@ def _same_dtype(x, y):
                            f"{c_dtype_name(x.dtype)} != {c_dtype_name(y.dtype)}")
 
 
+@autocast_op(LOWER_PRECISION)
 @tensor_op(others=('other',))
 def matmul(input, other):
     if input.is_sparse or other.is_sparse:     # sparse COO operands: their own matmul
@@ -93,6 +96,7 @@ def matmul(input, other):
     return out
 
 
+@autocast_op(LOWER_PRECISION)
 @tensor_op(others=('mat2',))
 def mm(input, mat2):
     for name, m in (("self", input), ("mat2", mat2)):
@@ -101,6 +105,7 @@ def mm(input, mat2):
     return matmul(input, mat2)
 
 
+@autocast_op(LOWER_PRECISION)
 @tensor_op(others=('mat2',))
 def bmm(input, mat2):
     for name, m in (("batch1", input), ("batch2", mat2)):
@@ -152,12 +157,36 @@ def outer(input, vec2):
 ger = outer
 
 
+@autocast_op(LOWER_PRECISION)
 @tensor_op(others=('mat1', 'mat2'))
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     out = mm(mat1, mat2)
     if alpha != 1:
         out = out * alpha
     return out + (input if beta == 1 else input * beta)
+
+
+def _scaled_sum(input, product, beta, alpha):
+    """beta * input + alpha * product; beta=0 ignores input (its nan/inf too), as torch."""
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:
+        return product
+    return product + (input if beta == 1 else input * beta)
+
+
+@autocast_op(LOWER_PRECISION)
+@tensor_op(others=('batch1', 'batch2'))
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * (batch1 @ batch2), matrix by matrix."""
+    return _scaled_sum(input, bmm(batch1, batch2), beta, alpha)
+
+
+@autocast_op(LOWER_PRECISION)
+@tensor_op(others=('batch1', 'batch2'))
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """beta * input + alpha * the sum over the batch of batch1[i] @ batch2[i]."""
+    return _scaled_sum(input, bmm(batch1, batch2).sum(0), beta, alpha)
 
 
 def _expand_ellipsis(terms, rhs, operands):

@@ -8,6 +8,7 @@ output positions.
 """
 import math
 
+from ..core.autocast_mode import autocast_op, FP32
 from . import creation, elementwise as ew, reduce as rd
 from .conv import im2col, ntuple
 from .index import index_select
@@ -113,6 +114,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                     "max_pool2d")
 
 
+@autocast_op(FP32)
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     return max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 3,
@@ -161,6 +163,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                     divisor_override, 2, "avg_pool2d")
 
 
+@autocast_op(FP32)
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     return avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -223,6 +226,7 @@ def adaptive_avg_pool2d(input, output_size):
     return adaptive_avg_pool(input, output_size, 2, "adaptive_avg_pool2d")
 
 
+@autocast_op(FP32)
 def adaptive_avg_pool3d(input, output_size):
     return adaptive_avg_pool(input, output_size, 3, "adaptive_avg_pool3d")
 
@@ -273,6 +277,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return adaptive_max_pool(input, output_size, return_indices, 2, "adaptive_max_pool2d")
 
 
+@autocast_op(FP32)
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     return adaptive_max_pool(input, output_size, return_indices, 3, "adaptive_max_pool3d")
 

@@ -4,6 +4,7 @@ from collections import namedtuple
 
 from .. import dtypes as _dt
 from .. import _tensor as _t
+from ..core.autocast_mode import autocast_op, FP32
 from ..core.dispatch import Primitive
 from ..backends import silent
 from ._checks import tensor_op, short_dtype_name
@@ -14,12 +15,12 @@ Tensor = _t.Tensor
 
 
 # NOTE [accumulation]
-# torch accumulates float16 reductions and softmax in float32 and cumulative sums in
+# torch accumulates float16 and bfloat16 reductions and softmax in float32 and cumulative sums in
 # double on CPU; NumPy would accumulate in the input's own type (1% off for a float32
 # cumsum of 10^6 terms, overflow in float16). Impls pass these wider dtypes.
 def _acc(xp, x):
     """Accumulation dtype of a sum over `x` (None: its own)."""
-    return xp.float32 if _dt.of_array(x.dtype) is _dt.float16 else None
+    return xp.float32 if _dt.of_array(x.dtype) in (_dt.float16, _dt.bfloat16) else None
 
 
 def _wide(xp, x):
@@ -129,6 +130,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     return _mean(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
 
 
+@autocast_op(FP32)
 @tensor_op
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:

@@ -2,6 +2,7 @@
 import builtins
 
 from .. import _tensor as _t
+from ..core.autocast_mode import autocast_op, FP32
 from ..core.dispatch import Primitive
 from ..backends import backend_of
 from ._checks import tensor_op, tensor_list, type_name
@@ -612,6 +613,7 @@ _diag_scatter.batch = lambda args, bdims, offset, dim1, dim2: (
     _diag_scatter(*all_front(args, bdims), offset=offset, dim1=dim1 + 1, dim2=dim2 + 1), 0)
 
 
+@autocast_op(FP32)
 @tensor_op
 def trace(input):
     if input.ndim != 2:

@@ -434,6 +434,9 @@ class Module:
     def half(self):
         return self.to(_dt.float16)
 
+    def bfloat16(self):
+        return self.to(_dt.bfloat16)
+
     def type(self, dst_type):
         return self.to(dst_type)
 
@@ -568,7 +571,7 @@ def _check_name(module, name, what, registry):
 def _typename(v):
     if isinstance(v, Tensor):
         return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
-                "float16": "torch.HalfTensor", "int64": "torch.LongTensor",
+                "float16": "torch.HalfTensor", "bfloat16": "torch.BFloat16Tensor", "int64": "torch.LongTensor",
                 "int32": "torch.IntTensor", "bool": "torch.BoolTensor"}.get(v.dtype.name,
                                                                             "torch.Tensor")
     return type(v).__name__

@@ -5,10 +5,11 @@ import math
 import numbers
 import warnings
 
-from ...ops import creation, shape as sh
+from ...ops import creation, elementwise as ew, index as ix, shape as sh
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, padded_sorted
 from .module import Module
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
@@ -184,33 +185,57 @@ class RNNBase(Module):
                 raise RuntimeError(f"Expected {which} {expected}, got {list(s.shape)}")
         return states if batched else [s.unsqueeze(1) for s in states]
 
-    def _run_direction(self, xs, state, weights, reverse):
-        """One layer in one direction over the time steps `xs` (list of (N, G) projections)."""
+    def _run_direction(self, xs, state, weights, reverse, valid=None):
+        """One layer in one direction over the time steps `xs` (list of (N, G) projections).
+        `valid` (packed input): per step, the (N, 1) mask of sequences still running; the
+        others keep their state, so a reverse pass starts at each sequence's own end."""
         w_hh = weights["weight_hh"]
         b_hh = weights.get("bias_hh")
         act = _activation(self.nonlinearity) if self.mode.startswith("RNN") else None
+        steps = range(len(xs) - 1, -1, -1) if reverse else range(len(xs))
         outputs = []
-        for xw in (reversed(xs) if reverse else xs):
+        for t in steps:
+            xw = xs[t]
             if self.mode == "LSTM":
-                state = _lstm_step(xw, state, w_hh, b_hh, weights.get("weight_hr"))
+                new = _lstm_step(xw, state, w_hh, b_hh, weights.get("weight_hr"))
+                if valid is not None:
+                    new = tuple(ew.where(valid[t], n, s) for n, s in zip(new, state))
+                state = new
                 outputs.append(state[0])
             else:
                 if self.mode == "GRU":
-                    state = _gru_step(xw, state, w_hh, b_hh)
+                    new = _gru_step(xw, state, w_hh, b_hh)
                 else:
-                    state = _rnn_step(xw, state, w_hh, b_hh, act)
+                    new = _rnn_step(xw, state, w_hh, b_hh, act)
+                state = new if valid is None else ew.where(valid[t], new, state)
                 outputs.append(state)
         if reverse:
             outputs.reverse()
         return sh.stack(outputs, 0), state
 
+    def _check_packed(self, data):
+        if data.ndim != 2:
+            raise ValueError(f"{type(self).__name__}: Expected packed data to be 2D (sum of "
+                             f"lengths, input_size), got {data.ndim}D")
+        self._check_input(data.unsqueeze(1))
+
     def forward(self, input, hx=None):
-        self._check_input(input)
-        batched = input.ndim == 3
-        if not batched:
-            x = input.unsqueeze(1)
+        packed = isinstance(input, PackedSequence)
+        valid = None
+        if packed:
+            self._check_packed(input.data)
+            x, mask, _ = padded_sorted(input)
+            valid = sh.unbind(mask.unsqueeze(-1), 0)
+            batched = True
+            if hx is not None and input.sorted_indices is not None:
+                hx = _permute(hx, input.sorted_indices)
         else:
-            x = input.transpose(0, 1) if self.batch_first else input
+            self._check_input(input)
+            batched = input.ndim == 3
+            if not batched:
+                x = input.unsqueeze(1)
+            else:
+                x = input.transpose(0, 1) if self.batch_first else input
         states = self._initial_states(hx, x, batched)
         directions = 2 if self.bidirectional else 1
         finals = [[] for _ in states]
@@ -226,18 +251,32 @@ class RNNBase(Module):
                 state = tuple(s[k] for s in states)
                 out, state = self._run_direction(sh.unbind(xw, 0),
                                                  state if self.mode == "LSTM" else state[0],
-                                                 weights, reverse=direction == 1)
+                                                 weights, direction == 1, valid)
                 outs.append(out)
                 for acc, s in zip(finals, state if self.mode == "LSTM" else (state,)):
                     acc.append(s)
             x = outs[0] if directions == 1 else sh.cat(outs, -1)
         finals = [sh.stack(acc, 0) for acc in finals]
+        if packed:
+            finals = _permute(finals, input.unsorted_indices)
+            out = PackedSequence(x[mask], input.batch_sizes, input.sorted_indices,
+                                 input.unsorted_indices)
+            return out, (tuple(finals) if self.mode == "LSTM" else finals[0])
         if not batched:
             x = x.squeeze(1)
             finals = [s.squeeze(1) for s in finals]
         elif self.batch_first:
             x = x.transpose(0, 1)
         return x, (tuple(finals) if self.mode == "LSTM" else finals[0])
+
+
+def _permute(states, order):
+    """Hidden states (a tensor, or a sequence of them) with the batch dim (1) in `order`."""
+    if order is None:
+        return states
+    if isinstance(states, (tuple, list)):
+        return type(states)(ix.index_select(s, 1, order) for s in states)
+    return ix.index_select(states, 1, order)
 
 
 class RNN(RNNBase):

@@ -1,7 +1,7 @@
 """torch.cuda on an installation without a GPU backend: questions answer "no" (as torch's CPU
 build does), and anything that needs a GPU raises torch's error. Seeding is accepted and ignored,
 which torch documents as safe where CUDA is absent."""
-from . import _device
+from .. import _device
 
 __all__ = ["is_available", "device_count", "is_initialized", "manual_seed", "manual_seed_all",
            "current_device", "synchronize", "get_device_name", "empty_cache"]
@@ -45,3 +45,6 @@ def synchronize(device=None):
 
 def get_device_name(device=None):
     _needs_gpu()
+
+
+from . import amp  # noqa: E402,F401  (torch.cuda.amp: deprecated aliases of torch.amp)
