@@ -166,3 +166,4 @@ def test_logistic_regression_on_a_local_cluster():
                               "--memory-limit", "300MiB"])
     assert res["grad_error"] < 1e-10
     assert res["losses"][-1] < res["losses"][0]
+    assert res["peak_worker_bytes"] < res["memory_limit"]

@@ -74,7 +74,11 @@ def _from_data(data, dtype, copy):
         return arr.copy() if copy else arr
     be = backend_of(data)
     if be is not default_backend() and hasattr(data, "shape"):
-        _dt.of_array(data.dtype)        # a dtype arraygrad has
+        try:
+            _dt.of_array(data.dtype)
+        except KeyError:
+            raise TypeError(f"can't convert {be.name} array of dtype {data.dtype}: arraygrad "
+                            "has no tensor type for it") from None
         xp = be.xp
         if dtype is not None:
             return xp.astype(data, getattr(xp, dtype.name), copy=copy)
