@@ -48,8 +48,12 @@ def numpy_grad(w, X, y, l2):
 def worker_peak_memory(client):
     """The largest resident memory any worker process has had so far, in bytes."""
     def peak_rss():     # nested: sent to the workers by value
-        import resource
-        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024     # KiB on Linux
+        try:            # Linux: this process's high-water mark (getrusage's survives exec)
+            with open("/proc/self/status") as f:
+                return next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmHWM:"))
+        except OSError:
+            import psutil
+            return psutil.Process().memory_info().rss
     return max(client.run(peak_rss).values())
 
 

@@ -51,6 +51,12 @@ def _find(array):
     return b
 
 
+def array_dtype(xp, d):
+    """The array dtype of namespace `xp` for arraygrad dtype `d` (NumPy's where `xp` has no
+    name for it: bfloat16 from ml_dtypes)."""
+    return getattr(xp, d.name, None) or d.np
+
+
 def default_backend():
     return numpy_backend
 

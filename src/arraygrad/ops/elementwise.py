@@ -4,7 +4,7 @@ import builtins
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
-from ..backends import silent, backend_of
+from ..backends import silent, backend_of, array_dtype
 from ._checks import tensor_op, not_tensor, number_arg, short_dtype_name, type_name
 from ._rules import unary as _unary, binary, nondiff, elementwise_batch
 
@@ -104,24 +104,25 @@ def _checked(name, fn, quiet=True):
             except ValueError:
                 raise _broadcast_error(name, (sx, sy)) from None
             raise RuntimeError(f"{name}: {e}") from None    # e.g. ints to negative int powers
-        if out.dtype.char == "f" and (type(x) is builtins.float or type(y) is builtins.float):
-            return _round_bfloat16(x, y, out)
+        if (type(x) is builtins.float or type(y) is builtins.float) and \
+                _dt.of_array(out.dtype) is _dt.float32:
+            return _round_bfloat16(xp, x, y, out)
         return out
     return silent(impl) if quiet else impl
 
 
-def _round_bfloat16(x, y, out):
+def _round_bfloat16(xp, x, y, out):
     """bfloat16 with a Python float computes in float32 (torch's op math, and ml_dtypes');
     the result is rounded back to bfloat16."""
     a = y if type(x) is builtins.float else x
-    return out.astype(a.dtype) if getattr(a, "dtype", None) is not None and a.dtype.char == "E" \
-        else out
+    return xp.astype(out, a.dtype) if getattr(a, "dtype", None) is not None and \
+        _dt.of_array(a.dtype) is _dt.bfloat16 else out
 
 
 # ----------------------------------------------------------------- casts
 @silent      # nan/inf cast to an integer type: torch gives some value, without a warning
 def _convert_impl(xp, x, dtype):
-    return xp.astype(x, getattr(xp, dtype.name))
+    return xp.astype(x, array_dtype(xp, dtype))
 
 
 _convert = Primitive("convert", _convert_impl, node_name="ToCopyBackward0", save=(),
@@ -483,7 +484,7 @@ def _where_impl(xp, cond, x, y):
     try:
         out = xp.where(cond, x, y)
         if type(x) is builtins.float or type(y) is builtins.float:
-            return _round_bfloat16(x, y, out)
+            return _round_bfloat16(xp, x, y, out)
         return out
     except ValueError:
         shapes = [getattr(v, "shape", ()) for v in (x, y, cond)]
