@@ -8,6 +8,7 @@ lists of tensors, and anything else is passed as is. A new op joins the
 catalogue and is tested everywhere at once.
 """
 import itertools
+import warnings
 import zlib
 from dataclasses import dataclass, field
 
@@ -993,3 +994,197 @@ OPS += ELEM14
 # compositions whose top node torch names differently (the grads still match)
 ELEM14_NAMED_DIFFERENTLY = {"median", "median_method", "nanmedian", "kthvalue", "mode", "cummax",
                             "cummin", "nan_to_num", "quantile", "nanquantile"}
+
+
+# ----------------------------------------------------------------- torch.linalg: solvers, norms
+def _spd(lib, a):
+    """A symmetric positive-definite matrix made from any square `a` (vmap's examples shuffle
+    the entries of a sample, so the op's input is built inside the function)."""
+    n = a.shape[-1]
+    return a @ a.mT + n * lib.eye(n, dtype=a.dtype)
+
+
+def _tri_factor(lib, a, upper=False):
+    """A well-conditioned triangular factor made from any square `a`."""
+    n = a.shape[-1]
+    return (a.triu() if upper else a.tril()) + n * lib.eye(n, dtype=a.dtype)
+
+
+# torch's forward-over-forward of these is off (a factor of 2 for solve, det, slogdet):
+# ours matches finite differences of the jvp (test_linalg checks it)
+_FWD_OVER = {"forward_over": "torch's jvp of the jvp is not the second derivative here; "
+                             "test_linalg checks ours against finite differences"}
+LINALG_SOLVE = [
+    OpInfo("linalg.inv", lambda lib, a: lib.linalg.inv(a), one(
+        S((3, 3)), S((2, 3, 3)), S((1, 1)), S((0, 0)), S((2, 0, 0)), S((0, 2, 2)))),
+    OpInfo("linalg.inv_ex", lambda lib, a: lib.linalg.inv_ex(a), one(S((2, 3, 3)))),
+    OpInfo("inverse", lambda lib, a: a.inverse(), one(S((4, 4)))),
+    OpInfo("linalg.det", lambda lib, a: lib.linalg.det(a), one(
+        S((3, 3)), S((2, 3, 3)), S((1, 1)), S((0, 0)), S((2, 4, 4))), torch_not_oracle=_FWD_OVER),
+    OpInfo("det", lambda lib, a: a.det(), one(S((2, 2))), torch_not_oracle=_FWD_OVER),
+    OpInfo("linalg.slogdet", lambda lib, a: lib.linalg.slogdet(a), one(
+        S((3, 3)), S((2, 4, 4)), S((0, 0))), torch_not_oracle=_FWD_OVER),
+    OpInfo("logdet", lambda lib, a: lib.logdet(_spd(lib, a)), one(S((3, 3)), S((2, 2, 2))),
+           torch_not_oracle=_FWD_OVER),
+    OpInfo("linalg.solve", lambda lib, a, b: lib.linalg.solve(a, b), one(
+        S((3, 3), (3, 2)), S((3, 3), (2, 3, 4)), S((2, 0, 0), (0, 1))), torch_not_oracle=_FWD_OVER),
+    OpInfo("linalg.solve_vector_or_right", lambda lib, a, b, **k: lib.linalg.solve(a, b, **k),
+           one(S((2, 3, 3), (3,)), S((2, 3, 3), (2, 3)), S((3, 3), (2, 3), left=False)),
+           torch_not_oracle=_FWD_OVER),
+    OpInfo("linalg.solve_ex", lambda lib, a, b: lib.linalg.solve_ex(a, b), one(
+        S((2, 3, 3), (2, 3, 2))), torch_not_oracle=_FWD_OVER),
+    OpInfo("linalg.solve_triangular", lambda lib, a, b, **k: lib.linalg.solve_triangular(
+        a + 3 * lib.eye(a.shape[-1], dtype=a.dtype), b, **k), one(
+        S((3, 3), (3, 2), upper=True), S((2, 3, 3), (3, 4), upper=False, unitriangular=True))),
+    OpInfo("linalg.solve_triangular_right", lambda lib, a, b, **k: lib.linalg.solve_triangular(
+        a + 3 * lib.eye(a.shape[-1], dtype=a.dtype), b, left=False, **k), one(
+        S((3, 3), (2, 3), upper=False), S((3, 3), (2, 2, 3), upper=True, unitriangular=True))),
+    OpInfo("linalg.cholesky", lambda lib, a, **k: lib.linalg.cholesky(_spd(lib, a), **k), one(
+        S((3, 3)), S((2, 3, 3)), S((3, 3), upper=True), S((0, 0)))),
+    OpInfo("linalg.cholesky_ex", lambda lib, a: lib.linalg.cholesky_ex(_spd(lib, a)), one(
+        S((2, 4, 4)))),
+    OpInfo("cholesky_solve", lambda lib, b, a, **k: lib.cholesky_solve(
+        b, _tri_factor(lib, a, **k), **k), one(S((3, 2), (3, 3)), S((2, 3, 1), (3, 3), upper=True))),
+    OpInfo("cholesky_inverse", lambda lib, a, **k: lib.cholesky_inverse(
+        _tri_factor(lib, a, **k), **k), one(S((3, 3)), S((2, 3, 3), upper=True)),
+        torch_not_oracle={"jvp": "torch's cholesky_inverse tangent is off (ours matches finite "
+                                 "differences: test_op_fd)", "forward_over": "as its jvp"}),
+    OpInfo("cholesky", lambda lib, a, *u: lib.cholesky(_spd(lib, a), *u), one(
+        S((3, 3)), S((2, 3, 3), True)),
+        torch_not_oracle={"jvp": "torch.cholesky has no forward AD (linalg.cholesky's is ours)",
+                          "forward_over": "as its jvp"}),
+    OpInfo("triangular_solve", lambda lib, b, a, **k: lib.triangular_solve(
+        b, a + 3 * lib.eye(a.shape[-1], dtype=a.dtype), **k), one(
+        S((3, 2), (3, 3)), S((2, 3, 1), (3, 3), upper=False, transpose=True),
+        S((3, 2), (2, 3, 3), unitriangular=True)),
+        torch_not_oracle={"jvp": "torch's triangular_solve tangent uses all of A's tangent, "
+                                 "not its triangle (ours matches finite differences)",
+                          "forward_over": "as its jvp"}),
+    OpInfo("lu", lambda lib, a: lib.lu(a, get_infos=True), one(S((3, 3)))),
+    OpInfo("lu_solve", lambda lib, b, a: b.lu_solve(*lib.linalg.lu_factor(a)), one(
+        S((3, 2), (3, 3)))),
+    OpInfo("linalg.lu_factor", lambda lib, a: lib.linalg.lu_factor(a), one(
+        S((3, 3)), S((2, 4, 4)), S((0, 0)), S((3, 5)), S((2, 5, 3)))),
+    OpInfo("linalg.lu_factor_ex", lambda lib, a: lib.linalg.lu_factor_ex(a), one(S((2, 3, 3)))),
+    OpInfo("linalg.lu", lambda lib, a: lib.linalg.lu(a), one(
+        S((3, 3)), S((2, 4, 4)), S((3, 4)), S((4, 2)))),
+    OpInfo("linalg.lu_solve", lambda lib, a, b, **k: lib.linalg.lu_solve(
+        *lib.linalg.lu_factor(a), b, **k), one(
+        S((3, 3), (3, 2)), S((2, 3, 3), (2, 3, 1), adjoint=True), S((3, 3), (2, 3), left=False))),
+    OpInfo("linalg.matrix_exp", lambda lib, a: lib.linalg.matrix_exp(a), one(
+        S((3, 3)), S((2, 3, 3)), S((1, 1)), S((0, 0)),
+        S(lambda rng: np.array([[0.0, 6.0, 0.0], [-6.0, 0.0, 0.0], [0.0, 0.0, 0.5]])
+          + uniform(rng, (3, 3), -0.5, 0.5)))),
+    OpInfo("matrix_exp", lambda lib, a: a.matrix_exp(), one(S((2, 2)))),
+    OpInfo("linalg.matrix_power", lambda lib, a, n: lib.linalg.matrix_power(a, n), one(
+        S((3, 3), 3), S((2, 3, 3), -2), S((3, 3), 0), S((3, 3), 1), S((2, 2), 6))),
+    OpInfo("linalg.vector_norm", lambda lib, x, *a, **k: lib.linalg.vector_norm(x, *a, **k), one(
+        S((2, 3)), S((2, 3), 1, gen_x=away_from_zero), S((2, 3, 4), 3, L(0, 2), True),
+        S((2, 3), float("inf"), 1, gen_x=distinct), S((2, 3), -float("inf"), 0, gen_x=distinct),
+        S((2, 3), 0), S((4,), 0.5, gen_x=away_from_zero), S((3, 2), -1, 0, gen_x=away_from_zero),
+        S((0, 3), 2, 1), S((0, 3), 1), S(()))),
+    # torch's second derivative at a zero norm is nan; the first is 0
+    OpInfo("linalg.vector_norm_at_zero", lambda lib, x, *a: lib.linalg.vector_norm(x, *a), one(
+        kink(S(lambda rng: np.zeros(3), 2)), kink(S(lambda rng: np.zeros(3), 3)),
+        kink(S(lambda rng: np.array([[0.0, 0.0, 0.0], [1.0, -2.0, 2.0]]), 3, 1))), gradgrad=False),
+    OpInfo("linalg.vector_norm_ties", lambda lib, x: lib.linalg.vector_norm(x, float("inf"), 1),
+           one(kink(S(lambda rng: np.array([[1.0, -3.0, 3.0], [2.0, 2.0, -2.0]]))))),
+    OpInfo("linalg.matrix_norm", lambda lib, x, *a, **k: lib.linalg.matrix_norm(x, *a, **k), one(
+        S((2, 3)), S((2, 3, 4), "fro", L(0, 2), True), S((3, 3), 1, gen_x=distinct),
+        S((2, 3, 4), -1, gen_x=distinct), S((3, 4), float("inf"), gen_x=distinct),
+        S((2, 4, 3), -float("inf"), L(-1, 0), True, gen_x=distinct))),
+    OpInfo("linalg.norm", lambda lib, x, *a, **k: lib.linalg.norm(x, *a, **k), one(
+        S((2, 3, 4)), S((2, 3), 1, gen_x=distinct), S((4,), float("inf"), gen_x=distinct),
+        S((2, 3, 4), 3, 1, gen_x=away_from_zero), S((2, 3, 4), None, L(0, 1)),
+        S((2, 3, 4), "fro", L(2, 1), True))),
+    OpInfo("linalg.cross", lambda lib, x, y, **k: lib.linalg.cross(x, y, **k), one(
+        S((2, 3), (1, 3)), S((3, 4), (3, 1), dim=0))),
+    OpInfo("linalg.vecdot", lambda lib, x, y, **k: lib.linalg.vecdot(x, y, **k), one(
+        S((2, 3), (3,)), S((3, 4), (3, 1), dim=0), S((0, 2), (2,)))),
+    OpInfo("linalg.multi_dot", lambda lib, *xs: lib.linalg.multi_dot(xs), one(
+        S((3,), (3, 4)), S((2, 3), (3, 4), (4, 5), (5,)), S((2, 6), (6, 1), (1, 7), (7, 2)),
+        S((4,), (4, 2), (2, 3), (3,)))),
+    OpInfo("linalg.diagonal", lambda lib, x, **k: lib.linalg.diagonal(x, **k), one(
+        S((2, 3, 4)), S((3, 4), offset=1), S((2, 3, 4), dim1=0, dim2=2, offset=-1))),
+]
+OPS += LINALG_SOLVE
+# compositions whose top node torch names differently (the grads still match)
+LINALG_SOLVE_NAMED_DIFFERENTLY = {
+    "cholesky_inverse",
+    "linalg.lu", "linalg.lu_solve", "linalg.matrix_power", "linalg.cross", "linalg.multi_dot",
+    "triangular_solve", "lu_solve", "cholesky"}
+
+
+# ----------------------------------------------------------------- spectral linear algebra
+# Singular vectors and eigenvectors are defined up to sign, so each function returns quantities
+# that do not depend on it (U f(S) Vh, projections onto leading singular or eigen spaces); eigh
+# gets a symmetric matrix (x + x^T) because torch's gradient is that of a symmetric input.
+def _svd_uses(lib, U, S, Vh):
+    k = S.shape[-1]
+    U, Vh = U[..., :k], Vh[..., :k, :]
+    return S, (U * S.sin().unsqueeze(-2)) @ Vh, U[..., :1] @ U[..., :1].mT
+
+
+def _eigh_uses(lib, L, V):
+    return L, (V * L.sin().unsqueeze(-2)) @ V.mT, V[..., :2] @ V[..., :2].mT
+
+
+def _quiet(fn):
+    """torch warns (once) that torch.qr and torch.svd are deprecated; arraygrad does not."""
+    def run(*args, **kwargs):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return fn(*args, **kwargs)
+    return run
+
+
+_MATRICES = [S((4, 3)), S((3, 4)), S((3, 3)), S((2, 4, 3)), S((2, 1, 2, 3))]
+LINALG_SPECTRAL = [
+    OpInfo("linalg.svd", lambda lib, x, **k: _svd_uses(lib, *lib.linalg.svd(x, **k)), one(
+        *_MATRICES, S((4, 3), full_matrices=False), S((2, 3, 4), full_matrices=False))),
+    OpInfo("linalg.svdvals", lambda lib, x: lib.linalg.svdvals(x), one(*_MATRICES, S((0, 3)))),
+    OpInfo("svd_old", _quiet(lambda lib, x, **k: (lambda U, S, V: _svd_uses(lib, U, S, V.mT))(
+        *lib.svd(x, **k))), one(S((4, 3)), S((3, 4)), S((2, 4, 3), some=False))),
+    OpInfo("svd_old_no_uv", _quiet(lambda lib, x: x.svd(compute_uv=False)),
+           one(S((4, 3)), S((2, 3, 4)))),
+    OpInfo("linalg.eigh", lambda lib, x, **k: _eigh_uses(lib, *lib.linalg.eigh(x + x.mT, **k)),
+           one(S((3, 3)), S((2, 4, 4)), S((4, 4), UPLO="U"), S((1, 1)))),
+    OpInfo("linalg.eigvalsh", lambda lib, x, **k: lib.linalg.eigvalsh(x + x.mT, **k),
+           one(S((3, 3)), S((2, 4, 4), UPLO="U"), S((0, 0)))),
+    OpInfo("linalg.qr", lambda lib, x, **k: tuple(lib.linalg.qr(x, **k)), one(
+        *_MATRICES, S((3, 4), mode="complete"), S((3, 3), mode="complete"))),
+    OpInfo("linalg.qr_r", lambda lib, x: lib.linalg.qr(x, mode="r")[1],
+           one(S((4, 3)), S((2, 3, 4))), grad=False),
+    OpInfo("qr_old", _quiet(lambda lib, x, **k: tuple(x.qr(**k))),
+           one(S((4, 3)), S((3, 4), some=False))),
+    OpInfo("linalg.pinv", lambda lib, x, *a, **k: lib.linalg.pinv(x, *a, **k), one(
+        *_MATRICES, kink(S((4, 3), atol=0.8)), kink(S((4, 3), rtol=0.4)),
+        kink(S((3, 4), 0.4)), S((0, 3)))),
+    OpInfo("linalg.pinv_hermitian", lambda lib, x, **k: lib.linalg.pinv(x + x.mT, hermitian=True,
+                                                                         **k),
+           one(S((3, 3)), S((2, 4, 4)), kink(S((4, 4), atol=1.0)))),
+    OpInfo("pinverse", lambda lib, x, *a: x.pinverse(*a), one(S((4, 3)), kink(S((3, 4), 0.3)))),
+    OpInfo("linalg.lstsq", lambda lib, a, b, **k: tuple(lib.linalg.lstsq(a, b, **k)), one(
+        S((5, 3), (5, 2)), S((5, 3), (5,)), S((3, 3), (3, 2)), S((3, 5), (3, 2)),
+        S((2, 5, 3), (2, 5, 2)), S((5, 3), (5, 2), driver="gels"),
+        S((2, 5, 3), (1, 5, 2), driver="gels"), S((5, 3), (5,), driver="gels"),
+        # the singular values these drivers return have no derivative (torch's choice, which
+        # finite differences cannot see)
+        kink(S((5, 3), (5, 2), driver="gelsd")), kink(S((2, 5, 3), (2, 5, 2), driver="gelss")))),
+    OpInfo("linalg.matrix_rank",
+           lambda lib, x, *a, **k: lib.linalg.matrix_rank(x.detach(), *a, **k), one(
+               S((4, 3)), S((2, 3, 4)), S((4, 3), atol=1.0), S((4, 3), rtol=0.5),
+               S((4, 3), 1.0), S((3, 3), hermitian=True), S((0, 3)),
+               S(lambda rng: np.outer(rng.uniform(-2, 2, 4), rng.uniform(-2, 2, 3)))),
+           grad=False),
+    OpInfo("linalg.householder_product",
+           lambda lib, a, tau: lib.linalg.householder_product(a, tau), one(
+               S((5, 3), (2,)), S((4, 4), (4,)), S((2, 5, 3), (2, 3))),
+           torch_not_oracle={"forward_over": "torch's jvp of its householder_product jvp is off "
+                                             "(by 9.5 where the value is 7.7); test_linalg_"
+                                             "spectral checks ours against finite differences"}),
+]
+OPS += LINALG_SPECTRAL
+# compositions whose top node torch names differently (the grads still match)
+SPECTRAL_NAMED_DIFFERENTLY = {"linalg.svd", "svd_old", "linalg.eigh",
+                              "linalg.householder_product"}

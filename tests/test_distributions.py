@@ -150,7 +150,7 @@ def test_rsample_gradients_from_recovered_noise():
 
 
 def test_log_prob_gradients_match_torch(torch):
-    # the loop Cholesky/solve of MultivariateNormal must differentiate as torch's LAPACK ones
+    # MultivariateNormal (linalg.cholesky, solve_triangular) differentiates as torch's
     grads = []
     for mod in (ag, torch):
         cov = _t(mod, L1 @ L1.T, requires_grad=True)

@@ -370,3 +370,50 @@ def test_outputs_and_nodes_are_freed_without_the_cycle_collector():
     finally:
         if was:
             gc.enable()
+
+
+class _Nest(Function):
+    """`depth` Functions nested inside each other's forward; the gradient is 2 * 3**depth."""
+
+    @staticmethod
+    def forward(x, depth):
+        return x * 2 if depth == 0 else _Nest.apply(x, depth - 1) * 3
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.depth = inputs[1]
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * (2 * 3.0 ** ctx.depth), None
+
+
+def test_functions_nest_300_deep_forward_backward_and_under_grad():
+    # torch reaches ~330 with the default recursion limit; a level costs three frames here
+    # (apply, the level's rule, forward) and backward runs no recursion per node
+    import sys
+    assert sys.getrecursionlimit() <= 1000
+    x = _x(2)
+    y = _Nest.apply(x, 300)
+    assert np.allclose(_np(y), _np(x) * 2 * 3.0 ** 300)
+    y.sum().backward()
+    assert np.allclose(_np(x.grad), 2 * 3.0 ** 300)
+    g = grad(lambda t: _Nest.apply(t, 300).sum())(_x(2, requires_grad=False))
+    assert np.allclose(_np(g), 2 * 3.0 ** 300)
+
+
+def test_generated_vmap_rule_makes_its_function_class_once():
+    from test_function_db import ExpSavesOutput
+
+    def classes():
+        return [c for c in Function.__subclasses__()
+                if c.__name__ == "ExpSavesOutputGenerated"]
+    x = _x(4, 3)
+    for n in range(3):
+        g = vmap(grad(lambda t: ExpSavesOutput.apply(t).sum()))(x)
+        assert np.allclose(_np(g), np.exp(_np(x)))
+        assert len(classes()) == 1
+    y = _x(2, 3, 2)
+    yy = vmap(vmap(ExpSavesOutput.apply))(y)       # the generated class's own generated rule
+    assert np.allclose(_np(yy), np.exp(_np(y)))
+    assert len(classes()) == 1

@@ -8,7 +8,8 @@ import pytest
 import arraygrad as ag
 from arraygrad.autograd import engine
 from arraygrad.autograd.profiler import profile, record_function
-from arraygrad.core import dispatch, eager
+from arraygrad.autograd import eager
+from arraygrad.core import dispatch
 
 
 class Double(ag.autograd.Function):

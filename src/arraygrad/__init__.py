@@ -79,6 +79,11 @@ from ._layout import layout, strided, sparse_coo  # noqa: F401
 from ._sparse_tensor import sparse_coo_tensor  # noqa: F401
 from . import sparse  # noqa: F401
 from . import distributions  # noqa: F401  (dist15)
+from .ops.solve import (inv as inverse, det, logdet, slogdet, cholesky, cholesky_solve,  # noqa: F401
+                        cholesky_inverse, triangular_solve, lu_unpack, matrix_power, matrix_exp)
+from .ops.solve import legacy_lu as lu, legacy_lu_solve as lu_solve  # noqa: F401
+from . import linalg  # noqa: F401
+from .ops.spectral import qr, svd, pinverse, symeig, orgqr  # noqa: F401
 from .utils import checkpoint as _utils_checkpoint, benchmark as _utils_benchmark  # noqa: F401
 
 __version__ = "0.1.0"

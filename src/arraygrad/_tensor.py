@@ -141,8 +141,7 @@ class Tensor:
             self._lvl.mirror(self)
             return
         value = bool(value)
-        if value and self._lvl is not None and self._lvl.kind == "grad":
-            # eager autograd inside func.grad/vjp would record on a tape the transform never sees
+        if value and self._lvl is not None and self._lvl.refuses_requires_grad:
             raise RuntimeError("You are attempting to call Tensor.requires_grad_() (or perhaps "
                                "using torch.autograd.functional.* APIs) inside of a function being "
                                "transformed by a functorch transform. This is unsupported, please "
@@ -188,39 +187,11 @@ class Tensor:
     def retains_grad(self):
         return self._retains_grad
 
-    def retain_grad(self):
-        if not self._requires_grad:
-            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self.grad_fn is not None and not self._retains_grad:
-            from .autograd import graph
-            self._retains_grad = True
-            graph.retain_grad_hook(self)
-
     def _base_array(self):
         t = self
         while t._lvl is not None:
             t = t._inner
         return t._data
-
-    # ----------------------------------------------------------- autograd
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        from .autograd import engine
-        engine.backward((self,), None if gradient is None else (gradient,),
-                        retain_graph, create_graph, inputs=inputs)
-
-    def register_hook(self, hook):
-        """Call `hook(grad)` when this tensor's gradient is computed; it may return a new grad."""
-        from .autograd import graph
-        return graph.register_tensor_hook(self, hook)
-
-    def register_post_accumulate_grad_hook(self, hook):
-        """Call `hook(tensor)` after backward has accumulated into this leaf's `.grad`."""
-        from .autograd import graph
-        return graph.register_post_accumulate_hook(self, hook)
-
-    def detach(self):
-        from .ops import shape
-        return shape.detach(self)
 
     def detach_(self):
         if self._base is not None and self._base._requires_grad:
@@ -281,9 +252,6 @@ class Tensor:
             own = getattr(self._lvl, "tensor_repr", None)
             if own is not None:
                 return own(self)
-            if self._lvl.kind == "batch":     # as torch prints a tensor inside vmap
-                return (f"BatchedTensor(lvl={self._lvl.level}, bdim={self._aux}, "
-                        f"value={self._inner!r})")
             return f"{self._lvl.kind.capitalize()}Tensor(lvl={self._lvl.level}, value={self._inner!r})"
         extra = []
         if backend_of(self._data).lazy:     # printing does not compute (that is compute()'s job)
@@ -334,7 +302,7 @@ def _rebuild(array, requires_grad):
 def _batched(t):
     """Whether some vmap level holds `t` (its value differs per example)."""
     while t._lvl is not None:
-        if t._lvl.kind == "batch":
+        if t._lvl.batched:
             return True
         t = t._inner
     return False

@@ -1,14 +1,13 @@
-"""Tensor methods and operators: thin calls into the op families (one place)."""
-import builtins
-
+"""Tensor methods and operators: thin calls into the op families and into autograd (one
+place). Tensor itself (`_tensor.py`) holds data and metadata only."""
 from . import _device, _legacy
 from . import dtypes as _dt
 from ._tensor import Tensor
+from .autograd import engine, graph, inplace
+from .core.grad_mode import no_grad as _no_grad
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
-from .ops import inplace
 from .ops import special as sp
-from .ops import bits, stats
-from .ops._checks import short_dtype_name
+from .ops import bits, stats, solve, spectral
 
 
 def _m(fn):
@@ -72,6 +71,14 @@ _METHODS.update({"copysign": bits.copysign, "nextafter": bits.nextafter,
                  "nanquantile": stats.nanquantile, "unique": stats.unique,
                  "unique_consecutive": stats.unique_consecutive, "bincount": stats.bincount,
                  "histc": stats.histc})
+_METHODS.update({"inverse": solve.inv, "det": solve.det, "logdet": solve.logdet,
+                 "slogdet": solve.slogdet, "cholesky": solve.cholesky,
+                 "cholesky_solve": solve.cholesky_solve, "cholesky_inverse": solve.cholesky_inverse,
+                 "triangular_solve": solve.triangular_solve, "lu": solve.legacy_lu,
+                 "lu_solve": solve.legacy_lu_solve, "matrix_power": solve.matrix_power,
+                 "matrix_exp": solve.matrix_exp})
+_METHODS.update({"qr": spectral.qr, "svd": spectral.svd, "pinverse": spectral.pinverse,
+                 "symeig": spectral.symeig, "orgqr": spectral.orgqr})
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _m(_fn))
 
@@ -122,6 +129,40 @@ Tensor.new_ones = lambda self, *s, dtype=None, **k: creation.ones(*s, dtype=dtyp
 Tensor.new_full = lambda self, s, v, dtype=None, **k: creation.full(s, v, dtype=dtype or self.dtype)
 Tensor.new_empty = lambda self, *s, dtype=None, **k: creation.empty(*s, dtype=dtype or self.dtype)
 Tensor.new_tensor = lambda self, data, dtype=None, **k: creation.tensor(data, dtype=dtype or self.dtype)
+# the creation ops autograd's machinery reaches through Tensor (it sits below ops/)
+Tensor._zeros_like = creation.zeros_like
+Tensor._ones_like = creation.ones_like
+
+
+# ----------------------------------------------------------------- autograd
+def _backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    engine.backward((self,), None if gradient is None else (gradient,),
+                    retain_graph, create_graph, inputs=inputs)
+
+
+def _register_hook(self, hook):
+    """Call `hook(grad)` when this tensor's gradient is computed; it may return a new grad."""
+    return graph.register_tensor_hook(self, hook)
+
+
+def _register_post_accumulate_grad_hook(self, hook):
+    """Call `hook(tensor)` after backward has accumulated into this leaf's `.grad`."""
+    return graph.register_post_accumulate_hook(self, hook)
+
+
+def _retain_grad(self):
+    if not self._requires_grad:
+        raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    if self.grad_fn is not None and not self._retains_grad:
+        self._retains_grad = True
+        graph.retain_grad_hook(self)
+
+
+Tensor.backward = _backward
+Tensor.register_hook = _register_hook
+Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
+Tensor.retain_grad = _retain_grad
+Tensor.detach = _m(sh.detach)
 
 # ----------------------------------------------------------------- operators
 Tensor.__add__ = lambda self, other: ew.add(self, other)
@@ -219,11 +260,6 @@ def _bernoulli_(self, p=0.5, *, generator=None):
         probs = p if isinstance(p, Tensor) else creation.full_like(self, p, dtype=_dt.float64)
         return inplace.apply(self, creation.bernoulli(probs.to(_dt.float64),
                                                       generator=generator).to(self.dtype))
-
-
-def _no_grad():
-    from .core.grad_mode import no_grad
-    return no_grad()
 
 
 Tensor.fill_ = _fill_

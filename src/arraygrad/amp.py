@@ -20,7 +20,7 @@ import functools
 import warnings
 from collections import defaultdict
 
-from . import _device, cuda
+from . import _device
 from ._tensor import Tensor
 from . import dtypes as _dt
 from .core import autocast_mode as _ac
@@ -150,6 +150,7 @@ class GradScaler:
     def __init__(self, device="cuda", init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
                  growth_interval=2000, enabled=True):
         device = str(device)
+        from . import cuda  # cycle: torch.cuda.amp (cuda/amp.py) re-exports this module
         if enabled and device == "cuda" and not cuda.is_available():
             warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  "
                           "Disabling.", UserWarning, stacklevel=2)

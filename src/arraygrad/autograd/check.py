@@ -33,7 +33,8 @@ from ..utils._pytree import tree_flatten, tree_unflatten
 from . import engine
 from .check_report import (CheckReport, Mismatch, ModeResult, PASSED, FAILED, NOT_SUPPORTED,
                            ERROR)
-from .function import Function, set_strict, _has_setup_context, _SingleLevelFunction
+from .function import Function, set_strict, _SingleLevelFunction
+from .function import has_setup_context as _has_setup_context
 from .gradcheck import (GradcheckError, gradcheck, gradgradcheck, _numerical, _pattern_hint,
                         _forward_jacobian)
 from .. import func as _func

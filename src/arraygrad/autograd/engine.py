@@ -33,7 +33,6 @@ def _tensors(x, what, allow_none=True):
 
 
 def _root_grads(roots, grads, create_graph):
-    from ..ops import creation
     if grads is None:
         grads = (None,) * len(roots)
     grads = (grads,) if isinstance(grads, _t.Tensor) else tuple(grads)
@@ -47,10 +46,10 @@ def _root_grads(roots, grads, create_graph):
             if not r.dtype.is_floating_point:
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {r.dtype}")
-            g = creation.ones_like(r)
+            g = r._ones_like()
         else:
             if not isinstance(g, _t.Tensor):
-                g = creation.tensor(g, dtype=r.dtype)
+                g = r.new_tensor(g)
             if g.shape != r.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{g.shape} and output[{i}] has a shape of {r.shape}.")
@@ -94,30 +93,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
-         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+         only_inputs=True, allow_unused=None, materialize_grads=False):
     """Gradients of `outputs` with respect to `inputs`, returned (not accumulated)."""
     outs = _tensors(outputs, "grad(): outputs", allow_none=False)
     ins = _tensors(inputs, "grad(): inputs", allow_none=False)
     if not ins:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
-    single = isinstance(inputs, _t.Tensor)
     if allow_unused is None:
         allow_unused = materialize_grads
     if retain_graph is None:
         retain_graph = create_graph
-    if is_grads_batched:
-        from ..func import vmap
-        gos = _tensors(grad_outputs, "grad(): grad_outputs")
-        unused = set()      # vmap returns only tensors: unused inputs pass as zeros, then None
-
-        def one(*g):
-            res = grad(outs, ins, g, True, create_graph, allow_unused=allow_unused,
-                       materialize_grads=materialize_grads)
-            unused.update(i for i, r in enumerate(res) if r is None)
-            from ..ops import creation
-            return tuple(creation.zeros_like(x) if r is None else r for x, r in zip(ins, res))
-        res = vmap(one, in_dims=tuple(None if g is None else 0 for g in gos))(*gos)
-        return tuple(None if i in unused else r for i, r in enumerate(res))
     edges = _edges(outs)
     grads = _root_grads(outs, grad_outputs, create_graph)
     capture = []
@@ -130,8 +115,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for i, r in enumerate(result):
         if r is None:
             if materialize_grads:
-                from ..ops import creation
-                result[i] = creation.zeros_like(ins[i])
+                result[i] = ins[i]._zeros_like()
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have "
                                    "been used in the graph. Set allow_unused=True if this is the "

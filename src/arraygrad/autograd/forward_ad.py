@@ -14,6 +14,7 @@ from typing import NamedTuple, Optional
 
 from .. import _tensor as _t
 from ..func.jvp_level import JvpInterpreter
+from ..ops.creation import zeros
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual",
            "unpack_dual", "dual_level"]
@@ -29,7 +30,7 @@ _levels = _Levels()
 
 def enter_dual_level():
     """Enter a new forward grad level; returns its number (0 for the outermost)."""
-    lvl = JvpInterpreter()
+    lvl = JvpInterpreter(dual=True)
     lvl.__enter__()
     _levels.stack.append(lvl)
     return len(_levels.stack) - 1
@@ -93,7 +94,7 @@ def _make_dual_below(lvl, tensor, tangent):
         # (requires_grad_) stays its own, and gradients reach `tensor` through the view
         return lvl.wrap(tensor.view_as(tensor), tangent)
     top = max(above, key=lambda i: i.level)
-    if top.kind != "batch":
+    if not top.batched:
         raise RuntimeError(f"make_dual: the primal or tangent belongs to a transform ({top.kind})"
                            " entered inside this dual level; make the dual tensor inside it "
                            "with its own dual_level(), or pass tensors created outside")
@@ -135,11 +136,11 @@ def _split(x, lvl):
         return x, None
     if inner is lvl:
         return lvl.unwrap(x)
-    if inner.kind == "batch":       # split each example's dual, keeping the batch dim
+    if inner.batched:       # split each example's dual, keeping the batch dim
         v, d = inner.unwrap(x)
         p, t = _split(v, lvl)
         return inner.wrap(p, d), None if t is None else inner.wrap(t, d)
-    if inner.kind != "jvp":
+    if not isinstance(inner, JvpInterpreter):
         raise RuntimeError(f"unpack_dual: the tensor belongs to a {inner.kind} transform entered "
                            "inside this dual level; unpack it there")
     primal, tangent = inner.unwrap(x)
@@ -148,7 +149,6 @@ def _split(x, lvl):
     if pt is None and tt is None:
         return x, None
     if pt is None:
-        from ..ops.creation import zeros
         pt = zeros(tuple(p.shape), dtype=p.dtype)
     return inner.wrap(p, t), inner.wrap(pt, tt)
 

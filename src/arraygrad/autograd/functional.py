@@ -14,6 +14,7 @@ from ..core.grad_mode import enable_grad
 from ..ops.creation import eye
 from ..ops.shape import stack
 from . import engine, forward_ad
+from .batched import grad as batched_grad
 
 
 def _as_tuple(x, arg_name, fn_name):
@@ -238,8 +239,8 @@ def _grads_batched(outputs, inputs, basis, create_graph):
     total = basis[0].shape[0]
     if not pairs:
         return tuple(x.new_zeros((total,) + tuple(x.shape)) for x in inputs)
-    res = engine.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=True,
-                      create_graph=create_graph, allow_unused=True, is_grads_batched=True)
+    res = batched_grad([o for o, _ in pairs], inputs, [g for _, g in pairs], retain_graph=True,
+                       create_graph=create_graph, allow_unused=True, is_grads_batched=True)
     return tuple(x.new_zeros((total,) + tuple(x.shape)) if g is None else g
                  for g, x in zip(res, inputs))
 

@@ -16,8 +16,13 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..dtypes import float64
-from ..utils._pytree import tree_flatten
-from . import engine
+from ..func import vjp, vmap
+from ..ops.creation import eye, ones, tensor, zeros, zeros_like
+from ..ops.shape import stack
+from ..utils._pytree import tree_flatten, tree_map
+from . import engine, forward_ad
+from .function import BackwardCFunction
+from .batched import grad as batched_grad
 from .check_report import CheckReport, Mismatch, ModeResult, FAILED
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
@@ -78,7 +83,6 @@ def _numerical(func, inputs, diff, outputs, eps):
 
 def _analytical(outputs, diff, check_grad_dtypes):
     """Row by row with autograd.grad: J[o][i] (numel(input i), numel(output o))."""
-    from ..ops.creation import zeros
     jac = [[np.zeros((x.numel(), o.numel())) for x in diff] for o in outputs]
     for k, o in enumerate(outputs):
         if not o.requires_grad:
@@ -242,8 +246,6 @@ def _check_undefined_grad(func, inputs, diff):
     The node that made each output is called with undefined grads, as torch does; a
     custom Function then sees them materialized as zeros, or as None when it turned
     materialization off. Errors other than RuntimeError propagate, as in torch."""
-    from .function import BackwardCFunction
-    from ..ops.creation import zeros_like
     for k, o in enumerate(_outputs(func, inputs)):
         node = o.grad_fn
         if not o.requires_grad or node is None:
@@ -265,22 +267,20 @@ def _check_undefined_grad(func, inputs, diff):
 
 
 def _random_like(t, rng):
-    from ..ops.creation import tensor
     return tensor(rng.standard_normal(tuple(t.shape)), dtype=t.dtype)
 
 
 def _check_batched_grad(outputs, diff, atol, rtol):
     """autograd.grad with is_grads_batched=True (vmap over backward) against a loop."""
     rng = np.random.default_rng(0)
-    from ..ops.shape import stack
     for k, o in enumerate(outputs):
         if not o.requires_grad:
             continue
         gs = [_random_like(o, rng) for _ in range(2)]
         expected = [engine.grad([o], diff, [g], retain_graph=True, allow_unused=True) for g in gs]
         try:
-            batched = engine.grad([o], diff, [stack(gs)], retain_graph=True, allow_unused=True,
-                                  is_grads_batched=True)
+            batched = batched_grad([o], diff, [stack(gs)], retain_graph=True, allow_unused=True,
+                                   is_grads_batched=True)
         except Exception as e:
             raise GradcheckError(f"While computing batched gradients for output {k}, got: "
                                  f"{type(e).__name__}: {e}\nIf the backward is not vmappable, "
@@ -299,8 +299,6 @@ def _check_batched_grad(outputs, diff, atol, rtol):
 
 def _forward_jacobian(func, inputs, diff, outputs):
     """J by forward AD: one dual tangent per input element."""
-    from . import forward_ad
-    from ..ops.creation import zeros
     jac = [[np.zeros((x.numel(), o.numel())) for x in diff] for o in outputs]
     for i, x in enumerate(diff):
         for j in range(x.numel()):
@@ -317,15 +315,11 @@ def _forward_jacobian(func, inputs, diff, outputs):
 
 
 def _replace(inputs, old, new):
-    from ..utils._pytree import tree_map
     return tree_map(lambda v: new if v is old else v, inputs)
 
 
 def _check_batched_forward(func, inputs, diff, fwd, atol, rtol):
     """Forward AD with a batch of tangents (vmap over jvp) against the per-tangent Jacobian."""
-    from ..func import vmap
-    from . import forward_ad
-    from ..ops.creation import eye
     for i, x in enumerate(diff):
         n = x.numel()
         basis = eye(n, dtype=x.dtype).reshape((n,) + tuple(x.shape))
@@ -347,7 +341,6 @@ def _check_batched_forward(func, inputs, diff, fwd, atol, rtol):
 
 
 def _tangent_or_zeros(unpacked):
-    from ..ops.creation import zeros_like
     p, t = unpacked
     return zeros_like(p) if t is None else t
 
@@ -374,7 +367,6 @@ def _fast(func, inputs, diff, outputs, eps, atol, rtol, check_backward_ad, check
             found.append(("analytical", sum(float(np.sum(_np(g) * _np(v)))
                                             for g, v in zip(grads, vs) if g is not None)))
         if check_forward_ad:
-            from . import forward_ad
             with forward_ad.dual_level():
                 dual = inputs
                 for x, v in zip(diff, vs):
@@ -457,7 +449,6 @@ def _reverse_by_transform(func, inputs, grad_outputs):
     """The gradients gradgradcheck differentiates, computed with func.vjp (which forward-AD
     dual tensors pass through) instead of the eager engine, for the forward-over-reverse
     check. Same outputs and same unused inputs dropped as the eager version."""
-    from ..func import vjp
     n_in = len(inputs)
     d_pos = [i for i, t in enumerate(_tensors_in(inputs)) if t.requires_grad]
     outs = _outputs(func, inputs)
@@ -489,8 +480,6 @@ def _reverse_by_transform(func, inputs, grad_outputs):
 
 def _fwd_over_rev_supported():
     """Whether eager backward runs on forward-AD dual tensors (a feature probe)."""
-    from . import forward_ad
-    from ..ops.creation import ones
     p = ones(1, dtype=float64, requires_grad=True)
     try:
         with forward_ad.dual_level():

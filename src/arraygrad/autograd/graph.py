@@ -13,9 +13,13 @@ import weakref
 
 from .. import _tensor as _t
 from .._tensor import Tensor
+from ..backends import default_backend
 from ..dtypes import of_array
 from ..core import grad_mode
+from ..core.dispatch import born_here
+from ..core.shapes import broadcasts_to, sum_to
 from .anomaly_mode import state as anomaly, forward_stack
+from .views import refresh_view
 
 _seq = itertools.count()
 
@@ -393,9 +397,8 @@ class PrimNode(Node, RuleCtx):
         raise AttributeError(f"'{self.name()}' object has no attribute '{name}'")
 
     def materialize(self, grads):
-        if self.n_outputs > 1 and any(g is None for g in grads):
-            from ..ops import creation
-            grads = [creation.zeros(s, dtype=d) if g is None else g
+        if self.n_outputs > 1 and self.prim.materialize_grads and any(g is None for g in grads):
+            grads = [zeros(s, d) if g is None else g
                      for g, (s, d) in zip(grads, self._out_meta)]
         return grads
 
@@ -446,6 +449,29 @@ class PrimNode(Node, RuleCtx):
         return res if pos is None else [res[i] for i in pos]
 
 
+def record(prim, params, saved_args, outs, results, edges, level_owned):
+    """Record one node of `prim` and make it the history of `results`: the one recording
+    path of the eager level and the grad levels. `saved_args`/`outs` are the values the vjp
+    reads (for a grad level, those one level down); `edges` has, per arg, its gradient edge
+    or None; `level_owned`: eager's node (saved-tensor hooks apply, outputs held weakly)."""
+    node = PrimNode(prim, params, saved_args, outs, tuple(e or (None, 0) for e in edges),
+                    tuple(e is not None for e in edges), level_owned)
+    nondiff = prim.nondiff_outputs
+    for i, r in enumerate(results):
+        d = r._data
+        if i in nondiff or not (r.dtype if d is None else of_array(d.dtype)).is_floating_point:
+            continue
+        r._requires_grad = True
+        r.grad_fn = node
+        r._output_nr = i
+    return node
+
+
+def zeros(shape, dtype):
+    """A plain tensor of zeros: the gradient autograd materialises for an output that got none."""
+    return born_here(_t.make(default_backend().xp.zeros(shape, dtype=dtype.np)))
+
+
 def _no_vjp(prim, i):
     which = "" if i is None else f" for input {i}"
     return RuntimeError(f"the derivative for '{prim.name}' is not implemented: primitive "
@@ -481,19 +507,12 @@ def validate_grads(node, grads):
 
 
 def sum_to_shape(g, shape, node, i):
-    gs = g.shape
-    lead = len(gs) - len(shape)
-    ok = lead >= 0 and all(s == 1 or s == d for s, d in zip(shape, gs[lead:]))
-    if not ok:
+    """Gradient `g` of input `i` of `node` summed to the input's `shape`; one that cannot
+    come from broadcasting that shape raises torch's error."""
+    if not broadcasts_to(shape, g.shape):
         raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {i} - "
-                           f"got {list(gs)} but expected shape compatible with {list(shape)}")
-    dims = tuple(range(lead)) + tuple(lead + j for j, s in enumerate(shape)
-                                      if s == 1 and gs[lead + j] != 1)
-    if dims:
-        g = g.sum(dims, keepdim=True)
-    if lead:
-        g = g.reshape(shape)
-    return g
+                           f"got {list(g.shape)} but expected shape compatible with {list(shape)}")
+    return sum_to(g, shape)
 
 
 class AccumulateGrad(Node):
@@ -577,7 +596,6 @@ def gradient_edge(t):
     if t._lvl is not None:
         t = _t.autograd_self(t)
     if t._base is not None and t._vc[0] != t._view_version:
-        from ..ops.inplace import refresh_view
         refresh_view(t)
     if t.grad_fn is not None:
         return (t.grad_fn, t._output_nr)

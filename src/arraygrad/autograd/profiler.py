@@ -13,9 +13,10 @@ children's, as torch's table shows. Names differ from torch's ("aten::mm"): arra
 primitives are not ATen's.
 
 # NOTE [profiler hooks]
-Entering `profile` swaps level 0's entry point (`dispatch.swap_eager`) and the engine's node
-runner (`engine.swap_apply`) for timed versions and swaps them back on exit, so an
-unprofiled program pays nothing, not even a flag test.
+Entering `profile` swaps level 0's entry points (`dispatch.swap_eager`, the custom
+Function's level-0 rule) and the engine's node runner (`engine.swap_apply`) for timed
+versions and swaps them back on exit, so an unprofiled program pays nothing, not even a
+flag test.
 """
 import contextlib
 import json
@@ -26,6 +27,7 @@ import warnings
 from .._tensor import Tensor
 from ..core import dispatch
 from . import engine
+from .function import FunctionPrimitive
 
 _running = [None]           # the profile collecting events (one at a time, as torch)
 
@@ -213,6 +215,8 @@ class profile:
                                "blocks inside it instead of a second profile")
         _running[0] = self
         self._prev_eager = dispatch.swap_eager(self._timed_eager)
+        self._prev_rule, FunctionPrimitive.rules[None] = FunctionPrimitive.rules[None], \
+            self._timed_rule
         self._prev_apply = engine.swap_apply(self._timed_apply)
         return self
 
@@ -220,6 +224,7 @@ class profile:
         if not self.enabled:
             return False
         dispatch.swap_eager(self._prev_eager)
+        FunctionPrimitive.rules[None] = self._prev_rule
         engine.swap_apply(self._prev_apply)
         _running[0] = None
         self.function_events = EventList(self._events)
@@ -247,6 +252,13 @@ class profile:
         ev = self._open(prim.name, args)
         try:
             return self._prev_eager(prim, args, params)
+        finally:
+            self._close(ev)
+
+    def _timed_rule(self, prim, interp, args, params):
+        ev = self._open(prim.name, args)
+        try:
+            return self._prev_rule(prim, interp, args, params)
         finally:
             self._close(ev)
 

@@ -11,6 +11,8 @@ the fast path: the array computation plus, when needed, one graph node.
 """
 import threading
 
+from .. import _tensor as _t
+
 
 class _Stack(threading.local):
     def __init__(self):
@@ -41,12 +43,15 @@ class Primitive:
     a Scalar (pow, fmod, remainder). Both only shape `next_functions` as torch's.
     arg_names: torch's names of the inputs, for the node's `_saved_<name>` attributes
     (default: self, other).
+    materialize_grads: False when the vjp of a multi-output primitive gets None for outputs
+    that received no cotangent (torch's undefined gradients): its formula then differs, as
+    svd's and eigh's do when only the singular values or eigenvalues are used.
     """
 
     def __init__(self, name, impl, *, vjp=None, jvp=None, batch=None, save=None,
                  save_output=False, multiple_results=False, differentiable=True,
                  node_name=None, nondiff_outputs=(), is_view=False, nondiff_inputs=(),
-                 number_edges=True, arg_names=("self", "other")):
+                 number_edges=True, arg_names=("self", "other"), materialize_grads=True):
         self.name = name
         self.impl = impl
         self.vjp = vjp
@@ -62,8 +67,7 @@ class Primitive:
         self.nondiff_inputs = nondiff_inputs
         self.number_edges = number_edges
         self.arg_names = arg_names
-
-    custom = False  # True for autograd.Function calls: each level has one rule for them
+        self.materialize_grads = materialize_grads
 
     def __call__(self, *args, **params):
         return bind(self, args, params)
@@ -77,12 +81,14 @@ class Interpreter:
 
     A level implements `process(prim, args, params)` (unwrap its own tensors,
     bind one level down, wrap the results), `shape_of(t)` (logical shape of
-    its tensors), `inplace(t, result)` (make `t` hold `result`), and handles
-    custom Function calls (`prim.custom`) through `prim.rule(self, args, params)`.
+    its tensors) and `inplace(t, result)` (make `t` hold `result`).
     """
 
-    kind = None
+    kind = None                 # its name in messages: "grad", "jvp", "batch"
     primal_autograd = False     # eager autograd sees this level's tensors as their values
+    batched = False             # its tensors hold one value per example (vmap)
+    refuses_requires_grad = False   # it records its own graph: eager autograd inside it
+                                    # would record on a tape the transform never sees
 
     def __init__(self):
         self.level = None
@@ -124,6 +130,11 @@ class Interpreter:
         return self.constant_like(t, inner)
 
 
+def transforms_active():
+    """Whether a transform level is open in this thread (else every call is level 0's)."""
+    return bool(_tls.interpreters)
+
+
 def current_interpreters():
     return tuple(_tls.interpreters)
 
@@ -131,30 +142,66 @@ def current_interpreters():
 def bind(prim, args, params):
     """Run `prim` on `args` at the right level."""
     if _tls.interpreters:
-        top = None
-        for a in args:
-            lvl = getattr(a, "_lvl", None)
-            if lvl is None:
-                base = getattr(a, "_base", None)
-                if base is None or base._lvl is None or not base._lvl.alive:
-                    continue
-                _t.promote(a, base._lvl)    # a view whose base became a tensor of a level
-                lvl = base._lvl
-            if not lvl.alive:
-                return bind(prim, tuple(_t.lower(x) for x in args), params)
-            if top is None or lvl.level > top.level:
-                top = lvl
+        top, args = _top(args)
         out = _eager(prim, args, params) if top is None else top.process(prim, args, params)
-        for o in (out if isinstance(out, (list, tuple)) else (out,)):
-            if isinstance(o, _t.Tensor):
-                o._born = _entered[0]
-        return out
+        return mark_born(out)
     return _eager(prim, args, params)
 
 
+def bind_rules(prim, args, params):
+    """Run `prim`, which has one rule per level (`prim.rules`), by the rule of the level
+    its args belong to: `rule(prim, interpreter, args, params)` (interpreter None: level 0)."""
+    rule, top, args = rule_for(prim, args)
+    out = rule(prim, top, args, params)
+    return mark_born(out) if _tls.interpreters else out
+
+
+def rule_for(prim, args):
+    """(the rule of `prim` for the level of `args`, that level or None, the args as it
+    takes them); for a caller that runs the rule itself (see `bind_rules`)."""
+    if not _tls.interpreters:
+        return prim.rules[None], None, args
+    top, args = _top(args)
+    if top is None:
+        return prim.rules[None], None, args
+    for kind in type(top).__mro__:
+        rule = prim.rules.get(kind)
+        if rule is not None:
+            return rule, top, args
+    raise NotImplementedError(f"{prim.name} has no rule for the {type(top).__name__} level")
+
+
+def _top(args):
+    """(the highest live level among `args`' tensors or None, `args`): tensors of finished
+    levels are lowered, and a view whose base joined a level joins it too."""
+    top = None
+    for a in args:
+        lvl = getattr(a, "_lvl", None)
+        if lvl is None:
+            base = getattr(a, "_base", None)
+            if base is None or base._lvl is None or not base._lvl.alive:
+                continue
+            _t.promote(a, base._lvl)    # a view whose base became a tensor of a level
+            lvl = base._lvl
+        if not lvl.alive:
+            return _top(tuple(_t.lower(x) for x in args))
+        if top is None or lvl.level > top.level:
+            top = lvl
+    return top, args
+
+
+def mark_born(out):
+    """Mark the tensors of `out` as born inside the live transforms (see `born_inside`)."""
+    for o in (out if isinstance(out, (list, tuple)) else (out,)):
+        if isinstance(o, _t.Tensor):
+            o._born = _entered[0]
+    return out
+
+
 def swap_eager(process):
-    """Make `process` level 0's entry point; returns the previous one. The profiler times
-    every op this way while it runs, so nothing is paid when it is off."""
+    """Make `process` level 0's entry point; returns the previous one. Autograd installs
+    level 0 this way, and the profiler times every op while it runs, so nothing is paid
+    when it is off."""
     global _eager
     prev, _eager = _eager, process
     return prev
@@ -173,7 +220,4 @@ def born_inside(t, lvl):
     return t._born >= lvl.serial
 
 
-from .. import _tensor as _t  # noqa: E402
-from . import eager  # noqa: E402
-
-_eager = eager.process      # level 0 (see swap_eager)
+_eager = None       # level 0, installed by autograd (see swap_eager)

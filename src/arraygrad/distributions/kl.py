@@ -6,6 +6,7 @@ from functools import total_ordering
 
 from ..nn.functional import softplus
 from ..ops.elementwise import where
+from ..ops.solve import solve_triangular
 from ..ops.special import digamma, lgamma
 from .bernoulli import Bernoulli
 from .beta import Beta
@@ -20,7 +21,7 @@ from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
-from .utils import _sum_rightmost, solve_lower
+from .utils import _sum_rightmost
 
 __all__ = ["kl_divergence", "register_kl"]
 
@@ -174,7 +175,7 @@ def _kl_mvn_mvn(p, q):
     half_term1 = (q_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
                   - p_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1))
     n = p.event_shape[0]
-    term2 = solve_lower(q_tril, p_tril).pow(2).sum(-1).sum(-1)     # tr(Sq^-1 Sp)
+    term2 = solve_triangular(q_tril, p_tril, upper=False).pow(2).sum(-1).sum(-1)  # tr(Sq^-1 Sp)
     term3 = _batch_mahalanobis(q_tril, q.loc - p.loc)
     return half_term1 + 0.5 * (term2 + term3 - n)
 

@@ -3,28 +3,29 @@ import math
 
 from ..ops.creation import eye, randn
 from ..ops.shape import broadcast_shapes
+from ..ops.solve import cholesky_inverse, linalg_cholesky, solve_triangular
 from . import constraints
 from .distribution import Distribution
-from .utils import cholesky, lazy_property, solve_lower
+from .utils import lazy_property
 
 __all__ = ["MultivariateNormal"]
 
 
 def _batch_mahalanobis(tril, x):
     """x^T (L L^T)^{-1} x over the last dim, broadcasting L's batch dims against x's."""
-    return solve_lower(tril, x.unsqueeze(-1)).squeeze(-1).pow(2).sum(-1)
+    return solve_triangular(tril, x.unsqueeze(-1), upper=False).squeeze(-1).pow(2).sum(-1)
 
 
-def _inverse_from_tril(tril):
-    """(L L^T)^{-1} = L^{-T} L^{-1}."""
-    n = tril.shape[-1]
-    inv = solve_lower(tril, eye(n, dtype=tril.dtype).expand(tuple(tril.shape)))
-    return inv.transpose(-2, -1) @ inv
+def _precision_to_scale_tril(P):
+    """The Cholesky factor of P^{-1} without forming the inverse (torch's way: the factor of P
+    with its rows and columns reversed gives L^{-T})."""
+    Lf = linalg_cholesky(P.flip(-2, -1))
+    L_inv = Lf.flip(-2, -1).transpose(-2, -1)
+    return solve_triangular(L_inv, eye(P.shape[-1], dtype=P.dtype), upper=False)
 
 
 class MultivariateNormal(Distribution):
-    """Gaussian over vectors; its Cholesky factor `scale_tril` drives sampling and densities
-    (NOTE [small linear algebra] in utils: factorisations are loops, so keep n modest)."""
+    """Gaussian over vectors; its Cholesky factor `scale_tril` drives sampling and densities."""
     arg_constraints = {"loc": constraints.real_vector,
                        "covariance_matrix": constraints.positive_definite,
                        "precision_matrix": constraints.positive_definite,
@@ -54,10 +55,9 @@ class MultivariateNormal(Distribution):
         if scale_tril is not None:
             self._unbroadcasted_scale_tril = scale_tril
         elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = cholesky(covariance_matrix)
+            self._unbroadcasted_scale_tril = linalg_cholesky(covariance_matrix)
         else:
-            self._unbroadcasted_scale_tril = cholesky(
-                _inverse_from_tril(cholesky(precision_matrix)))
+            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(MultivariateNormal, _instance)
@@ -86,7 +86,7 @@ class MultivariateNormal(Distribution):
 
     @lazy_property
     def precision_matrix(self):
-        return _inverse_from_tril(self._unbroadcasted_scale_tril).expand(
+        return cholesky_inverse(self._unbroadcasted_scale_tril).expand(
             tuple(self._batch_shape) + tuple(self._event_shape) * 2)
 
     @property

@@ -5,8 +5,8 @@ import numbers
 from .. import dtypes as _dt
 from .._tensor import Tensor
 from ..core import grad_mode
-from ..ops.creation import arange, tensor as _tensor
-from ..ops.shape import broadcast_tensors, stack
+from ..ops.creation import tensor as _tensor
+from ..ops.shape import broadcast_tensors
 from ..ops.reduce import softmax
 
 euler_constant = 0.57721566490153286060
@@ -80,45 +80,3 @@ class lazy_property:
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value
-
-
-# NOTE [small linear algebra]: arraygrad has no cholesky/triangular-solve primitives yet, so the
-# factorisations MultivariateNormal needs are written as loops of arraygrad ops over the matrix
-# size n: O(n) op calls, differentiable to any order and batched over leading dims for free.
-def _cholesky_columns(a):
-    """Columns of the Cholesky factor of `a` (..., n, n) and its pivots (before the sqrt)."""
-    n = a.shape[-1]
-    cols, pivots = [], []
-    for j in range(n):
-        c = a[..., :, j]
-        for k in range(j):
-            c = c - cols[k] * cols[k][..., j:j + 1]
-        pivot = c[..., j]
-        pivots.append(pivot)
-        d = pivot.clamp(min=0).sqrt()
-        below = (arange(n) >= j).to(c.dtype)      # rows j.. of column j
-        cols.append(below * c / d.unsqueeze(-1))
-    return cols, pivots
-
-
-def cholesky_pivots(a):
-    """The n pivots of the Cholesky factorisation of `a`: all > 0 iff `a` is positive definite."""
-    return stack(_cholesky_columns(a)[1], -1)
-
-
-def cholesky(a):
-    """Lower Cholesky factor of symmetric positive-definite `a` (..., n, n). The factorisation
-    reads `(a + a^T) / 2`, so its gradient is symmetric, as torch's cholesky backward."""
-    return stack(_cholesky_columns(0.5 * (a + a.transpose(-2, -1)))[0], -1)
-
-
-def solve_lower(tril, b):
-    """x with tril @ x = b, by forward substitution; b is (..., n, m)."""
-    n = tril.shape[-1]
-    rows = []
-    for i in range(n):
-        r = b[..., i, :]
-        for k in range(i):
-            r = r - tril[..., i, k:k + 1] * rows[k]
-        rows.append(r / tril[..., i, i:i + 1])
-    return stack(rows, -2)

@@ -13,8 +13,11 @@ import threading
 import warnings
 
 from .. import _tensor as _t
-from ..core import eager
+from ..autograd import inplace
+from ..autograd.views import mark_view
 from ..core.dispatch import Interpreter
+from ..ops._rules import to_front
+from ..ops.shape import select, stack
 
 _RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either use "
                  "the 'same' or 'different' randomness flags on vmap or perform the randomness "
@@ -23,6 +26,7 @@ _RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. 
 
 class BatchInterpreter(Interpreter):
     kind = "batch"
+    batched = True
 
     def __init__(self, batch_size, randomness="error"):
         super().__init__()
@@ -45,6 +49,10 @@ class BatchInterpreter(Interpreter):
     def constant_like(self, t, inner):
         return _t.wrap(inner, self, t._aux)
 
+    def tensor_repr(self, t):
+        """As torch prints a tensor inside vmap."""
+        return f"BatchedTensor(lvl={self.level}, bdim={t._aux}, value={t._inner!r})"
+
     def shape_of(self, t):
         s = t._inner.shape
         d = t._aux
@@ -52,8 +60,6 @@ class BatchInterpreter(Interpreter):
 
     # ----------------------------------------------------------- primitives
     def process(self, prim, args, params):
-        if prim.custom:
-            return prim.rule(self, args, params)
         values, bdims = [], []
         for a in args:
             v, d = self.unwrap(a)
@@ -73,12 +79,11 @@ class BatchInterpreter(Interpreter):
         out = self.wrap(out, out_bdims)
         if prim.is_view and out._lvl is self and getattr(args[0], "_lvl", None) is self:
             # a higher level that writes into the view must see its base (NOTE [in-place])
-            eager.mark_view(prim, args[0], params, out)
+            mark_view(prim, args[0], params, out)
         return out
 
     def inplace(self, t, result, name):
         """`t.op_(...)`: write the batched `result` into `t` (as torch allows in vmap)."""
-        from ..ops import inplace
         r, rd = self.unwrap(result)
         if t._lvl is not self:
             if rd is not None:
@@ -93,7 +98,7 @@ class BatchInterpreter(Interpreter):
             r = r.expand(logical) if tuple(r.shape) != tuple(logical) else r
             r = r.unsqueeze(bdim)
         else:
-            r = move_bdim(r, rd)
+            r = to_front(r, rd)
             missing = len(logical) - (r.ndim - 1)
             if missing:
                 r = r.reshape((r.shape[0],) + (1,) * missing + tuple(r.shape[1:]))
@@ -109,8 +114,9 @@ class BatchInterpreter(Interpreter):
         return self.batch_size if self.randomness == "different" else None
 
 
-def move_bdim(x, bdim, to=0):
-    """The value `x` with its batch dim at `to` (unchanged when already there)."""
+def move_bdim(x, bdim, to):
+    """The value `x` with its batch dim at `to` (unchanged when already there; to the front:
+    `ops._rules.to_front`, as batching rules do)."""
     return x if bdim == to else x.movedim(bdim, to)
 
 
@@ -145,7 +151,6 @@ def _loop_rule(prim):
     def rule(args, bdims, **params):
         warnings.warn(f"vmap: the primitive '{prim.name}' has no batching rule; running it once "
                       "per example (slow)", UserWarning, stacklevel=4)
-        from ..ops.shape import select, stack
         n = next(a.shape[d] for a, d in zip(args, bdims) if d is not None)
         per = [prim(*(a if d is None else select(a, d, b) for a, d in zip(args, bdims)), **params)
                for b in range(n)]

@@ -9,15 +9,16 @@ runs that node's vjp rule on inner tensors: every lower level sees those ops,
 which is what makes grad(grad(f)) and vmap(grad(f)) work.
 """
 from .. import _tensor as _t
-from ..autograd.graph import PrimNode, gradient_edge
+from ..autograd import inplace
+from ..autograd.graph import gradient_edge, record
+from ..autograd.views import mark_view, refresh_view
 from ..core import grad_mode
 from ..core.dispatch import Interpreter, bind
-from ..core import eager
-from ..ops import inplace
 
 
 class GradInterpreter(Interpreter):
     kind = "grad"
+    refuses_requires_grad = True
 
     def __enter__(self):
         self.prev_grad_mode = grad_mode.state.grad_enabled
@@ -40,14 +41,12 @@ class GradInterpreter(Interpreter):
         return x._inner if isinstance(x, _t.Tensor) and x._lvl is self else x
 
     def process(self, prim, args, params):
-        if prim.custom:
-            return prim.rule(self, args, params)
         inner = []
         track = False
         for a in args:
             if isinstance(a, _t.Tensor) and a._lvl is self:
                 if a._base is not None and a._vc[0] != a._view_version:
-                    inplace.refresh_view(a)     # its base was written: NOTE [in-place]
+                    refresh_view(a)     # its base was written: NOTE [in-place]
                 track = track or a._requires_grad
                 inner.append(a._inner)
             else:
@@ -60,24 +59,12 @@ class GradInterpreter(Interpreter):
         outs = list(out) if prim.multiple_results else [out]
         wrapped = [self.lift(o) for o in outs]
         if track and grad_mode.state.grad_enabled and prim.differentiable:
-            self.record(prim, params, args, inner, outs, wrapped)
+            record(prim, params, inner, outs, wrapped,
+                   [gradient_edge(a) if isinstance(a, _t.Tensor) and a._lvl is self else None
+                    for a in args], False)
         if prim.is_view and isinstance(args[0], _t.Tensor) and args[0]._lvl is self:
-            eager.mark_view(prim, args[0], params, wrapped[0])
+            mark_view(prim, args[0], params, wrapped[0])
         return wrapped if prim.multiple_results else wrapped[0]
-
-    def record(self, prim, params, args, inner, outs, wrapped):
-        edges, needs = [], []
-        for a in args:
-            e = gradient_edge(a) if isinstance(a, _t.Tensor) and a._lvl is self else None
-            edges.append(e or (None, 0))
-            needs.append(e is not None)
-        node = PrimNode(prim, params, inner, outs, tuple(edges), tuple(needs), False)
-        for i, w in enumerate(wrapped):
-            if i in prim.nondiff_outputs or not w.dtype.is_floating_point:
-                continue
-            w._requires_grad = True
-            w.grad_fn = node
-            w._output_nr = i
 
     def inplace(self, t, result, name):
         """Write below, then rewrite `t`'s history at this level as eager autograd does
@@ -89,7 +76,7 @@ class GradInterpreter(Interpreter):
 
     def snapshot(self, t, inner):
         if t._base is not None and t._vc[0] != t._view_version:
-            inplace.refresh_view(t)
+            refresh_view(t)
         s = self.lift(inner, t._requires_grad)
         s.grad_fn, s._output_nr = t.grad_fn, t._output_nr
         return s

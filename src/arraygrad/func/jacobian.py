@@ -1,6 +1,8 @@
 """jacrev (vmap over a vjp) and functional_call."""
 import functools
 
+from ..ops.creation import eye
+from ..ops.shape import stack
 from ..utils._pytree import tree_flatten, tree_unflatten
 from .reverse import _argnums_tuple, vjp
 from .vmap import vmap
@@ -8,7 +10,6 @@ from .vmap import vmap
 
 def _standard_basis(flat_outputs):
     """Rows of the identity, cut per output: one batch of cotangents per output."""
-    from ..ops.creation import eye
     numels = [o.numel() for o in flat_outputs]
     total = sum(numels)
     basis = []
@@ -169,7 +170,6 @@ def stack_module_state(models):
 
 
 def _stacked_leaf(tensors, name):
-    from ..ops.shape import stack
     grads = {t.requires_grad for t in tensors}
     if len(grads) > 1:
         raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")

@@ -21,9 +21,13 @@ torch where they share storage. Writing into a view rewrites the base's
 tangent over the view's region (found by viewing an arange of the base).
 """
 from .. import _tensor as _t
+from ..autograd import inplace
 from ..autograd.graph import PrimNode, RuleCtx, SavedTensor
+from ..autograd.views import mark_view
 from ..core import grad_mode
 from ..core.dispatch import Interpreter, bind
+from ..ops import creation
+from ..ops.index import index_put
 
 Tensor = _t.Tensor
 
@@ -48,6 +52,10 @@ class JvpCtx(RuleCtx):
 class JvpInterpreter(Interpreter):
     kind = "jvp"
     primal_autograd = True      # NOTE [reverse over duals]
+
+    def __init__(self, dual=False):
+        super().__init__()
+        self.dual = dual        # a forward_ad dual level (runs forward(ctx, ...) Functions)
 
     def wrap(self, primal, tangent=None):
         """A tensor of this level with value `primal` and tangent `tangent` (None: zero)."""
@@ -76,8 +84,6 @@ class JvpInterpreter(Interpreter):
         return t._inner.shape
 
     def process(self, prim, args, params):
-        if prim.custom:
-            return prim.rule(self, args, params)
         primals, tangents = [], []
         for a in args:
             if type(a) is Tensor and a._lvl is self:
@@ -91,7 +97,7 @@ class JvpInterpreter(Interpreter):
         src = args[0]
         if prim.is_view and prim.differentiable and type(src) is Tensor and src._lvl is self:
             view = self.wrap(out)   # its tangent is read off its base's: NOTE [jvp in-place]
-            _mark_view(prim, params, src, view)
+            mark_view(prim, src, params, view)
             wrapped = [view]
         else:
             if prim.differentiable and any(t is not None for t in tangents):
@@ -116,9 +122,8 @@ class JvpInterpreter(Interpreter):
         ctx = JvpCtx(primals, outs, tangents)
         multi = prim.multiple_results
         if callable(rule):
-            from ..ops.creation import zeros
             ts = [t if t is not None or not isinstance(p, Tensor)
-                  else zeros(tuple(p.shape), dtype=p.dtype) for p, t in zip(primals, tangents)]
+                  else creation.zeros(tuple(p.shape), dtype=p.dtype) for p, t in zip(primals, tangents)]
             res = rule(ctx, *ts, **params)
             res = list(res) if multi else [res]
         else:
@@ -142,7 +147,6 @@ class JvpInterpreter(Interpreter):
         return self.wrap(inner, _tangent(t))
 
     def inplace(self, t, result, name):
-        from ..ops import inplace
         p, tangent = self.unwrap(result)
         inplace.apply(t._inner, p, name)
         self.mirror(t)
@@ -195,8 +199,7 @@ def _fit(t, out, nondiff):
     if t is None or nondiff or not out.dtype.is_floating_point:
         return None
     if not isinstance(t, Tensor):
-        from ..ops.creation import full
-        return full(tuple(out.shape), t, dtype=out.dtype)
+        return creation.full(tuple(out.shape), t, dtype=out.dtype)
     shape = out.shape
     if t.shape != shape:
         t = t.expand(shape)
@@ -213,20 +216,8 @@ def _tangent(x):
     return None if base._aux is None else x._view_fn(base._aux)
 
 
-def _mark_view(prim, params, src, out):
-    """`out` is a view of `src`: remember the base and how to redo the view from it."""
-    parent = src._view_fn
-    out._base = src if src._base is None else src._base
-    if parent is None:
-        out._view_fn = lambda b: prim(b, **params)
-    else:
-        out._view_fn = lambda b: prim(parent(b), **params)
-
-
 def _write_base_tangent(view, tangent):
     """After an in-place write into `view`, put its new tangent into its base's tangent."""
-    from ..ops import creation
-    from ..ops.index import index_put
     base = view._base
     if tangent is None:
         tangent = creation.zeros(tuple(view.shape), dtype=view.dtype)

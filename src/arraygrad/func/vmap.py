@@ -2,6 +2,8 @@
 import functools
 
 from .. import _tensor as _t
+from ..backends import default_backend
+from ..ops.shape import cat, narrow
 from ..utils._pytree import LEAF, _children, tree_flatten, tree_unflatten
 from .batch_level import BatchInterpreter, move_bdim
 
@@ -16,7 +18,7 @@ def _get_name(func):
     return repr(func)
 
 
-def _broadcast_to_and_flatten(prefix, spec):
+def broadcast_to_and_flatten(prefix, spec):
     """Leaves of `prefix` repeated over the subtrees of `spec` they stand for (None: mismatch)."""
     out = []
 
@@ -59,7 +61,7 @@ def _process_inputs(in_dims, args, func):
                          "or you are trying to vmap over a function with no inputs. The latter is "
                          "unsupported.")
     flat_args, spec = tree_flatten(args)
-    flat_dims = _broadcast_to_and_flatten(in_dims, spec)
+    flat_dims = broadcast_to_and_flatten(in_dims, spec)
     if flat_dims is None:
         raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not "
                          "compatible with the structure of `inputs`. in_dims has structure "
@@ -126,7 +128,7 @@ def _unwrap_outputs(outputs, out_dims, level, func):
         else:
             raise incompatible()
     else:
-        flat_dims = _broadcast_to_and_flatten(out_dims, spec)
+        flat_dims = broadcast_to_and_flatten(out_dims, spec)
         if flat_dims is None:
             raise incompatible()
     name = _get_name(func)
@@ -143,8 +145,6 @@ def _flat_vmap(func, batch_size, flat_dims, flat_args, spec, out_dims, randomnes
 
 def _chunked_vmap(func, chunk_size, batch_size, flat_dims, flat_args, spec, out_dims, randomness,
                   kwargs):
-    from ..backends import default_backend
-    from ..ops.shape import cat, narrow
     # randomness='same': every chunk replays the same draws
     rng = default_backend().random().bit_generator
     state = rng.state if randomness == "same" else None
@@ -159,7 +159,7 @@ def _chunked_vmap(func, chunk_size, batch_size, flat_dims, flat_args, spec, out_
     out_spec = tree_flatten(results[0])[1]
     flat_out_dims = ([out_dims] if out_spec is LEAF and not isinstance(out_dims, tuple) else
                      list(out_dims) if out_spec is LEAF else
-                     _broadcast_to_and_flatten(out_dims, out_spec))
+                     broadcast_to_and_flatten(out_dims, out_spec))
     merged = []
     for i, d in enumerate(flat_out_dims):
         parts = [f[i] for f in flats]

@@ -17,7 +17,7 @@ from ..autograd.function import Function
 from ..core.autocast_mode import autocast_op, LOWER_PRECISION, FP32
 from ..core.grad_mode import no_grad
 from ..ops import creation, elementwise as ew, index as ix, linalg as la, reduce as rd, shape as sh
-from ..ops.inplace import apply as _inplace
+from ..autograd.inplace import apply as _inplace
 from .modules.module import _size
 from ..ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d,  # noqa: F401
                         conv_transpose2d, conv_transpose3d, unfold, fold)

@@ -124,3 +124,10 @@ def c_dtype_name(dtype):
 def short_dtype_name(dtype):
     """torch's kernel-message name of a dtype ('Float', 'Long', ...)."""
     return _SHORT[dtype.name]
+
+
+class LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: a matrix the op cannot handle (singular, not positive-definite).
+    A RuntimeError, as torch's, so `except RuntimeError` catches it too."""
+
+    __module__ = "arraygrad.linalg"

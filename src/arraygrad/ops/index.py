@@ -171,9 +171,10 @@ def getitem(x, idx):
         raise IndexError(str(e).replace("axis", "dimension")) from None
 
 
-def _ints_first(x, index):
+def _split_ints_first(index):
     """torch applies integer indices as selects before the advanced (array) ones; NumPy
-    counts them as advanced, which places the result dims differently (x[1, :, idx])."""
+    counts them as advanced, which places the result dims differently (x[1, :, idx]).
+    Returns (the basic index with the integers, to apply first; the rest, to apply after)."""
     first, rest = [], []
     for i in index:
         if type(i) is builtins.int:
@@ -186,10 +187,16 @@ def _ints_first(x, index):
             rest.append(i)
         elif isinstance(i, builtins.bool):
             rest.append(i)
-        else:
-            first.extend([slice(None)] * (i.ndim if i.dtype.kind == "b" else 1))
+        else:       # an array (or a batched index's slot): its dims stay for `rest`
+            boolean = getattr(i, "dtype", None) is not None and i.dtype.kind == "b"
+            first.extend([slice(None)] * (i.ndim if boolean else 1))
             rest.append(i)
-    return getitem(getitem(x, tuple(first)), tuple(rest))
+    return tuple(first), tuple(rest)
+
+
+def _ints_first(x, index):
+    first, rest = _split_ints_first(index)
+    return getitem(getitem(x, first), rest)
 
 
 def _scatter_impl(xp, g, shape, index):
@@ -529,24 +536,8 @@ def _fill(spec, arrays):
 def _getitem_batched_index(x, idx):
     spec, tensors = _split_index(idx)
     if builtins.any(type(i) is builtins.int for i in spec):
-        # torch applies integer indices first, as selects (see _ints_first)
-        first, rest = [], []
-        for i in spec:
-            if type(i) is builtins.int:
-                first.append(i)
-            elif i is None or isinstance(i, slice):
-                first.append(i)
-                rest.append(slice(None))
-            elif i is Ellipsis:
-                first.append(i)
-                rest.append(i)
-            elif isinstance(i, builtins.bool):
-                rest.append(i)
-            else:
-                first.extend([slice(None)] * (i.ndim if i is not _SLOT and i.dtype.kind == "b"
-                                              else 1))
-                rest.append(i)
-        return _index_t(getitem(x, tuple(first)), *tensors, spec=tuple(rest))
+        first, rest = _split_ints_first(spec)
+        return _index_t(getitem(x, first), *tensors, spec=rest)
     return _index_t(x, *tensors, spec=spec)
 
 

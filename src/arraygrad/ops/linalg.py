@@ -3,7 +3,7 @@ from .. import _tensor as _t
 from ..core.autocast_mode import autocast_op, LOWER_PRECISION
 from ..core.dispatch import Primitive
 from ..backends import silent
-from ._checks import tensor_op, short_dtype_name, type_name, c_dtype_name
+from ._checks import tensor_op, tensor_list, short_dtype_name, type_name, c_dtype_name
 from ._rules import to_front
 
 Tensor = _t.Tensor
@@ -308,3 +308,95 @@ def cross(input, other, dim=None):
     x0, x1, x2 = x.unbind(d)
     y0, y1, y2 = y.unbind(d)
     return stack([x1 * y2 - x2 * y1, x2 * y0 - x0 * y2, x0 * y1 - x1 * y0], d)
+
+
+@tensor_op(others=('other',))
+def linalg_cross(input, other, *, dim=-1):
+    """torch.linalg.cross: broadcasts, and `dim` (default -1) must have size 3 in both."""
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"expected scalar type {short_dtype_name(input.dtype)} but found "
+                           f"{short_dtype_name(other.dtype)}")
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    for x in (input, other):
+        if not -x.ndim <= dim < max(x.ndim, 1):
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-max(x.ndim, 1)}, {max(x.ndim, 1) - 1}], but got {dim})")
+    a, b = input.shape[dim], other.shape[dim]
+    if a != 3 or b != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {a} "
+                           f"and {b}")
+    return cross(input, other, dim)
+
+
+@tensor_op(others=('y',))
+def vecdot(x, y, *, dim=-1):
+    """Dot products of the vectors along `dim`, broadcast: sum(x * y, dim)."""
+    if x.dtype is not y.dtype:
+        raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x "
+                           f"of type {short_dtype_name(x.dtype)} and y of type "
+                           f"{short_dtype_name(y.dtype)} instead")
+    if x.ndim == 1 and y.ndim == 1 and x.shape[0] != y.shape[0]:     # torch's dot message
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{x.shape[dim]}] and src "
+                           f"[{y.shape[dim]}] to have the same number of elements, but got "
+                           f"{x.shape[dim]} and {y.shape[dim]} elements respectively")
+    return (x * y).sum(dim)
+
+
+def _chain_order(dims):
+    """The classic matrix-chain dynamic programme: split[i][j] is where the product of
+    matrices i..j is best split (fewest multiplications), as torch's multi_dot orders it."""
+    n = len(dims) - 1
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = None
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if cost[i][j] is None or c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+    return split
+
+
+def multi_dot(tensors):
+    """A chain of matrix products in the cheapest order; the first and last may be vectors."""
+    tensors = tensor_list("linalg.multi_dot", tensors)
+    n = len(tensors)
+    if n < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
+    first, last = tensors[0], tensors[-1]
+    for i, (t, where_) in enumerate(((first, "first"), (last, "last"))):
+        if t.ndim not in (1, 2):
+            raise RuntimeError(f"multi_dot(): the {where_} tensor must be 1D or 2D but got "
+                               f"{t.ndim}D")
+    for i, t in enumerate(tensors[1:-1], 1):
+        if t.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
+    for i, t in enumerate(tensors[1:], 1):
+        if t.dtype is not first.dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
+                               f"0 is {c_dtype_name(first.dtype)} and tensor {i} "
+                               f"{c_dtype_name(t.dtype)}")
+    mats = [first.unsqueeze(0) if first.ndim == 1 else first] + list(tensors[1:-1]) + \
+        [last.unsqueeze(-1) if last.ndim == 1 else last]
+    for i in range(n - 1):
+        if mats[i].shape[1] != mats[i + 1].shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
+                               f"{list(mats[i].shape)} and {list(mats[i + 1].shape)} cannot "
+                               "be multiplied")
+    split = _chain_order([m.shape[0] for m in mats] + [mats[-1].shape[1]])
+
+    def product(i, j):
+        if i == j:
+            return mats[i]
+        k = split[i][j]
+        return matmul(product(i, k), product(k + 1, j))
+
+    out = product(0, n - 1)
+    if first.ndim == 1:
+        out = out.squeeze(0)
+    if last.ndim == 1:
+        out = out.squeeze(-1)
+    return out

@@ -559,24 +559,16 @@ _norm2.batch = _reduce_batch(_norm2)
 
 @tensor_op
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
-    from .elementwise import abs
-    if dtype is not None:
-        input = convert(input, dtype)
-    if p in ("fro", 2, 2.0):
-        return _norm2(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
-    if p in (1, 1.0):
-        return sum(abs(input), dim, keepdim)
-    if p == float("inf"):
-        return amax(abs(input), dim if dim is not None else (), keepdim)
-    if p == -float("inf"):
-        return amin(abs(input), dim if dim is not None else (), keepdim)
-    if p == 0:      # the count of nonzeros, with a zero gradient (sign's), as torch's
-        from .elementwise import sign
-        return sum(sign(abs(input)), dim, keepdim)
+    """torch.norm: linalg.vector_norm for a number p (and 'fro' over at most two dims),
+    linalg.matrix_norm otherwise, as torch's."""
+    from . import norms     # norms builds on this module's reductions
+    dims = [dim] if isinstance(dim, builtins.int) else dim
     if isinstance(p, str):
-        raise RuntimeError(f"norm: p='{p}' is not supported here; for matrix norms use "
-                           "linalg.matrix_norm")
-    return sum(abs(input) ** p, dim, keepdim) ** (1.0 / p)
+        if p == "fro" and (dims is None or len(dims) <= 2):
+            return norms.vector_norm(input, 2, dims, keepdim, dtype=dtype)
+        return norms.matrix_norm(input, p, list(range(input.ndim)) if dims is None else dims,
+                                 keepdim, dtype=dtype)
+    return norms.vector_norm(input, 2.0 if p is None else p, dims, keepdim, dtype=dtype)
 
 
 @tensor_op

@@ -4,6 +4,7 @@ import builtins
 from .. import _tensor as _t
 from ..core.autocast_mode import autocast_op, FP32
 from ..core.dispatch import Primitive
+from ..core.shapes import broadcasts_to, sum_to as _sum_to
 from ..backends import backend_of
 from ._checks import tensor_op, tensor_list, type_name
 from ._rules import all_front, same_bdim_batch, shifted_dims_batch, to_front
@@ -242,17 +243,6 @@ def squeeze(input, dim=None):
     if not dims:
         return _alias(input)
     return _squeeze(input, dims=dims)
-
-
-def _sum_to(g, shape):
-    lead = g.ndim - len(shape)
-    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape)
-                                      if s == 1 and g.shape[lead + i] != 1)
-    if dims:
-        g = g.sum(dims, keepdim=True)
-    if lead:
-        g = _reshape(g, shape=tuple(shape))
-    return g
 
 
 _expand = _view_prim("expand", lambda xp, x, shape: xp.broadcast_to(x, shape),
@@ -680,10 +670,9 @@ def ravel(input):
 @tensor_op
 def sum_to_size(input, *size):
     size = _shape_args(size, "sum_to_size", "size")
-    shape = input.shape
-    lead = len(shape) - len(size)
-    if lead < 0 or any(s not in (1, d) for s, d in zip(size, shape[lead:])):
-        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    if not broadcasts_to(size, input.shape):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size "
+                           f"{{{list(input.shape)}}}.")
     return _sum_to(input, size)
 
 

@@ -3,7 +3,8 @@ import math
 
 from ... import _tensor as _t
 from ...core.grad_mode import no_grad
-from ...ops import creation, reduce, shape
+from ...ops import creation, shape
+from ...ops.norms import vector_norm
 
 Tensor = _t.Tensor
 
@@ -13,18 +14,6 @@ def _grads(parameters):
     return params, [p.grad for p in params if p.grad is not None]
 
 
-def _vector_norm(t, p):
-    """torch.linalg.vector_norm over all elements, for any order p (inf, -inf and 0 too)."""
-    a = t.abs()
-    if p == math.inf:
-        return a.max()
-    if p == -math.inf:
-        return a.min()
-    if p == 0:
-        return (a != 0).sum().to(t.dtype)
-    return reduce.norm(t, p)
-
-
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """The norm of the per-tensor norms (the norm of all elements taken together)."""
     tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
@@ -32,7 +21,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     if not tensors:
         return creation.tensor(0.0)
     with no_grad():
-        total = _vector_norm(shape.stack([_vector_norm(g, norm_type) for g in tensors]),
+        total = vector_norm(shape.stack([vector_norm(g, norm_type) for g in tensors]),
                              norm_type)
     if error_if_nonfinite and not math.isfinite(total.item()):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from "

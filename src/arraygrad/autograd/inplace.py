@@ -21,7 +21,8 @@ functorch wraps every tensor made inside; a captured outer tensor is refused.
 from .. import _tensor as _t
 from ..core import grad_mode
 from ..core.dispatch import born_inside
-from ..autograd.graph import Node, gradient_edge
+from .graph import Node, gradient_edge, zeros
+from .views import refresh_view
 
 Tensor = _t.Tensor
 
@@ -86,7 +87,7 @@ def track(self, result, name):
             (self._base is not None and self._base._requires_grad))):
         return
     if self._base is not None and self._view_fn is not None:
-        _rebase(self, result)
+        rebase(self, result)
     elif result.grad_fn is not None:
         self.grad_fn = result.grad_fn
         self._output_nr = result._output_nr
@@ -109,8 +110,7 @@ class Overwritten(Node):
         return self._name
 
     def apply(self, grads):
-        from .creation import zeros_like
-        return [zeros_like(grads[0])]
+        return [grads[0]._zeros_like()]
 
 
 def source(self, args):
@@ -155,21 +155,19 @@ class CopySlices(Node):
         self.dtype = dtype
 
     def apply(self, grads):
-        from .elementwise import where
         g, = grads
-        return [where(_region_mask(self), 0.0, g), self.view_fn(g)]
+        return [g.masked_fill(_region_mask(self), 0.0), self.view_fn(g)]
 
 
 def _region_mask(node):
-    from .creation import zeros
     with grad_mode.no_grad():
-        m = zeros(node.shape, dtype=node.dtype)
+        m = zeros(node.shape, node.dtype)
         v = node.view_fn(m)
         v._data[...] = 1
     return m != 0
 
 
-def _rebase(view, result):
+def rebase(view, result):
     base = view._base
     node = CopySlices(gradient_edge(base), gradient_edge(result), view._view_fn,
                       tuple(base.shape), base.dtype)
@@ -179,24 +177,12 @@ def _rebase(view, result):
     view._view_version = view._vc[0]
 
 
-def refresh_view(view):
-    """After an in-place write to its base (or a sibling view), a view's history is the view
-    of the base's new history (torch regenerates it the same way)."""
-    view._view_version = view._vc[0]
-    base = view._base
-    if view._view_fn is None or not base._requires_grad:
-        return
-    with grad_mode.enable_grad():
-        fresh = view._view_fn(base)
-    view.grad_fn, view._output_nr, view._requires_grad = fresh.grad_fn, fresh._output_nr, True
-
-
 def _apply_wrapped(self, result, name):
     """In-place on or from a transform's tensor: the higher level decides (see its `inplace`)."""
     self, result = _t.lower(self), _t.lower(result)
     lvl, rl = self._lvl, result._lvl
     if rl is not None and rl.alive and (lvl is None or rl.level > lvl.level):
-        if rl.kind != "batch":
+        if not rl.batched:
             # a tensor created inside the transform joins its level (torch's functorch wraps
             # every tensor made inside); one captured from outside may not change
             for t in (self, self._base):

@@ -1,0 +1,53 @@
+"""Level 0: compute on raw arrays and record a graph node when grad mode asks. Importing
+this module installs it as the base of the dispatcher's interpreter stack."""
+from .. import _tensor as _t
+from .._tensor import Tensor
+from ..backends import backend_of, default_backend, common_backend, adopt
+from ..core import dispatch, grad_mode
+from .graph import gradient_edge, record
+from .views import mark_view, refresh_view
+
+
+def process(prim, args, params):
+    arrays = []
+    needs_grad = False
+    backend = None
+    mixed = False
+    for a in args:
+        if isinstance(a, Tensor):
+            if a._lvl is not None:      # escaped from a finished transform
+                return process(prim, tuple(_t.lower(x) for x in args), params)
+            d = a._data
+            if backend is None:
+                backend = backend_of(d)
+                first = d
+            elif type(d) is not type(first):
+                backend = common_backend(backend, first, d)
+                mixed = True
+            arrays.append(d)
+            if a._requires_grad:
+                needs_grad = True
+            elif a._base is not None and a._vc[0] != a._view_version:
+                # a view whose base was written in place (and may have gained history)
+                refresh_view(a)
+                needs_grad = needs_grad or a._requires_grad
+        else:
+            arrays.append(a)
+    if backend is None:
+        backend = default_backend()
+    elif mixed:
+        arrays = [adopt(backend, d) if isinstance(a, Tensor) else d for a, d in zip(args, arrays)]
+    out = prim.impl(backend.xp, *arrays, **params)
+    if prim.multiple_results:
+        outs = [_t.make(backend.result(o)) for o in out]
+    else:
+        outs = [_t.make(backend.result(out))]
+    if needs_grad and prim.differentiable and grad_mode.state.grad_enabled:
+        record(prim, params, args, outs, outs,
+               [gradient_edge(a) if isinstance(a, Tensor) else None for a in args], True)
+    if prim.is_view:
+        mark_view(prim, args[0], params, outs[0])
+    return outs if prim.multiple_results else outs[0]
+
+
+dispatch.swap_eager(process)
