@@ -51,6 +51,13 @@ LIBS = {"array_api_strict": _strict, "dask": _dask} if FULL else {"array_api_str
 
 NOT_YET = {
     'array_api_strict': {
+        'Array.all() and other NumPy array methods (the standard has xp.all)':
+            ['linalg.eigh', 'linalg.eigvalsh', 'linalg.lstsq', 'linalg.matrix_rank',
+             'linalg.pinv', 'linalg.pinv_hermitian', 'linalg.svd', 'linalg.svdvals', 'pinverse',
+             'svd_old', 'svd_old_no_uv'],
+        'NumPy array methods (reshape, astype) instead of xp functions':
+            ['det', 'inverse', 'linalg.det', 'linalg.inv', 'linalg.slogdet', 'linalg.solve',
+             'linalg.solve_vector_or_right', 'linalg.vector_norm_ties'],
         'NumPy index arrays (or NumPy-style advanced indexing) in the impl':
             ['adaptive_max_pool2d', 'getitem_list', 'interpolate_nearest', 'pad_circular',
              'pad_reflect', 'pad_replicate', 'pdist'],
@@ -61,7 +68,7 @@ NOT_YET = {
              'getitem_int_tensor', 'index_add', 'max_pool2d', 'unique_consecutive'],
         'a NumPy-only call signature (positional dtype, two scalars, NumPy dtype strings)':
             ['copysign', 'copysign_method', 'digamma', 'digamma_negative', 'lgamma',
-             'lgamma_negative', 'polygamma', 'round', 'searchsorted'],
+             'lgamma_negative', 'linalg.qr_r', 'polygamma', 'round', 'searchsorted'],
         'calls NumPy-only any':
             ['take'],
         'calls NumPy-only argsort(kind=)':
@@ -81,16 +88,24 @@ NOT_YET = {
             ['avg_pool1d', 'conv1d', 'conv3d', 'max_pool1d', 'unfold'],
         'calls NumPy-only unique':
             ['unique'],
+        "calls NumPy-only xp.array (the standard's is xp.asarray)":
+            ['linalg.lu', 'linalg.lu_factor', 'linalg.lu_factor_ex', 'linalg.lu_solve', 'lu',
+             'lu_solve'],
+        "reads NumPy's dtype.itemsize":
+            ['linalg.matrix_exp', 'matrix_exp'],
         "the op builds an internal NumPy tensor (mask, index, constant) instead of one on its input's backend":
-            ['adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'cross_entropy_smoothing', 'ctc_loss',
-             'diag', 'embedding_bag', 'embedding_bag_psw', 'interpolate_bilinear', 'kthvalue',
-             'local_response_norm', 'multi_margin_loss', 'multilabel_margin_loss', 'nanquantile',
-             'pad_constant', 'prod', 'prod_with_zero', 'quantile', 'scatter_src',
-             'scatter_value', 'tril', 'triu'],
+            ['adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'cholesky', 'cholesky_inverse',
+             'cholesky_solve', 'cross_entropy_smoothing', 'ctc_loss', 'diag', 'embedding_bag',
+             'embedding_bag_psw', 'interpolate_bilinear', 'kthvalue', 'linalg.cholesky',
+             'linalg.cholesky_ex', 'linalg.householder_product', 'linalg.qr',
+             'linalg.solve_triangular', 'linalg.solve_triangular_right', 'local_response_norm',
+             'logdet', 'multi_margin_loss', 'multilabel_margin_loss', 'nanquantile',
+             'pad_constant', 'prod', 'prod_with_zero', 'qr_old', 'quantile', 'scatter_src',
+             'scatter_value', 'triangular_solve', 'tril', 'triu'],
         'ufunc.accumulate (cumulative max/min/logaddexp) is NumPy-only':
             ['cummax', 'cummin', 'logcumsumexp'],
         "writes through NumPy's diagonal view (setflags)":
-            ['diagonal', 'trace'],
+            ['diagonal', 'linalg.diagonal', 'trace'],
     },
     'dask': {
         "Dask's reshape cannot split unevenly chunked dimensions":
