@@ -996,6 +996,149 @@ ELEM14_NAMED_DIFFERENTLY = {"median", "median_method", "nanmedian", "kthvalue", 
                             "cummin", "nan_to_num", "quantile", "nanquantile"}
 
 
+# ---- Tensor methods and creation (issue 14)
+_SR_INDEX = np.array([[0, 1, 0, 2], [2, 2, 1, 0]])
+
+
+def _scatter_reduce_samples(reduces):
+    def gen(rng):
+        for reduce in reduces:
+            for include_self in (True, False):
+                yield Sample((uniform(rng, (2, 3)), 1, _SR_INDEX, uniform(rng, (2, 4)), reduce),
+                             {"include_self": include_self})
+        if "prod" in reduces:
+            yield Sample((uniform(rng, (0, 3)), 0, np.zeros((0, 3), np.int64),
+                          uniform(rng, (0, 3)), "prod"))
+            # zeros in a product, one per position (two: test_tensor_ops)
+            yield Sample((np.array([[0.5, 2.0, 0.0]]), 1, np.array([[0, 1, 0, 2, 2]]),
+                          np.array([[0.0, 3.0, 1.5, 0.0, 2.0]]), "prod"))
+            return
+        yield Sample((uniform(rng, (3, 4)), 0, _SR_INDEX, uniform(rng, (2, 4)), "amin"))
+        # an index smaller than the input in a dim it does not scatter along
+        yield Sample((uniform(rng, (3, 5)), 0, np.array([[0, 2], [2, 2]]), uniform(rng, (2, 2)),
+                      "mean"), {"include_self": False})
+        yield Sample((uniform(rng, (3,)), -1, np.array([0, 0, 2, 2]), uniform(rng, (4,)), "amax"))
+        # ties share the gradient (torch's convention); an excluded input equal to the result:
+        # test_tensor_ops (torch gives it a share)
+        for x0, include_self in ((1.0, True), (0.5, False)):
+            yield Sample((np.array([[x0, 2.0, 4.0]]), 1, np.array([[0, 1, 0, 2]]),
+                          np.array([[1.0, 3.0, 1.0, 2.0]]), "amax"),
+                         {"include_self": include_self}, smooth=False)
+    return gen
+
+
+def _index_reduce_samples(reduces):
+    def gen(rng):
+        index = np.array([0, 2, 0, 1, 2])
+        for reduce in reduces:
+            for include_self in (True, False):
+                yield Sample((uniform(rng, (3, 4)), 0, index, uniform(rng, (5, 4)), reduce),
+                             {"include_self": include_self})
+        if "prod" not in reduces:
+            yield Sample((uniform(rng, (2, 3)), -1, index.astype(np.int32), uniform(rng, (2, 5)),
+                          "amax"))
+            yield Sample((uniform(rng, (3,)), 0, np.zeros(0, np.int64), uniform(rng, (0,)),
+                          "mean"))
+    return gen
+
+
+_NO_INDEX_REDUCE_JVP = {"jvp": "torch has no forward AD for index_reduce; test_op_fd checks ours"}
+_NO_PROD_JVP = {"jvp": "torch's forward AD of a 'prod' reduction into indices gives no tangent "
+                       "(zero); test_op_fd checks ours"}
+
+
+def _bool(shape, p=0.5):
+    return lambda rng: rng.uniform(size=shape) < p
+
+
+TENSOR_OPS = [
+    OpInfo("scatter_reduce", lambda lib, x, d, i, s, r, **k: x.scatter_reduce(d, i, s, r, **k),
+           _scatter_reduce_samples(("sum", "mean", "amax", "amin"))),
+    OpInfo("scatter_reduce_prod", lambda lib, x, d, i, s, r, **k: x.scatter_reduce(
+        d, i, s, r, **k), _scatter_reduce_samples(("prod",)), torch_not_oracle=_NO_PROD_JVP),
+    # a 0-d input is reduced as a 1-element one (its node is the reshape back)
+    OpInfo("scatter_reduce_0d", lambda lib, x, i, s: x.scatter_reduce(0, i, s, "mean"), one(
+        S((), lambda rng: np.array(0), ()), S((), lambda rng: np.array([0, 0]), (2,)))),
+    OpInfo("scatter_reduce_fn", lambda lib, x, d, i, s, r: lib.scatter_reduce(x, d, i, s, r),
+           one(S((2, 3), 0, lambda rng: np.array([[1, 0, 1]]), (1, 3), "mean"))),
+    # in place (one float input: vmap refuses writing a batched value into an unbatched tensor)
+    OpInfo("scatter_reduce_", lambda lib, x, i: x.clone().scatter_reduce_(1, i, x * -2, "amax"),
+           one(S((2, 4), lambda rng: _SR_INDEX))),
+    OpInfo("index_reduce", lambda lib, x, d, i, s, r, **k: x.index_reduce(d, i, s, r, **k),
+           _index_reduce_samples(("mean", "amax", "amin")), torch_not_oracle=_NO_INDEX_REDUCE_JVP),
+    OpInfo("index_reduce_prod", lambda lib, x, d, i, s, r, **k: x.index_reduce(d, i, s, r, **k),
+           _index_reduce_samples(("prod",)), torch_not_oracle=_NO_INDEX_REDUCE_JVP),
+    OpInfo("index_reduce_", lambda lib, x, i: x.clone().index_reduce_(0, i, x.flip(0), "amin"),
+           one(S((3, 2), lambda rng: np.array([1, 1, 0]))), torch_not_oracle=_NO_INDEX_REDUCE_JVP),
+    # torch has no derivative for scatter's reduce=; compare the values
+    OpInfo("scatter_reduce_arg", lambda lib, x, d, i, v, r: x.detach().scatter(d, i, v, reduce=r),
+           one(S((2, 3), 1, lambda rng: _SR_INDEX, 2.5, "multiply"),
+               S((2, 3), 1, lambda rng: _SR_INDEX, -1.5, "add")), grad=False),
+    OpInfo("masked_scatter", lambda lib, x, m, s: x.masked_scatter(m, s), one(
+        S((2, 3), _bool((2, 3)), (8,)), S((2, 3), _bool((3,)), (2, 4)),
+        S((3,), _bool((2, 3)), (7,)), S((2, 3), _bool((2, 3), 0.0), (0,)),
+        S((0, 3), _bool((0, 3)), (2,)))),
+    OpInfo("masked_scatter_fn", lambda lib, x, m, s: lib.masked_scatter(x, m, s), one(
+        S((4,), lambda rng: np.array([True, False, True, True]), (3,)))),
+    OpInfo("put", lambda lib, x, i, s, **k: x.put(i, s, **k), one(
+        S((2, 3), lambda rng: np.array([[0, 4], [5, -3]]), (2, 2)),
+        S((2, 3), lambda rng: np.array([1, -5, 2, 1, 1]), (5,), accumulate=True),
+        S((), lambda rng: np.array(0), ()), S((3,), lambda rng: np.zeros(0, np.int64), (0,)))),
+    OpInfo("put_", lambda lib, x, i: x.clone().put_(i, x[0, :2] * 3, accumulate=True), one(
+        S((2, 3), lambda rng: np.array([4, 4])))),
+    OpInfo("take_method", lambda lib, x, i: x.take(i), one(
+        S((2, 3), lambda rng: np.array([[0, -1], [5, 0]])), S((), lambda rng: np.array([0, 0]))),
+        ),
+    # as_strided reads memory: a flat copy of x (made inside, so that under vmap each example
+    # is one block of memory, which torch's batching rule requires)
+    OpInfo("as_strided", lambda lib, x, *a: x.reshape(-1).clone().as_strided(*a), one(
+        S((2, 3), L(2, 2), L(1, 2), 1), S((2, 3), L(3, 2), L(1, 1)), S((3, 2), L(3,), L(2,), 0),
+        S((2, 3), L(2, 0), L(1, 1), 2), S((2, 2), L(), L(), 3))),
+    OpInfo("unfold_method", lambda lib, x, *a: x.unfold(*a), one(
+        S((3, 4), 1, 2, 1), S((5, 3), 0, 2, 2), S((2, 7), -1, 3, 2), S((4,), 0, 0, 1),
+        S((0, 3), 1, 2, 1), S((2, 3), 0, 2, 1))),
+    OpInfo("unfold_0d", lambda lib, x: x.unfold(0, 1, 1), one(S(()))),
+    OpInfo("interpolate_bicubic", _functional("interpolate"), one(
+        S((1, 2, 4, 5), size=(3, 7), mode="bicubic"),
+        S((2, 1, 5, 4), scale_factor=(1.7, 0.6), mode="bicubic", align_corners=True),
+        S((1, 1, 3, 3), scale_factor=2, mode="bicubic", align_corners=False))),
+    # torch's antialiased kernel repeats one row when an output dim is 1: test_tensor_ops
+    OpInfo("interpolate_antialias", _functional("interpolate"), one(
+        S((1, 2, 8, 7), size=(3, 4), mode="bilinear", antialias=True),
+        S((1, 1, 9, 6), scale_factor=(0.4, 0.5), mode="bicubic", antialias=True),
+        S((2, 1, 5, 6), size=(7, 3), mode="bicubic", antialias=True, align_corners=True),
+        S((1, 2, 6, 5), size=(2, 9), mode="bilinear", antialias=True, align_corners=True))),
+    OpInfo("combinations", lambda lib, x, *a, **k: lib.combinations(x, *a, **k), one(
+        S((4,)), S((4,), 3), S((3,), 3, with_replacement=True), S((3,), 0), S((1,), 2),
+        S((3,), 1))),
+    OpInfo("cartesian_prod", lambda lib, *xs: lib.cartesian_prod(*xs), one(
+        S((2,), (3,)), S((3,)), S((2,), (1,), (2,)), S((2,), (0,)))),
+    OpInfo("block_diag", lambda lib, *xs: lib.block_diag(*xs), one(
+        S((2, 2), (3,), (), (0, 2)), S((1, 3)), S((2, 3), (3, 1)))),
+    OpInfo("block_diag_mixed_dtypes", lambda lib, x: lib.block_diag(
+        lib.ones(2, 2, dtype=lib.int64), x), one(S((2,))), grad=False),
+    OpInfo("tril_indices", lambda lib, *a, **k: lib.tril_indices(*a, **k), one(
+        S(3, 4), S(4, 3, 1), S(3, 3, -1, dtype=None), S(0, 2), S(2, 5, 7)), grad=False),
+    OpInfo("triu_indices", lambda lib, *a, **k: lib.triu_indices(*a, **k), one(
+        S(3, 4), S(4, 3, 1), S(3, 3, -2), S(2, 0)), grad=False),
+    OpInfo("tril_bool", lambda lib, x, *d: (x > 0).tril(*d), one(S((3, 4)), S((2, 3, 3), -1)),
+           grad=False),
+    OpInfo("triu_bool", lambda lib, x, *d: lib.triu(x > 0, *d), one(S((3, 4)), S((4, 3), 1)),
+           grad=False),
+    OpInfo("isclose", lambda lib, x, y, **k: lib.isclose(x, y, **k), one(
+        S((2, 3), (2, 3), rtol=0.5), S((3, 1), (1, 4), atol=1.0, rtol=0.0),
+        S(lambda rng: np.array([1.0, np.nan, np.inf, -np.inf]),
+          lambda rng: np.array([1.0, np.nan, np.inf, np.inf]), equal_nan=True),
+        S(lambda rng: np.array([3, 7, -2]), lambda rng: np.array([5, 7, -4]), atol=2)), grad=False),
+]
+OPS += TENSOR_OPS
+# compositions whose top node torch names differently (the gradients still match)
+TENSOR_OPS_NAMED_DIFFERENTLY = {"scatter_reduce_0d", "unfold_0d", "interpolate_bicubic",
+                                "interpolate_antialias",
+                                "masked_scatter", "masked_scatter_fn", "put", "put_",
+                                "take_method", "combinations", "cartesian_prod", "block_diag"}
+
+
 # ----------------------------------------------------------------- torch.linalg: solvers, norms
 def _spd(lib, a):
     """A symmetric positive-definite matrix made from any square `a` (vmap's examples shuffle

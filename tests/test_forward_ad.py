@@ -298,7 +298,9 @@ def test_op_table_covers_every_differentiable_primitive(monkeypatch):
         arrays = _float_arrays(sample)
         if arrays:
             _catalogue_jvp(ag, ag.func, op, sample, [np.ones(a.shape) for a in arrays])
-    missing = sorted(set(_primitives()) - used)
+    # an identity whose derivatives raise (torch's DelayedError): test_tensor_ops checks it
+    refused = {"once_differentiable"}
+    missing = sorted(set(_primitives()) - used - refused)
     assert not missing, f"add these primitives to the op catalogue (tests/op_db.py): {missing}"
 
 

@@ -5,7 +5,8 @@ import pytest
 import arraygrad as ag
 from conftest import assert_close, reference_torch
 from op_db import (OPS, NN_FUNCTIONAL, CONV_POOL_NAMED_DIFFERENTLY, ELEM14_NAMED_DIFFERENTLY,
-                   LINALG_SOLVE_NAMED_DIFFERENTLY, SPECTRAL_NAMED_DIFFERENTLY, cases as _cases,
+                   TENSOR_OPS_NAMED_DIFFERENTLY, LINALG_SOLVE_NAMED_DIFFERENTLY,
+                   SPECTRAL_NAMED_DIFFERENTLY, cases as _cases,
                    run as _run)
 
 torch = reference_torch()
@@ -118,6 +119,7 @@ NAMED_DIFFERENTLY = set("""
     diff cumprod i0 sinc special.i1 special.ndtr special.entr special.expit
     special.xlog1py""".split()) | {op.name for op in NN_FUNCTIONAL}   # compositions
 NAMED_DIFFERENTLY |= CONV_POOL_NAMED_DIFFERENTLY | ELEM14_NAMED_DIFFERENTLY
+NAMED_DIFFERENTLY |= TENSOR_OPS_NAMED_DIFFERENTLY
 NAMED_DIFFERENTLY |= LINALG_SOLVE_NAMED_DIFFERENTLY
 NAMED_DIFFERENTLY |= SPECTRAL_NAMED_DIFFERENTLY
 

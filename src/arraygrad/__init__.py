@@ -44,10 +44,13 @@ from .ops.linalg import (matmul, mm, bmm, mv, dot, inner, vdot, outer, ger, addm
 from .ops.elementwise import (atan2, arctan2, logaddexp, hypot, lerp, addcmul, addcdiv,  # noqa: F401
                               xlogy, logit, fmod)
 from .ops.shape import tril, triu, meshgrid, ravel, diff  # noqa: F401
+from .ops.shape import cartesian_prod, combinations, block_diag, as_strided  # noqa: F401
+from .ops.creation import tril_indices, triu_indices, poisson  # noqa: F401
 from .ops.linalg import tensordot, kron, cross  # noqa: F401
 from .ops.reduce import (argsort, sort, topk, var_mean, std_mean, count_nonzero,  # noqa: F401
                          cumprod)
 from .ops.index import scatter, index_add, index_fill  # noqa: F401
+from .ops.index import scatter_reduce, index_reduce, masked_scatter, put  # noqa: F401
 from . import _tensor_methods  # noqa: F401
 from . import autograd  # noqa: F401
 from . import func  # noqa: F401

@@ -2,7 +2,7 @@
 place). Tensor itself (`_tensor.py`) holds data and metadata only."""
 from . import _device, _legacy
 from . import dtypes as _dt
-from ._tensor import Tensor
+from ._tensor import Tensor, _wrap_dim
 from .autograd import engine, graph, inplace
 from .core.grad_mode import no_grad as _no_grad
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
@@ -270,24 +270,45 @@ Tensor.normal_ = _normal_
 Tensor.bernoulli_ = _bernoulli_
 Tensor.bernoulli = creation.bernoulli
 Tensor.multinomial = creation.multinomial
+# random fills (see NOTE [random fills])
+Tensor.exponential_ = creation.exponential_
+Tensor.cauchy_ = creation.cauchy_
+Tensor.log_normal_ = creation.log_normal_
+Tensor.geometric_ = creation.geometric_
+Tensor.random_ = creation.random_
+# reductions into indices, with their in-place forms
+for _name, _fn in (("scatter_reduce", ix.scatter_reduce), ("index_reduce", ix.index_reduce),
+                   ("masked_scatter", ix.masked_scatter), ("put", ix.put)):
+    setattr(Tensor, _name, _m(_fn))
+    setattr(Tensor, _name + "_", _inplace(_fn))
 Tensor.index_put_ = lambda self, idx, values, accumulate=False: inplace.apply(
     self, ix.index_put(self, idx, values, accumulate))
 Tensor.index_put = lambda self, idx, values, accumulate=False: ix.index_put(self, idx, values, accumulate)
 
 
 def _is_contiguous(self, memory_format=None):
-    d = self._base_array()
-    return bool(getattr(getattr(d, "flags", None), "c_contiguous", True))
+    """Row-major strides (size-1 dims' strides do not matter), as torch's; per example inside
+    vmap, as stride() is."""
+    if self.numel() == 0:
+        return True
+    expected = 1
+    for n, s in zip(reversed(self.shape), reversed(sh.strides_and_offset(self)[0])):
+        if n != 1 and s != expected:
+            return False
+        expected *= n
+    return True
 
 
 def _stride(self, dim=None):
-    d = self._base_array()
-    s = tuple(st // d.itemsize for st in d.strides)
-    return s if dim is None else s[dim]
+    s = sh.strides_and_offset(self)[0]
+    return s if dim is None else s[_wrap_dim(dim, len(s))]
 
 
 Tensor.is_contiguous = _is_contiguous
 Tensor.stride = _stride
+Tensor.storage_offset = lambda self: sh.strides_and_offset(self)[1]
+Tensor.as_strided = sh.as_strided
+Tensor.unfold = sh.unfold
 Tensor.nbytes = property(lambda self: self.numel() * self.element_size())
 Tensor.itemsize = property(lambda self: self.element_size())
 

@@ -104,7 +104,7 @@ class Overwritten(Node):
 
     def __init__(self, old_edge, name):
         Node.__init__(self, (old_edge,))
-        self._name = name if name.endswith(("Backward0", "Backwards")) else "FillBackward0"
+        self._name = name if "Backward" in name else "FillBackward0"
 
     def name(self):
         return self._name

@@ -38,6 +38,26 @@ class NumpyBackend:
         np.add.at(target, index, values)
         return target
 
+    def index_reduce(self, target, index, values, reduce):
+        """target[index] = reduce(target[index], values) over repeated indices too; reduce is
+        'sum', 'prod', 'amax' or 'amin' (NaN propagates, as torch's)."""
+        {"sum": np.add, "prod": np.multiply, "amax": np.maximum,
+         "amin": np.minimum}[reduce].at(target, index, values)
+        return target
+
+    def storage(self, array):
+        """(the memory block `array` views, flat in memory order; the element offset of array's
+        first element in it), or (None, 0) when that block is not one dense array of its dtype."""
+        root = array
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        if root.dtype != array.dtype or not (root.flags.c_contiguous or root.flags.f_contiguous):
+            return None, 0
+        flat = root.reshape(-1, order="A")
+        start = flat.__array_interface__["data"][0]
+        offset = (array.__array_interface__["data"][0] - start) // array.itemsize
+        return flat, offset
+
     def random(self):
         """The global stream: one object for the process, reseeded in place by
         arraygrad.default_generator."""

@@ -7,8 +7,11 @@ from .. import _device
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..backends import default_backend, backend_of, array_dtype
-from ._checks import tensor_op, size_arg, dtype_arg, number_arg, type_name, short_dtype_name
+from ._checks import (tensor_op, size_arg, dtype_arg, number_arg, type_name, short_dtype_name,
+                      c_dtype_name)
 from .._generator import default_generator, stream
+from ..core.grad_mode import no_grad
+from ..autograd import inplace
 
 Tensor = _t.Tensor
 
@@ -295,6 +298,33 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     return t.requires_grad_(True) if requires_grad else t
 
 
+def _tri_indices(op, lower, row, col, offset, dtype, device):
+    _device.check(device)
+    for i, (name, v) in enumerate((("row", row), ("col", col), ("offset", offset))):
+        if isinstance(v, builtins.bool) or not hasattr(v, "__index__"):
+            raise TypeError(f"{op}(): argument '{name}' (position {i + 1}) must be int, not "
+                            f"{type_name(v)}")
+    dtype = dtype_arg(op, dtype) or _dt.int64
+    if dtype.is_floating_point or dtype is _dt.bool:
+        raise NotImplementedError(f"\"{op}\" not implemented for '{short_dtype_name(dtype)}'")
+    for name, v in (("row", row), ("col", col)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be non-negative, got{v}")
+    rows, cols = (np.tril_indices if lower else np.triu_indices)(row, offset, col)
+    return _t.make(np.stack([rows, cols]).astype(dtype.np).reshape(2, -1))
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """Indices (2 x N, row-major order) of the lower triangle of a row x col matrix, the
+    diagonals up to `offset` included: `x[tuple(tril_indices(3, 3))]` are x.tril()'s entries."""
+    return _tri_indices("tril_indices", True, row, col, offset, dtype, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
+    """Indices (2 x N, row-major order) of the upper triangle from diagonal `offset` on."""
+    return _tri_indices("triu_indices", False, row, col, offset, dtype, device)
+
+
 # ----------------------------------------------------------------- random
 def manual_seed(seed):
     """Seed the global stream; returns `default_generator`, as torch."""
@@ -472,6 +502,123 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         return idx.clamp_max(k - 1).to(_dt.int64)
     race = -(-rand(*rows, k, generator=generator, dtype=_dt.float64)).log1p() / w
     return race.argsort(-1)[..., :num_samples].to(_dt.int64)
+
+
+@tensor_op
+def poisson(input, generator=None):
+    """Poisson draws with the rates in `input` (of input's dtype). Their gradient is zero; a
+    rate that requires grad is joined to the draws by `+ 0 * input`, so that they have history
+    as torch's do."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f"\"poisson_cpu\" not implemented for "
+                                  f"'{short_dtype_name(input.dtype)}'")
+    rng = stream(generator, "poisson")
+    _check_random("poisson")
+    if input._lvl is not None:
+        raise NotImplementedError("poisson inside a transform is not supported yet: draw the "
+                                  "values outside the transformed function")
+    rates = input._data
+    if rates.size and not builtins.bool(((rates >= 0) & (rates < np.inf)).all()):
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative and finite")
+    draws = _t.make(np.asarray(rng.poisson(rates)).astype(rates.dtype))
+    return draws + input * 0 if input.requires_grad else draws
+
+
+# ----------------------------------------------------------------- random fills (Tensor.x_)
+# NOTE [random fills]
+# `t.exponential_()` and its kin draw a fresh tensor like `t` (through `_random`, so vmap's
+# randomness= and `generator=` apply as for rand) and write it into `t` in place. The write
+# gives a tensor with history a node of torch's name whose gradient is zero.
+def _fill_random(self, op, sample, generator, node, floating=True):
+    if floating and not self.dtype.is_floating_point:
+        raise RuntimeError(f"{op} is a continuous probability distribution: the tensor's dtype "
+                           f"must be a floating point but it is {short_dtype_name(self.dtype)}")
+    with no_grad():
+        draw = _random(op, sample, tuple(self.shape), self.dtype, None, False, generator,
+                       floating=False)
+    return inplace.apply(self, draw, node)
+
+
+def _positive(op, name, value):
+    if not value > 0:
+        raise RuntimeError(f"{op} expects {name} > 0.0, but found {name}={value}")
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    """Fill with Exp(lambd) draws (rate `lambd`)."""
+    _positive("exponential_", "lambda", lambd)
+    return _fill_random(self, "exponential_", lambda rng, s: rng.exponential(1.0 / lambd, s),
+                        generator, "ExponentialBackward0")
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Fill with Cauchy(median, sigma) draws."""
+    _positive("cauchy_", "sigma", sigma)
+    return _fill_random(self, "cauchy_",
+                        lambda rng, s: median + sigma * rng.standard_cauchy(s),
+                        generator, "CauchyBackward0")
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """Fill with exp(N(mean, std)) draws."""
+    _positive("log_normal_", "std", std)
+    return _fill_random(self, "log_normal_", lambda rng, s: rng.lognormal(mean, std, s),
+                        generator, "LogNormalBackward0")
+
+
+def geometric_(self, p, *, generator=None):
+    """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    return _fill_random(self, "geometric_", lambda rng, s: rng.geometric(p, s), generator,
+                        "GeometricBackward0", floating=False)
+
+
+_MANTISSA_BITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+
+
+def _random_limit(dtype):
+    """The largest value random_ draws by default: every integer below it is exact."""
+    if dtype is _dt.bool:
+        return 1
+    if dtype.is_floating_point:
+        return 2 ** _MANTISSA_BITS[dtype.name]
+    return int(np.iinfo(dtype.np).max)
+
+
+def random_(self, *args, generator=None):
+    """Fill with integers uniform in [from, to): `random_()` over [0, 2**mantissa] (floats) or
+    [0, max] (integers), `random_(to)`, `random_(from, to)` (`to=None`: up to that limit)."""
+    if len(args) > 2 or (len(args) == 1 and args[0] is None) or not builtins.all(
+            a is None or (hasattr(a, "__index__") and not isinstance(a, builtins.bool))
+            for a in args):
+        raise TypeError("random_() received an invalid combination of arguments - got "
+                        f"({', '.join(type_name(a) for a in args)}), expected (), (int to) or "
+                        "(int from, int to), each with an optional generator")
+    limit = _random_limit(self.dtype)
+    if not args:
+        low, high, node = 0, limit, "RandomBackward2"
+    elif len(args) == 1:
+        low, high, node = 0, args[0].__index__() - 1, "RandomBackward1"
+    else:
+        low = args[0].__index__()
+        high = limit if args[1] is None else args[1].__index__() - 1
+        node = "RandomBackward0"
+        if args[1] is not None and low > high:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                               f"from={low} >= to={high + 1}")
+    if not self.dtype.is_floating_point and self.dtype is not _dt.bool:
+        info = np.iinfo(self.dtype.np)
+        if not info.min <= low <= info.max:
+            raise RuntimeError(f"from is out of bounds for {c_dtype_name(self.dtype)}")
+        if not info.min <= high <= info.max:
+            raise RuntimeError(f"to - 1 is out of bounds for {c_dtype_name(self.dtype)}")
+    if high < low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
+                           f"to={high + 1}")
+    return _fill_random(self, "random_",
+                        lambda rng, s: rng.integers(low, high, s, endpoint=True),
+                        generator, node, floating=False)
 
 
 from ..core.dispatch import born_here  # noqa: E402  (dispatch reaches back to creation)

@@ -625,15 +625,39 @@ def equal(a, b):
     return a.shape == b.shape and builtins.bool(eq(a, b).all())
 
 
-def allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    return builtins.bool(isclose(a, b, rtol, atol, equal_nan).all())
+@tensor_op(others=("other",))
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    return builtins.bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 
-def isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
-    a, b = promote(a, b, op='isclose')
-    prim = nondiff("isclose", lambda xp, x, y: xp.isclose(x, y, rtol=rtol, atol=atol,
-                                                           equal_nan=equal_nan))
-    return prim(a, b)
+def _isclose_impl(xp, x, y, rtol, atol, equal_nan):
+    # torch's formula: integers and bools compared in the default float dtype
+    close = x == y
+    if equal_nan and x.dtype.kind not in "iub":
+        close |= xp.isnan(x) & xp.isnan(y)
+    if rtol == 0 and atol == 0:
+        return close
+    if x.dtype.kind in "iub":
+        x, y = x.astype(_dt.get_default_dtype().np), y.astype(_dt.get_default_dtype().np)
+    actual = xp.abs(x - y)
+    allowed = atol + xp.abs(rtol * y)
+    return close | (xp.isfinite(actual) & (actual <= allowed))
+
+
+_isclose = nondiff("isclose", silent(_isclose_impl))
+
+
+@tensor_op(others=("other",))
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise |input - other| <= atol + rtol * |other|; both of one dtype, as torch."""
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{short_dtype_name(input.dtype)} did not match "
+                           f"{short_dtype_name(other.dtype)}")
+    if rtol < 0:
+        raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
+    if atol < 0:
+        raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
+    return _isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
 # ----------------------------------------------------------------- more math (mostly composites)

@@ -6,12 +6,13 @@ the primitive (raw arrays inside), not as an input. Basic indices (ints,
 slices, None, Ellipsis) give views, as torch.
 """
 import builtins
+import warnings
 
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.dispatch import Primitive
 from ._checks import tensor_op, short_dtype_name, c_dtype_name
-from ._rules import batch_size, to_front
+from ._rules import all_front, batch_size, to_front
 
 Tensor = _t.Tensor
 
@@ -320,10 +321,11 @@ def _gather_batch(args, bdims, dim, index):
 _gather.batch = _gather_batch
 
 
-def _check_dim_index(op, input, d, index, src=None):
+def _check_dim_index(op, input, d, index, src=None, name="input"):
     """gather/scatter's index: same rank as the input, within its sizes, values in range."""
     if index.ndim != builtins.max(input.ndim, 1) and not (index.ndim == 0 and input.ndim == 0):
-        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as {name} "
+                           "tensor")
     for i, (a, b) in enumerate(zip(index.shape, input.shape)):
         if i != d and a > b:
             raise RuntimeError(f"Size does not match at dimension {i} expected index "
@@ -477,13 +479,7 @@ def take(input, index):
     if index.dtype is not _dt.int64:
         raise RuntimeError("take(): Expected a long tensor for index, but got "
                            f"{short_dtype_name(index.dtype)}")
-    n, raw = input.numel(), _index_value(index)
-    if raw._lvl is None and raw.numel():
-        a = raw._data
-        bad = (a < -n) | (a >= n)
-        if builtins.bool(bad.any()):
-            raise IndexError(f"out of range: tried to access index {a[bad].reshape(-1)[0]} on a "
-                             f"tensor of {n} elements.")
+    _flat_index("take", input, index)
     return input.reshape(-1)[index]
 
 
@@ -689,13 +685,27 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     if src is None:
         src = value
     if reduce is not None:
-        raise NotImplementedError("scatter(reduce=...) is not supported; use scatter_add")
+        return _scatter_with_reduce(input, dim, index, src, reduce)
     d = _t._wrap_dim(dim, input.ndim)
     hit = scatter_into(ones(tuple(index.shape), dtype=input.dtype), index, d, input.shape) != 0
     if not isinstance(src, Tensor):
         return where(hit, src, input)
     src = src[tuple(slice(0, s) for s in index.shape)].to(input.dtype)
     return where(hit, scatter_into(src, index, d, input.shape), input)
+
+
+def _scatter_with_reduce(input, dim, index, src, reduce):
+    """scatter(reduce='add' | 'multiply'): scatter_reduce's sum or prod, input included."""
+    from .creation import full
+    if reduce not in ("add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    if isinstance(src, Tensor):
+        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and "
+                      "will be removed in a future PyTorch release. Use torch.scatter_reduce "
+                      "instead for more reduction options.", UserWarning, stacklevel=3)
+    else:
+        src = full(tuple(index.shape), src, dtype=input.dtype)
+    return scatter_reduce(input, dim, index, src, "sum" if reduce == "add" else "prod")
 
 
 @tensor_op(others=('index', 'source'))
@@ -717,3 +727,266 @@ def index_fill(input, dim, index, value):
     hit = index_add_zeros(ones(tuple(input[(slice(None),) * d + (index,)].shape),
                                dtype=input.dtype), input.shape, _dim_index(d, index))
     return where(hit != 0, value, input)
+
+
+# ----------------------------------------------------------------- scatter_reduce, index_reduce
+# NOTE [scatter_reduce]
+# One primitive reduces `src` into `input` along `dim` at `index` (a raw param of src's shape):
+# sum, prod, mean, amax or amin, with or without input's own values (include_self).
+# index_reduce is the same computation with its 1-D index spread over source's shape. The
+# gradients are torch's (scatter_reduce_backward): ties of amax/amin share the gradient
+# evenly; with include_self=False an excluded input value never takes a share (torch counts
+# it when it equals the result and so loses part of src's gradient). The jvp is the vjp's
+# per-position weights (each output position depends only on its own group) times the tangents.
+_REDUCES = ("sum", "prod", "mean", "amax", "amin")
+
+
+def _along(xp, index, dim):
+    """The advanced index that puts src[i...] at out[..., index[i...], ...] (index at `dim`)."""
+    where = list(xp.indices(index.shape, sparse=True))
+    where[dim] = index
+    return tuple(where)
+
+
+def _reduce_identity(xp, reduce, dtype):
+    if reduce in ("sum", "mean"):
+        return 0
+    if reduce == "prod":
+        return 1
+    if dtype.kind == "b":
+        return reduce == "amin"
+    if dtype.kind in "iu":
+        info = xp.iinfo(dtype)
+        return info.min if reduce == "amax" else info.max
+    return -xp.inf if reduce == "amax" else xp.inf      # floats (bfloat16's kind is 'V')
+
+
+def _scatter_reduce_impl(xp, x, src, index, dim, reduce, include_self):
+    from ..backends import backend_of
+    be = backend_of(x)
+    where = _along(xp, index, dim)
+    out = x.copy()
+    if not include_self:
+        out[where] = _reduce_identity(xp, reduce, x.dtype)
+    be.index_reduce(out, where, src, "sum" if reduce == "mean" else reduce)
+    if reduce != "mean":
+        return out
+    count = xp.full(x.shape, 1 if include_self else 0, dtype=xp.int64)
+    be.index_add(count, where, xp.ones(index.shape, dtype=xp.int64))
+    count = xp.maximum(count, 1)
+    if x.dtype.kind in "iub":
+        return (out // count).astype(x.dtype)      # torch floors an integer mean
+    return (out / count).astype(x.dtype)
+
+
+def _reduce_helpers(g, dim, index, shape):
+    """gather and scatter-add along `dim` at the index tensor (batched by vmap or not), and how
+    many src values land on each position."""
+    from .creation import ones
+
+    def along(t):
+        return gather(t, dim, index)
+
+    def scatter(t):
+        return scatter_into(t, index, dim, tuple(shape))
+    return along, scatter, scatter(ones(tuple(index.shape), dtype=g.dtype))
+
+
+def _scatter_reduce_vjp(ctx, g, dim, reduce, include_self):
+    from .elementwise import where
+    x, src, index = ctx.inputs[0], ctx.inputs[1], ctx.inputs[2]
+    gather, scatter, count = _reduce_helpers(g, dim, index, ctx.shapes[0])
+    hit = count != 0                            # positions some src value reaches
+    params = dict(dim=dim, reduce=reduce, include_self=include_self)
+    if reduce == "sum":
+        gx, gs = g, gather(g)
+    elif reduce == "mean":
+        g = g / (count + (1 if include_self else 0)).clamp_min(1)
+        gx, gs = g, gather(g)
+    elif reduce == "prod":
+        r = ctx.out
+        x1 = where(x == 0, 1.0, x)
+        gx = g * _scatter_reduce(x1, src, index, **params) / x1
+        zero = src == 0
+        zeros = gather(scatter(zero.to(g.dtype)))
+        single = zero & (zeros == 1)
+        r1 = _scatter_reduce(x, where(single, 1.0, src), index, **params)
+        gs = where(single, gather(g * r1), gather(g * r) / where(zero, 1.0, src))
+        if _t._batched(zeros) or builtins.bool((zeros > 1).any()):
+            # two zeros in one product: this gradient is right, its derivative is not
+            gs = _once_differentiable(gs, msg="scatter_reduce(): Double backward is "
+                                      "unsupported for src when >1 zeros in src are scattered "
+                                      "to the same position in self")
+    else:
+        r = ctx.out
+        x_is = (x == r).to(g.dtype)
+        if not include_self:
+            x_is = where(hit, 0.0, x_is)
+        s_is = (src == gather(r)).to(g.dtype)
+        g = g / (x_is + scatter(s_is))
+        gx, gs = x_is * g, s_is * gather(g)
+    if not include_self:
+        gx = where(hit, 0.0, gx)
+    return gx, gs, None
+
+
+def _raise(msg):
+    raise RuntimeError(msg)
+
+
+# an identity whose derivative raises (torch's DelayedError)
+_once_differentiable = Primitive(
+    "once_differentiable", lambda xp, x, msg: x.copy(), save=(), node_name="DelayedError",
+    vjp=lambda ctx, g, msg: _raise(msg), jvp=lambda ctx, t, msg: _raise(msg),
+    batch=lambda args, bdims, msg: (_once_differentiable(args[0], msg=msg), bdims[0]))
+
+
+def _scatter_reduce_jvp(ctx, tx, ts, ti, dim, reduce, include_self):
+    from .creation import ones_like
+    wx, ws, _ = _scatter_reduce_vjp(ctx, ones_like(ctx.out), dim, reduce, include_self)
+    _, scatter, _ = _reduce_helpers(tx, dim, ctx.inputs[2], ctx.shapes[0])
+    return wx * tx + scatter(ws * ts)
+
+
+def _scatter_reduce_batch(args, bdims, dim, reduce, include_self):
+    # the index is an input too: vmap may batch it (one index per example)
+    x, src, index = all_front(args, bdims)
+    return _scatter_reduce(x, src, index, dim=dim + 1, reduce=reduce,
+                           include_self=include_self), 0
+
+
+def _reduce_prim(name):
+    return Primitive(name, _scatter_reduce_impl, vjp=_scatter_reduce_vjp,
+                     jvp=_scatter_reduce_jvp, batch=_scatter_reduce_batch, save_output=True,
+                     nondiff_inputs=(2,), arg_names=("self", "src", "index"))
+
+
+_scatter_reduce = _reduce_prim("scatter_reduce")
+_index_reduce = _reduce_prim("index_reduce")    # the same computation under torch's node name
+
+
+def _reduce_into(prim, input, src, d, index, reduce, include_self):
+    """`prim` on input, the leading index-shaped block of src (as torch reads it), index."""
+    if input.ndim == 0:
+        return _reduce_into(prim, input.reshape(1), src.reshape(-1), 0, index.reshape(-1),
+                            reduce, include_self).reshape(())
+    if tuple(src.shape) != tuple(index.shape):
+        src = src[tuple(slice(0, s) for s in index.shape)]
+    return prim(input, src, _index_value(index).to(_dt.int64), dim=d, reduce=reduce,
+                include_self=include_self)
+
+
+@tensor_op(others=("index", "src"))
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """input with src reduced into it at `index` along `dim`: reduce is 'sum', 'prod', 'mean',
+    'amax' or 'amin'; include_self=False leaves input's values out where src lands.
+
+        >>> x = arraygrad.zeros(3)
+        >>> x.scatter_reduce(0, arraygrad.tensor([0, 0, 2]), arraygrad.tensor([1., 2., 5.]), "amax")
+        tensor([2., 0., 5.])
+    """
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)     # torch's older names
+    if reduce not in _REDUCES:
+        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    if index.dtype not in (_dt.int64, _dt.int32):
+        raise RuntimeError("scatter(): Expected dtype int32/int64 for index")
+    if src.dtype is not input.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    d = _t._wrap_dim(dim, input.ndim)
+    _check_dim_index("scatter_reduce", input, d, _index_value(index), src, "self")
+    return _reduce_into(_scatter_reduce, input, src, d, index, reduce, include_self)
+
+
+@tensor_op(others=("index", "source"))
+def index_reduce(input, dim, index, source, reduce, *, include_self=True):
+    """input with source's slices along `dim` reduced into the slices `index` names: reduce is
+    'prod', 'mean', 'amax' or 'amin'."""
+    if reduce not in _REDUCES[1:]:
+        raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    if index.dtype not in (_dt.int64, _dt.int32):
+        raise RuntimeError("index_reduce_(): Expected dtype int32/int64 for index but got: "
+                           f"{short_dtype_name(index.dtype)}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({short_dtype_name(input.dtype)}) and source "
+                           f"({short_dtype_name(source.dtype)}) must have the same scalar type")
+    if index.ndim > 1:
+        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: "
+                         f"{index.ndim} with type: {short_dtype_name(index.dtype)} and size: "
+                         f"{list(index.shape)}")
+    d = _t._wrap_dim(dim, builtins.max(input.ndim, 1))
+    n = index.numel()
+    if (source.shape[d] if source.ndim else 1) != n:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({n}) should be equal to "
+                           f"source.size(dim): ({source.shape[d] if source.ndim else 1}), for "
+                           f"dim: {dim}")
+    if input.ndim != source.ndim or builtins.any(
+            a != b for k, (a, b) in enumerate(zip(input.shape, source.shape)) if k != d):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(input.shape)} "
+                           f"source.shape = {list(source.shape)}")
+    try:
+        _check_range(_index_value(index), input.shape[d] if input.ndim else 1, d)
+    except RuntimeError:
+        raise IndexError("index out of range in self") from None
+    if input.ndim:      # the index of every element of source: index[i] along d
+        index = index.reshape([-1 if k == d else 1 for k in range(input.ndim)]).expand(
+            tuple(source.shape))
+    return _reduce_into(_index_reduce, input, source, d, index, reduce, include_self)
+
+
+# ----------------------------------------------------------------- masked_scatter, put
+@tensor_op(others=("mask", "source"))
+def masked_scatter(input, mask, source):
+    """input with source's leading entries, in order, written where `mask` is True.
+
+    A composition: the k-th True position takes source.flatten()[k], k counted by a cumsum of
+    the mask; so gradients, jvp and vmap (a batched mask included) come from take and where."""
+    from .elementwise import where
+    from .shape import broadcast_tensors
+    if mask.dtype is not _dt.bool:
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           f"{short_dtype_name(mask.dtype)}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
+                           f"{short_dtype_name(input.dtype)} and {short_dtype_name(source.dtype)}")
+    x, m = broadcast_tensors(input, mask)
+    if not _t._batched(m) and builtins.int(m.sum()) > source.numel():
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    if source.numel() == 0:
+        return where(m, x, x)
+    flat = m.reshape(-1)
+    k = (flat.cumsum(0) - 1).clamp_min(0)
+    return where(m, source.reshape(-1)[k].reshape(tuple(m.shape)), x)
+
+
+def _flat_index(op, input, index):
+    """put/take's index, checked against input's number of elements (negatives count back)."""
+    n, raw = input.numel(), _index_value(index)
+    if raw._lvl is None and raw.numel():
+        a = raw._data
+        bad = (a < -n) | (a >= n)
+        if builtins.bool(bad.any()):
+            raise IndexError(f"out of range: tried to access index {a[bad].reshape(-1)[0]} on a "
+                             f"tensor of {n} elements.")
+    return index.reshape(-1)
+
+
+@tensor_op(others=("index", "source"))
+def put(input, index, source, accumulate=False):
+    """input with source written (or added, accumulate=True) at the flat positions `index`."""
+    if index.dtype is not _dt.int64:
+        raise RuntimeError("put_(): Expected a long tensor for index, but got "
+                           f"{short_dtype_name(index.dtype)}")
+    if source.dtype is not input.dtype:
+        raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {short_dtype_name(input.dtype)} and source.dtype = "
+                           f"{short_dtype_name(source.dtype)}")
+    if source.numel() != index.numel():
+        raise IndexError("put_(): Expected source and index to have the same number of "
+                         f"elements, but got source.numel() = {source.numel()}, index.numel() = "
+                         f"{index.numel()}")
+    flat = _flat_index("put_", input, index)
+    return index_put(input.reshape(-1), (flat,), source.reshape(-1),
+                     accumulate).reshape(tuple(input.shape))

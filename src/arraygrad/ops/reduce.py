@@ -598,6 +598,8 @@ def _bool_reduce(name):
 
 @tensor_op
 def cumsum(input, dim, *, dtype=None):
+    if dtype is None and not input.dtype.is_floating_point and input.dtype is not _dt.int64:
+        dtype = _dt.int64       # torch sums bools and integers as int64
     if dtype is not None:
         input = convert(input, dtype)
     d = _t._wrap_dim(dim, input.ndim)

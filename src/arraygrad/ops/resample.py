@@ -165,10 +165,69 @@ def _linear_matrix(n_in, n_out, scale, align_corners, dtype):
     return w0 + ew.eq(j, i1.unsqueeze(1)).to(dtype) * lam.unsqueeze(1)
 
 
+def _scale(n_in, n_out, scale, align_corners):
+    """torch's area_pixel_compute_scale: input pixels per output pixel."""
+    if align_corners:
+        return (n_in - 1) / (n_out - 1) if n_out > 1 else 0.0
+    return 1.0 / scale if scale else n_in / n_out
+
+
+def _weights_matrix(n_in, idx, w, dtype):
+    """(n_out, n_in) matrix with weight w[i, k] at column idx[i, k] (repeats add up)."""
+    j = creation.arange(n_in)
+    return (ew.eq(j, idx.unsqueeze(-1)).to(dtype) * w.unsqueeze(-1)).sum(1)
+
+
+_CUBIC_A = -0.75    # torch's bicubic (Keys' cubic convolution); -0.5 when antialiasing, as PIL
+
+
+def _cubic(x, a):
+    """The cubic convolution kernel at |x| < 2 (0 beyond)."""
+    x = ew.abs(x)
+    inner = ((a + 2) * x - (a + 3)) * x * x + 1
+    outer = ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    return ew.where(x < 1, inner, ew.where(x < 2, outer, 0.0))
+
+
+def _cubic_matrix(n_in, n_out, scale, align_corners, dtype):
+    """(n_out, n_in) weights of torch's bicubic interpolation along one dim: four taps around
+    the source position, indices clamped at the borders."""
+    s = creation.tensor(_scale(n_in, n_out, scale, align_corners), dtype=dtype)
+    dst = creation.arange(n_out, dtype=dtype)
+    src = dst * s if align_corners else (dst + 0.5) * s - 0.5
+    i0 = ew.floor(src)
+    t = (src - i0).unsqueeze(1)
+    k = creation.arange(-1, 3)
+    idx = ew.clamp(i0.long().unsqueeze(1) + k, 0, n_in - 1)
+    return _weights_matrix(n_in, idx, _cubic(t - k.to(dtype), _CUBIC_A), dtype)
+
+
+def _antialias_matrix(n_in, n_out, scale, align_corners, dtype, cubic):
+    """(n_out, n_in) weights of torch's antialiased bilinear/bicubic resampling along one dim:
+    when shrinking, the filter is stretched over `scale` input pixels and normalised."""
+    s = _scale(n_in, n_out, scale, align_corners)
+    half = 2.0 if cubic else 1.0
+    support = half * s if s >= 1.0 else half
+    inv = 1.0 / s if s >= 1.0 else 1.0
+    width = int(math.ceil(support)) * 2 + 1
+    center = (creation.arange(n_out, dtype=dtype) + 0.5) * creation.tensor(s, dtype=dtype)
+    lo = ew.clamp(ew.trunc(center - support + 0.5), min=0)
+    hi = ew.clamp(ew.trunc(center + support + 0.5), max=n_in)
+    j = creation.arange(width, dtype=dtype)
+    pos = lo.unsqueeze(1) + j
+    x = (pos - center.unsqueeze(1) + 0.5) * inv
+    w = _cubic(x, -0.5) if cubic else ew.clamp(1 - ew.abs(x), min=0)
+    w = ew.where(pos < hi.unsqueeze(1), w, 0.0)
+    total = w.sum(1, keepdim=True)
+    w = w / ew.where(total != 0, total, 1.0)
+    return _weights_matrix(n_in, ew.clamp(pos.long(), max=n_in - 1), w, dtype)
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize the spatial dims of (N, C, *spatial): modes nearest, nearest-exact, linear,
-    bilinear, trilinear, area.
+    bilinear, bicubic, trilinear, area; antialias=True (bilinear, bicubic) low-pass filters
+    when shrinking, as torch (and PIL) do.
 
         >>> interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
     """
@@ -176,14 +235,16 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in ("nearest", "nearest-exact", "area") and align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: "
                          "linear | bilinear | bicubic | trilinear")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported yet")
-    known = ("nearest", "nearest-exact", "area") + tuple(_LINEAR)
+    if antialias and mode not in ("bilinear", "bicubic"):
+        raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and "
+                         "requires a 4-D tensor as input")
+    known = ("nearest", "nearest-exact", "area", "bicubic") + tuple(_LINEAR)
     if mode not in known:
         raise NotImplementedError(f"interpolate: mode '{mode}' is not supported yet (supported: "
                                   f"{', '.join(known)})")
-    if nd < 1 or nd > 3 or (mode in _LINEAR and _LINEAR[mode] != nd):
-        want = {1: "3D", 2: "4D", 3: "5D"}.get(_LINEAR.get(mode), "3D, 4D or 5D")
+    dims = dict(_LINEAR, bicubic=2)
+    if nd < 1 or nd > 3 or (mode in dims and dims[mode] != nd):
+        want = {1: "3D", 2: "4D", 3: "5D"}.get(dims.get(mode), "3D, 4D or 5D")
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {want} input")
     if not input.dtype.is_floating_point and mode not in ("nearest", "nearest-exact"):
         raise RuntimeError(f"interpolate: mode '{mode}' needs a floating point input, got "
@@ -197,7 +258,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     x = input
     for j, (o, scale) in enumerate(zip(out, scales)):
         n = input.shape[2 + j]
-        if mode in _LINEAR:
+        if antialias:
+            x = along(x, 2 + j, _antialias_matrix(n, o, scale, align_corners, input.dtype,
+                                                  mode == "bicubic"))
+        elif mode == "bicubic":
+            x = along(x, 2 + j, _cubic_matrix(n, o, scale, align_corners, input.dtype))
+        elif mode in _LINEAR:
             x = along(x, 2 + j, _linear_matrix(n, o, scale, align_corners, input.dtype))
         else:
             x = index_select(x, 2 + j, _nearest_index(n, o, scale, mode == "nearest-exact"))

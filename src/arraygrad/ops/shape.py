@@ -1,11 +1,13 @@
 """Shape and view primitives: reshape, transpose, permute, expand, cat, stack, ..."""
 import builtins
+import functools
 
 from .. import _tensor as _t
+from .. import dtypes as _dt
 from ..core.autocast_mode import autocast_op, FP32
 from ..core.dispatch import Primitive
 from ..core.shapes import broadcasts_to, sum_to as _sum_to
-from ..backends import backend_of
+from ..backends import backend_of, default_backend
 from ._checks import tensor_op, tensor_list, type_name
 from ._rules import all_front, same_bdim_batch, shifted_dims_batch, to_front
 
@@ -632,16 +634,22 @@ def _tri_mask(shape, diagonal, lower):
     return offset <= diagonal if lower else offset >= diagonal
 
 
+def _zero_of(input):
+    """A 0-d zero of input's dtype: tril/triu keep the dtype (a bare 0 would promote bool)."""
+    from .creation import zeros
+    return zeros((), dtype=input.dtype)
+
+
 @tensor_op
 def tril(input, diagonal=0):
     from .elementwise import where
-    return where(_tri_mask(input.shape, diagonal, True), input, 0)
+    return where(_tri_mask(input.shape, diagonal, True), input, _zero_of(input))
 
 
 @tensor_op
 def triu(input, diagonal=0):
     from .elementwise import where
-    return where(_tri_mask(input.shape, diagonal, False), input, 0)
+    return where(_tri_mask(input.shape, diagonal, False), input, _zero_of(input))
 
 
 def meshgrid(*tensors, indexing="ij"):
@@ -660,6 +668,63 @@ def meshgrid(*tensors, indexing="ij"):
     if swap:
         out[0], out[1] = out[1], out[0]
     return tuple(out)
+
+
+def _vector(t):
+    if t.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+
+
+def cartesian_prod(*tensors):
+    """Rows of every combination of one entry from each 1-D tensor (itertools.product order)."""
+    tensors = tensor_list("cartesian_prod", tensors)
+    for t in tensors:
+        _vector(t)
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([g.reshape(-1) for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
+@tensor_op
+def combinations(input, r=2, with_replacement=False):
+    """Rows of the length-`r` combinations of input's entries (itertools.combinations order;
+    with_replacement: combinations_with_replacement). Built as torch does: the grid of all
+    r-tuples of positions, kept where the positions increase."""
+    _vector(input)
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        from .creation import empty
+        return empty(0, dtype=input.dtype)
+    xp = default_backend().xp
+    grids = xp.meshgrid(*[xp.arange(input.shape[0])] * r, indexing="ij")
+    keep = xp.ones(grids[0].shape, dtype=bool)
+    for a, b in zip(grids, grids[1:]):
+        keep &= (a <= b) if with_replacement else (a < b)
+    return stack([input[_t.make(g[keep])] for g in grids], 1)
+
+
+def block_diag(*tensors):
+    """The tensors (0-d, 1-d as a row, 2-d) placed along the diagonal of a zero matrix."""
+    from .creation import zeros
+    tensors = tensor_list("block_diag", tensors)
+    for i, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. "
+                               f"Input {i} has {t.ndim} dimensions")
+    dtype = functools.reduce(_dt.promote_types, (t.dtype for t in tensors),
+                             tensors[0].dtype) if tensors else _dt.get_default_dtype()
+    blocks = [t.reshape(1, -1) if t.ndim < 2 else t for t in tensors]
+    width = builtins.sum(b.shape[1] for b in blocks)
+    if not blocks:
+        return zeros(1, 0, dtype=dtype)
+    rows, left = [], 0
+    for b in blocks:
+        n, m = b.shape
+        rows.append(cat([zeros(n, left, dtype=dtype), b.to(dtype),
+                         zeros(n, width - left - m, dtype=dtype)], 1))
+        left += m
+    return cat(rows, 0)
 
 
 @tensor_op
@@ -685,3 +750,212 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         m = x.shape[d]
         x = narrow(x, d, 1, m - 1) - narrow(x, d, 0, m - 1) if m else x
     return x
+
+
+# ----------------------------------------------------------------- memory layout and strided views
+# NOTE [memory layout]
+# stride() and storage_offset() read the backend array (its memory block comes from the
+# backend's `storage`); inside vmap a tensor answers for one example, the batch dim's entry
+# left out, as its shape does. as_strided reads that memory block directly, so a view made
+# with it writes through to its base, as torch's.
+def strides_and_offset(t):
+    """(strides in elements, storage offset) of `t`, as torch reports them."""
+    t = _t.lower(t)
+    if t._lvl is None:
+        a = t._data
+        if a.size == 0:     # NumPy's strides of an empty array are arbitrary; torch's contiguous
+            return _contiguous_strides(a.shape), 0
+        _, offset = backend_of(a).storage(a)
+        return tuple(s // a.itemsize for s in a.strides), offset
+    strides, offset = strides_and_offset(t._inner)
+    if t._lvl.kind == "batch":
+        d = t._aux
+        strides = strides[:d] + strides[d + 1:]
+    return strides, offset
+
+
+def _contiguous_strides(shape):
+    out, step = [], 1
+    for n in reversed(shape):
+        out.append(step)
+        step *= builtins.max(n, 1)
+    return tuple(reversed(out))
+
+
+def _positions(xp, size, stride, offset):
+    """The storage position of every element of a (size, stride, offset) view."""
+    pos = xp.full(size, offset, dtype=xp.int64)
+    for k, (n, s) in enumerate(zip(size, stride)):
+        pos = pos + (xp.arange(n, dtype=xp.int64) * s).reshape(
+            [n if j == k else 1 for j in range(len(size))])
+    return pos
+
+
+def _reach(size, stride):
+    """One past the farthest element of a view from its first (0 when it is empty)."""
+    if builtins.any(n == 0 for n in size):
+        return 0
+    return 1 + builtins.sum((n - 1) * s for n, s in zip(size, stride))
+
+
+def _strided(xp, flat, size, stride, offset):
+    """A view of the memory block `flat` (so that it stays its base: storage_offset() and
+    further views see the same block); read-only where elements overlap, so that in-place
+    writes into it raise, as torch's do."""
+    pos = _positions(xp, size, stride, 0)
+    out = xp.ndarray(size, dtype=flat.dtype, buffer=flat, offset=offset * flat.itemsize,
+                     strides=[s * flat.itemsize for s in stride])
+    if not flat.flags.writeable or pos.size != xp.unique(pos).size:
+        out.flags.writeable = False
+    return out
+
+
+def _as_strided_impl(xp, x, size, stride, offset, geometry):
+    be = backend_of(x)
+    flat, x_offset = be.storage(x)
+    in_stride, in_offset = geometry
+    actual = tuple(s // x.itemsize for s in x.strides)
+    same = flat is not None and x_offset == in_offset and builtins.all(
+        a == b for n, a, b in zip(x.shape, actual, in_stride) if n > 1)
+    if same or x.size == 0:
+        if flat is None or offset + _reach(size, stride) > flat.size:
+            raise RuntimeError(
+                f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+                f"{offset}, and itemsize {x.itemsize} requiring a storage size of "
+                f"{(offset + _reach(size, stride)) * x.itemsize} are out of bounds for storage of "
+                f"size {0 if flat is None else flat.size * x.itemsize}")
+        return _strided(xp, flat, size, stride, offset)
+    # `x` holds the values of the tensor the view was recorded on, laid out differently (a
+    # gradient, a tangent, a copy): read them through the recorded layout
+    p_in = _positions(xp, x.shape, in_stride, in_offset).reshape(-1)
+    p_out = _positions(xp, size, stride, offset)
+    lookup = xp.full(builtins.max(int(p_in.max(initial=0)), int(p_out.max(initial=0))) + 1, -1,
+                     dtype=xp.int64)
+    lookup[p_in] = xp.arange(p_in.size)
+    idx = lookup[p_out]
+    if (idx < 0).any():
+        raise RuntimeError("as_strided: the view reads memory outside the elements of its input, "
+                           "which a tensor not laid out as that input (a gradient or tangent) "
+                           "does not hold; make the view from the base tensor instead")
+    return x.reshape(-1)[idx]
+
+
+def _as_strided_vjp(ctx, g, size, stride, offset, geometry):
+    """torch's AsStridedBackward: the gradient summed into the memory block, read back through
+    the input's layout (averaged where the input's own elements overlap)."""
+    from .creation import zeros
+    from .index import index_add_zeros
+    xp = default_backend().xp
+    in_size = ctx.shapes[0]
+    in_stride, in_offset = geometry
+    if g.numel() == 0 or builtins.any(n == 0 for n in in_size):
+        return zeros(tuple(in_size), dtype=g.dtype)
+    p_in = _positions(xp, in_size, in_stride, in_offset)
+    p_out = _positions(xp, size, stride, offset)
+    lo = builtins.min(int(p_in.min()), int(p_out.min()))
+    n = builtins.max(int(p_in.max()), int(p_out.max())) + 1 - lo
+    buf = index_add_zeros(g.reshape(-1), (n,), (p_out.reshape(-1) - lo,))
+    out = buf[_t.make(p_in - lo)]
+    count = xp.bincount((p_in - lo).reshape(-1), minlength=n)[p_in - lo]
+    if (count > 1).any():
+        out = out / _t.make(count.astype(g.dtype.np))
+    return out
+
+
+def _as_strided_batch(args, bdims, size, stride, offset, geometry):
+    """Each example's view is taken at its own place in the shared memory block: example i's
+    storage offset is offset + i * (the batch dim's stride), as torch's batching rule does
+    (so vmap gives what a loop over the examples, each a view of the batch, gives)."""
+    x, d = args[0], bdims[0]
+    in_stride, in_offset = geometry
+    bs = strides_and_offset(x)[0][d]
+    return _as_strided(to_front(x, d), size=(x.shape[d],) + tuple(size),
+                       stride=(bs,) + tuple(stride), offset=offset,
+                       geometry=((bs,) + tuple(in_stride), in_offset)), 0
+
+
+_as_strided = Primitive(
+    "as_strided", _as_strided_impl, vjp=(_as_strided_vjp,), save=(), is_view=True,
+    jvp=(lambda ctx, t, **params: _as_strided(t, **params),), batch=_as_strided_batch)
+
+
+@tensor_op
+def as_strided(input, size, stride, storage_offset=None):
+    """A view of input's memory with the given sizes, strides and storage offset (in elements;
+    the offset defaults to input's own). It shares memory with input: writes go through.
+
+        >>> x = arraygrad.arange(6.)
+        >>> x.as_strided((2, 2), (1, 2), 1)
+        tensor([[1., 3.],
+                [2., 4.]])
+    """
+    size = _shape_args((size,), "as_strided", "size")
+    stride = _shape_args((stride,), "as_strided", "stride")
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    if builtins.any(s < 0 for s in stride):
+        raise RuntimeError("as_strided: Negative strides are not supported at the moment, got "
+                           f"strides: {list(stride)}")
+    strides, own = strides_and_offset(input)
+    offset = own if storage_offset is None else storage_offset.__index__()
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    base = input._base
+    if base is not None and not _within(size, stride, offset, input.shape, strides, own):
+        # the view reaches memory of the base outside `input`: made from the base, its
+        # gradient reaches those elements too (torch's loses it unless written in place)
+        input = base
+        strides, own = strides_and_offset(base)
+    return _as_strided(input, size=size, stride=stride, offset=offset, geometry=(strides, own))
+
+
+def _within(size, stride, offset, in_size, in_stride, in_offset):
+    """Whether every element of the view (size, stride, offset) is an element of the input."""
+    xp = default_backend().xp
+    p_out = _positions(xp, size, stride, offset).reshape(-1)
+    p_in = _positions(xp, tuple(in_size), in_stride, in_offset).reshape(-1)
+    return builtins.bool(xp.isin(p_out, p_in).all())
+
+
+def _unfold_impl(xp, x, dim, size, step):
+    n = (x.shape[dim] - size) // step + 1
+    shape = x.shape[:dim] + (n,) + x.shape[dim + 1:] + (size,)
+    st = [s // x.itemsize for s in x.strides]
+    strides = st[:dim] + [st[dim] * step] + st[dim + 1:] + [st[dim]]
+    flat, offset = backend_of(x).storage(x)
+    if flat is None:        # not one dense block: a view relative to x itself
+        return xp.lib.stride_tricks.as_strided(x, shape, [s * x.itemsize for s in strides],
+                                               writeable=False)
+    return _strided(xp, flat, shape, strides, offset)
+
+
+def _unfold_vjp(ctx, g, dim, size, step):
+    """Each window's gradient added back at the positions it was cut from."""
+    from .index import index_add_zeros
+    xp = default_backend().xp
+    n = g.shape[dim]
+    windows = xp.arange(n)[:, None] * step + xp.arange(size)[None, :]
+    return index_add_zeros(g.movedim(-1, dim + 1), ctx.shapes[0], (slice(None),) * dim + (windows,))
+
+
+_unfold = Primitive(
+    "unfold", _unfold_impl, vjp=(_unfold_vjp,), save=(), is_view=True,
+    jvp=(lambda ctx, t, **params: _unfold(t, **params),),
+    batch=lambda args, bdims, dim, size, step: (
+        _unfold(to_front(args[0], bdims[0]), dim=dim + 1, size=size, step=step), 0))
+
+
+@tensor_op
+def unfold(input, dimension, size, step):
+    """A view of every length-`size` window of `dimension`, `step` apart, in a new last dim."""
+    if input.ndim == 0:
+        return unfold(input.reshape(1), 0, size, step).reshape(size)
+    d = _wrap_dim(dimension, input.ndim)
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if size > input.shape[d]:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {input.shape[d]} but "
+                           f"size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    return _unfold(input, dim=d, size=size, step=step)
