@@ -54,13 +54,15 @@ NOT_YET = {
         'Array.all() and other NumPy array methods (the standard has xp.all)':
             ['linalg.eigh', 'linalg.eigvalsh', 'linalg.lstsq', 'linalg.matrix_rank',
              'linalg.pinv', 'linalg.pinv_hermitian', 'linalg.svd', 'linalg.svdvals', 'pinverse',
-             'svd_old', 'svd_old_no_uv'],
+             'put', 'svd_old', 'svd_old_no_uv', 'take_method'],
         'NumPy array methods (reshape, astype) instead of xp functions':
-            ['det', 'inverse', 'linalg.det', 'linalg.inv', 'linalg.slogdet', 'linalg.solve',
-             'linalg.solve_vector_or_right', 'linalg.vector_norm_ties'],
+            ['det', 'index_reduce_', 'inverse', 'linalg.det', 'linalg.inv', 'linalg.slogdet',
+             'linalg.solve', 'linalg.solve_vector_or_right', 'put_', 'scatter_reduce_'],
         'NumPy index arrays (or NumPy-style advanced indexing) in the impl':
-            ['adaptive_max_pool2d', 'getitem_list', 'interpolate_nearest', 'pad_circular',
-             'pad_reflect', 'pad_replicate', 'pdist'],
+            ['adaptive_max_pool2d', 'combinations', 'getitem_list', 'interpolate_nearest',
+             'pad_circular', 'pad_reflect', 'pad_replicate', 'pdist'],
+        'NumPy strides (as_strided views)':
+            ['as_strided', 'unfold_0d', 'unfold_method'],
         'NumPy-style advanced indexing that mixes index arrays and slices':
             ['getitem_mixed', 'getitem_tensor_and_slice', 'index_fill', 'index_select'],
         'NumPy-style indexing with fewer indices than dimensions (no trailing ellipsis)':
@@ -82,6 +84,9 @@ NOT_YET = {
             ['fmod'],
         'calls NumPy-only heaviside':
             ['heaviside'],
+        'calls NumPy-only indices':
+            ['index_reduce', 'index_reduce_prod', 'scatter_reduce', 'scatter_reduce_0d',
+             'scatter_reduce_fn', 'scatter_reduce_prod'],
         'calls NumPy-only nan_to_num':
             ['nan_to_num', 'nan_to_num_method'],
         'calls NumPy-only pad':
@@ -93,15 +98,21 @@ NOT_YET = {
              'lu_solve'],
         "reads NumPy's dtype.itemsize":
             ['linalg.matrix_exp', 'matrix_exp'],
+        "reads NumPy's dtype.kind":
+            ['isclose'],
         "the op builds an internal NumPy tensor (mask, index, constant) instead of one on its input's backend":
-            ['adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'cholesky', 'cholesky_inverse',
-             'cholesky_solve', 'cross_entropy_smoothing', 'ctc_loss', 'diag', 'embedding_bag',
-             'embedding_bag_psw', 'interpolate_bilinear', 'kthvalue', 'linalg.cholesky',
-             'linalg.cholesky_ex', 'linalg.householder_product', 'linalg.qr',
+            ['adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'block_diag',
+             'block_diag_mixed_dtypes', 'cholesky', 'cholesky_inverse', 'cholesky_solve',
+             'cross_entropy_smoothing', 'ctc_loss', 'diag', 'embedding_bag', 'embedding_bag_psw',
+             'interpolate_antialias', 'interpolate_bicubic', 'interpolate_bilinear', 'kthvalue',
+             'linalg.cholesky', 'linalg.cholesky_ex', 'linalg.householder_product', 'linalg.qr',
              'linalg.solve_triangular', 'linalg.solve_triangular_right', 'local_response_norm',
              'logdet', 'multi_margin_loss', 'multilabel_margin_loss', 'nanquantile',
-             'pad_constant', 'prod', 'prod_with_zero', 'qr_old', 'quantile', 'scatter_src',
-             'scatter_value', 'triangular_solve', 'tril', 'triu'],
+             'pad_constant', 'prod', 'prod_with_zero', 'qr_old', 'quantile',
+             'scatter_reduce_arg', 'scatter_src', 'scatter_value', 'triangular_solve', 'tril',
+             'tril_bool', 'triu', 'triu_bool'],
+        "the op returns a tensor built with NumPy, not on its input's backend":
+            ['tril_indices', 'triu_indices'],
         'ufunc.accumulate (cumulative max/min/logaddexp) is NumPy-only':
             ['cummax', 'cummin', 'logcumsumexp'],
         "writes through NumPy's diagonal view (setflags)":
