@@ -768,11 +768,11 @@ def _scatter_reduce_impl(xp, x, src, index, dim, reduce, include_self):
     out = x.copy()
     if not include_self:
         out[where] = _reduce_identity(xp, reduce, x.dtype)
-    be.index_reduce(out, where, src, "sum" if reduce == "mean" else reduce)
+    out = be.index_reduce(out, where, src, "sum" if reduce == "mean" else reduce)
     if reduce != "mean":
         return out
     count = xp.full(x.shape, 1 if include_self else 0, dtype=xp.int64)
-    be.index_add(count, where, xp.ones(index.shape, dtype=xp.int64))
+    count = be.index_add(count, where, xp.ones(index.shape, dtype=xp.int64))
     count = xp.maximum(count, 1)
     if x.dtype.kind in "iub":
         return (out // count).astype(x.dtype)      # torch floors an integer mean
