@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pytest
 
+import arraygrad as ag
+from arraygrad.ops.index import index_add_zeros
+
 
 @dataclass
 class Sample:
@@ -173,6 +176,55 @@ def convert(lib, v, float_dtype, leaves):
     if isinstance(v, list) and v and isinstance(v[0], np.ndarray):
         return [convert(lib, a, float_dtype, leaves) for a in v]
     return v
+
+
+def float_arrays(sample):
+    """The float arrays of a sample (the inputs that are differentiated), in order."""
+    out = []
+    for v in list(sample.args) + list(sample.kwargs.values()):
+        for a in (v if isinstance(v, list) else [v]):
+            if isinstance(a, np.ndarray) and a.dtype.kind == "f":
+                out.append(a)
+    return out
+
+
+def as_function(lib, op, sample):
+    """`op` as a function of the sample's float inputs (tensors, in `float_arrays` order), the
+    other values fixed; it returns the float outputs as a tuple."""
+    def put(v, it):
+        if isinstance(v, np.ndarray):
+            return next(it) if v.dtype.kind == "f" else lib.tensor(v)
+        if isinstance(v, list) and v and isinstance(v[0], np.ndarray):
+            return [put(a, it) for a in v]
+        return v
+
+    def f(*floats):
+        it = iter(floats)
+        args = [put(a, it) for a in sample.args]
+        kwargs = {k: put(v, it) for k, v in sample.kwargs.items()}
+        out = op.fn(lib, *args, **kwargs)
+        outs = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        return tuple(o for o in outs if o.dtype.is_floating_point)
+    return f
+
+
+def has_float_output(op, sample):
+    """Whether the op gives a float output on the sample (something to differentiate)."""
+    return bool(as_function(ag, op, sample)(*(ag.tensor(a) for a in float_arrays(sample))))
+
+
+def first_cases(ops, pred=lambda op, sample: True):
+    """pytest params (op, sample): for each op its first sample with non-empty float inputs that
+    satisfies `pred` (the transform tests run one sample per op, to stay fast)."""
+    out = []
+    for op in ops:
+        rng = np.random.default_rng(zlib.crc32(op.name.encode()))
+        for s in op.samples(rng):
+            arrays = float_arrays(s)
+            if arrays and min(a.size for a in arrays) > 0 and pred(op, s):
+                out.append(pytest.param(op, s, id=op.name))
+                break
+    return out
 
 
 def run(lib, op, sample, float_dtype=np.float64):
@@ -463,7 +515,24 @@ COMPARE = [
     OpInfo("logical_and", lambda lib, x, y: lib.logical_and(x > 0, y > 0), binary_samples(scalars=()), grad=False),
     OpInfo("bool_ops", lambda lib, x, y: ((x > 0) & (y > 0)) | ~(x > y), binary_samples(scalars=()), grad=False),
     OpInfo("isnan", lambda lib, x: lib.isnan(lib.log(x)), unary_samples(), grad=False),
+    OpInfo("isinf", lambda lib, x: lib.isinf(lib.log(x * (x > 0))), unary_samples(), grad=False),
+    OpInfo("isclose", lambda lib, x, y: lib.isclose(x, y, rtol=0.1, atol=0.5),
+           binary_samples(scalars=()), grad=False),
+    OpInfo("logical_or_xor", lambda lib, x, y: (lib.logical_or(x > 0, y > 0),
+                                                lib.logical_xor(x > 0, y < 0)),
+           binary_samples(scalars=()), grad=False),
+    OpInfo("bitwise", lambda lib, x, y: _bitwise((x * 4).long(), (y * 4).long()),
+           binary_samples(scalars=()), grad=False),
+    # detached: torch's rounding divisions require grad (with zero gradients), ours do not
+    OpInfo("div_rounding", lambda lib, x, y: (
+        lib.div(x.detach(), y.detach(), rounding_mode="trunc"),
+        lib.div(x.detach(), y.detach(), rounding_mode="floor")),
+        binary_samples(y_away=True, scalars=()), grad=False),
 ]
+
+
+def _bitwise(a, b):
+    return a ^ b, ~a, a & b, a | b
 
 MORE = [
     OpInfo("atan2", lambda lib, y, x: lib.atan2(y, x), binary_samples(y_away=True, scalars=())),
@@ -531,7 +600,36 @@ MORE = [
         S((4, 3), (4, 3), 1), S((3, 2), (3, 1), 0))),
     OpInfo("index_fill", lambda lib, x, i: lib.index_fill(x, 1, i, -1.0), one(
         S((3, 4), lambda rng: np.array([0, 2])))),
+    # float32 rounding is a step function that finite differences cannot follow: a kink
+    OpInfo("to_float32_and_back", lambda lib, x: x.to(lib.float32).to(lib.float64) * x,
+           one(kink(S((5,))), kink(S((2, 3)))), rtol=1e-6),
+    OpInfo("setitem", lambda lib, x, v: _setitem(x, v), one(S((4, 3), (3,)))),
+    OpInfo("index_put_accumulate", lambda lib, x, v: x.index_put(
+        (lib.tensor([0, 2, 0]),), v, accumulate=True), one(S((4, 3), (3, 3)), S((4, 3), (3,)))),
+    OpInfo("index_add_zeros", lambda lib, x: _index_add_zeros(lib, x), one(S((3, 3)))),
+    # an index computed from the input: inside vmap it is batched (the batched-index primitives)
+    OpInfo("getitem_argmax_index", lambda lib, x: x[x.argmax(0)], one(S((4, 3), gen_x=distinct))),
+    OpInfo("index_put_argmax_index", lambda lib, x, v: x.index_put(
+        (x.argmin(0),), v, accumulate=True), one(S((4, 3), (3, 3), gen_x=distinct))),
 ]
+
+
+def _setitem(x, v):
+    """Writes into a copy of x. The copy depends on v (by zero) so that under vmap it is batched
+    wherever v is: torch refuses to write batched values into an unbatched tensor."""
+    y = x.clone() + 0 * v[:1]
+    y[1] = v
+    y[2:, 0] = v[:2] * 2
+    return y
+
+
+def _index_add_zeros(lib, x):
+    """zeros((4, 3)) with rows of x added at rows 0, 2, 0: the transpose of indexing (a
+    primitive of its own in arraygrad, index_put into zeros in torch)."""
+    rows = np.array([0, 2, 0])
+    if lib is ag:
+        return index_add_zeros(x, (4, 3), (rows,))
+    return lib.zeros(4, 3, dtype=x.dtype).index_put((lib.tensor(rows),), x, accumulate=True)
 
 def _fixed(*arrays, **kwargs):
     """A sample at fixed values (boundary points), marked as a kink."""
@@ -1235,7 +1333,8 @@ LINALG_SOLVE = [
     OpInfo("linalg.matrix_norm", lambda lib, x, *a, **k: lib.linalg.matrix_norm(x, *a, **k), one(
         S((2, 3)), S((2, 3, 4), "fro", L(0, 2), True), S((3, 3), 1, gen_x=distinct),
         S((2, 3, 4), -1, gen_x=distinct), S((3, 4), float("inf"), gen_x=distinct),
-        S((2, 4, 3), -float("inf"), L(-1, 0), True, gen_x=distinct))),
+        S((2, 4, 3), -float("inf"), L(-1, 0), True, gen_x=distinct), S((3, 4), 2),
+        S((2, 3, 4), -2, L(0, 2), True), S((2, 3, 3), "nuc"), S((4, 2, 3), "nuc", L(2, 0)))),
     OpInfo("linalg.norm", lambda lib, x, *a, **k: lib.linalg.norm(x, *a, **k), one(
         S((2, 3, 4)), S((2, 3), 1, gen_x=distinct), S((4,), float("inf"), gen_x=distinct),
         S((2, 3, 4), 3, 1, gen_x=away_from_zero), S((2, 3, 4), None, L(0, 1)),

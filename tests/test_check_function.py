@@ -17,7 +17,7 @@ import arraygrad as ag
 from arraygrad.autograd import (Function, check_function, CheckFunctionError, GradcheckError,
                                 gradcheck, once_differentiable)
 from arraygrad.autograd.check import MODES
-from test_function_db import DB, NumpyCube, ExpSavesOutput, MulScaled, SoftmaxRows, \
+from function_db import DB, NumpyCube, ExpSavesOutput, MulScaled, SoftmaxRows, \
     SortWithIndices
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

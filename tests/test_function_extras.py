@@ -403,7 +403,7 @@ def test_functions_nest_300_deep_forward_backward_and_under_grad():
 
 
 def test_generated_vmap_rule_makes_its_function_class_once():
-    from test_function_db import ExpSavesOutput
+    from function_db import ExpSavesOutput
 
     def classes():
         return [c for c in Function.__subclasses__()

@@ -1,15 +1,20 @@
-"""Every op of the catalogue against torch: values, dtypes, gradients, second derivatives."""
+"""Every op of the catalogue against torch: values, dtypes, gradients, second derivatives,
+forward AD (func.jvp, dual levels, jvp of vjp and of jvp)."""
 import numpy as np
 import pytest
 
 import arraygrad as ag
-from conftest import assert_close, reference_torch
+from arraygrad.autograd import forward_ad as fwAD
+from conftest import assert_close, reference_torch, to_numpy
 from op_db import (OPS, NN_FUNCTIONAL, CONV_POOL_NAMED_DIFFERENTLY, ELEM14_NAMED_DIFFERENTLY,
                    TENSOR_OPS_NAMED_DIFFERENTLY, LINALG_SOLVE_NAMED_DIFFERENTLY,
-                   SPECTRAL_NAMED_DIFFERENTLY, cases as _cases,
-                   run as _run)
+                   SPECTRAL_NAMED_DIFFERENTLY, cases as _cases, run as _run, as_function,
+                   first_cases, float_arrays, has_float_output)
 
 torch = reference_torch()
+
+# torch.func.jvp loads torch's jvp decompositions, which warn about torch.jit.script
+pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")
 
 
 def _grad(lib, outs, inputs, cots, create_graph):
@@ -117,7 +122,8 @@ NAMED_DIFFERENTLY = set("""
     addcdiv addcmul hypot index_add index_fill lerp logaddexp logit meshgrid_ij scatter_src
     clamp_min_at_bound scatter_value sort std_mean sum_to_size topk tril triu var_mean xlogy tensordot kron cross
     diff cumprod i0 sinc special.i1 special.ndtr special.entr special.expit
-    special.xlog1py""".split()) | {op.name for op in NN_FUNCTIONAL}   # compositions
+    special.xlog1py index_add_zeros""".split()) | {op.name for op in NN_FUNCTIONAL}   # compositions
+NAMED_DIFFERENTLY.add("setitem")    # torch: CopySlices (the in-place write into a view); ours: IndexPut
 NAMED_DIFFERENTLY |= CONV_POOL_NAMED_DIFFERENTLY | ELEM14_NAMED_DIFFERENTLY
 NAMED_DIFFERENTLY |= TENSOR_OPS_NAMED_DIFFERENTLY
 NAMED_DIFFERENTLY |= LINALG_SOLVE_NAMED_DIFFERENTLY
@@ -142,3 +148,80 @@ def test_catalogue_covers_the_issue_ops():
               "squeeze expand movedim flatten cat stack getitem getitem_bool getitem_int_tensor "
               "logsumexp softmax log_softmax").split()
     assert not [n for n in wanted if n not in names]
+
+
+# ----------------------------------------------------------------- forward AD
+def _jvp(lib, F, op, sample, tangents):
+    primals = tuple(lib.tensor(a) for a in float_arrays(sample))
+    return F.jvp(as_function(lib, op, sample), primals, tuple(lib.tensor(t) for t in tangents))
+
+
+@pytest.mark.parametrize("op,sample", DIFF)
+def test_jvp(op, sample):
+    if "jvp" in op.torch_not_oracle:
+        pytest.skip(op.torch_not_oracle["jvp"])
+    arrays = float_arrays(sample)
+    if not arrays or not has_float_output(op, sample):
+        pytest.skip("no float input or output")
+    r = np.random.default_rng(7)
+    tangents = [r.standard_normal(a.shape) for a in arrays]
+    outs, tans = _jvp(ag, ag.func, op, sample, tangents)
+    t_outs, t_tans = _jvp(torch, torch.func, op, sample, tangents)
+    assert len(outs) == len(t_outs)
+    empty = min(x.size for x in arrays) == 0
+    for i, (a, e) in enumerate(zip(tans, t_tans)):
+        if empty and np.isnan(to_numpy(e)).any() and not np.isnan(to_numpy(a)).any():
+            continue    # torch's tangent of a reduction over an empty dim is nan; ours is 0
+        assert_close(a, e, max(op.rtol, 1e-9), max(op.atol, 1e-10),
+                     what=f"{op.name}{sample} tangent {i}: ")
+
+
+FIRST = first_cases([op for op in OPS if op.grad and op.gradgrad], has_float_output)
+
+
+@pytest.mark.parametrize("op,sample", FIRST[::7])
+def test_dual_level(op, sample):
+    """forward_ad.make_dual/unpack_dual (a dual level, not func.jvp) against torch's."""
+    if "jvp" in op.torch_not_oracle:
+        pytest.skip(op.torch_not_oracle["jvp"])
+    arrays = float_arrays(sample)
+    r = np.random.default_rng(3)
+    tangents = [r.standard_normal(a.shape) for a in arrays]
+    res = []
+    for L, F in ((ag, fwAD), (torch, torch.autograd.forward_ad)):
+        with F.dual_level():
+            duals = [F.make_dual(L.tensor(a), L.tensor(t)) for a, t in zip(arrays, tangents)]
+            res.append([F.unpack_dual(o) for o in as_function(L, op, sample)(*duals)])
+    for (p, t), (tp, tt) in zip(*res):
+        assert_close(p, tp, op.rtol, op.atol, what=f"{op.name} primal: ")
+        assert (t is None) == (tt is None), f"{op.name}: a tangent where torch has none or back"
+        if t is not None:       # none for an output that does not depend on the input (lu's P)
+            assert_close(t, tt, max(op.rtol, 1e-8), 1e-9, what=f"{op.name} tangent: ")
+
+
+@pytest.mark.parametrize("op,sample", FIRST)
+def test_forward_over_reverse_and_forward_over_forward(op, sample):
+    """jvp of the vjp (the jvp rules of every vjp rule's ops) and jvp of jvp, vs torch."""
+    for check in ("jvp", "forward_over"):
+        if check in op.torch_not_oracle:
+            pytest.skip(op.torch_not_oracle[check])
+    arrays = float_arrays(sample)
+    r = np.random.default_rng(11)
+    tangents = [r.standard_normal(a.shape) for a in arrays]
+    res, ct_arrays = [], []
+    for L, F in ((ag, ag.func), (torch, torch.func)):
+        f = as_function(L, op, sample)
+        primals = tuple(L.tensor(a) for a in arrays)
+        ts = tuple(L.tensor(t) for t in tangents)
+        ct_arrays = ct_arrays or [r.standard_normal(tuple(o.shape)) for o in f(*primals)]
+        cts = tuple(L.tensor(c) for c in ct_arrays)
+
+        def vjp_of(*ps, F=F, f=f, cts=cts):
+            return F.vjp(f, *ps)[1](cts)
+
+        def jvp_of(*ps, F=F, f=f, ts=ts):
+            return F.jvp(f, ps, ts)[1]
+        res.append((F.jvp(vjp_of, primals, ts)[1], F.jvp(jvp_of, primals, ts)[1]))
+    (a_rev, a_fwd), (e_rev, e_fwd) = res
+    for a, e in zip(a_rev + a_fwd, e_rev + e_fwd):
+        assert_close(a, e, max(op.rtol, 1e-8), max(op.atol, 1e-9), what=f"{op.name}: ")

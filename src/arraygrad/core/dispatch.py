@@ -10,6 +10,7 @@ it. With no transform active the call goes straight to the eager interpreter,
 the fast path: the array computation plus, when needed, one graph node.
 """
 import threading
+from functools import partial
 
 from .. import _tensor as _t
 
@@ -24,7 +25,7 @@ _entered = [0]      # transforms entered so far: tensors note it at birth (`born
 
 
 class Primitive:
-    """One differentiable operation: `impl` on raw arrays plus its rules.
+    """One differentiable operation: `impl` on raw arrays plus its rules, all given here.
 
     vjp: either a tuple with one function per input, `f(ctx, *gs, **params)`,
          giving that input's cotangent, or one function returning a tuple.
@@ -32,7 +33,13 @@ class Primitive:
          tangent(s) (None: no contribution), or one function `f(ctx, *ts, **params)`
          over all tangents (missing ones passed as zeros). Contributions are
          broadcast and cast to the outputs' shapes and dtypes by the jvp level.
-    batch: `f(args, bdims, **params) -> (outputs, out_bdims)`.
+    batch: `f(prim, args, bdims, **params) -> (outputs, out_bdims)`. The rule gets the
+         primitive first, so one shared rule (`ops/_rules.py: elementwise`) serves every
+         primitive of a kind; `self.batch` holds it bound to this primitive.
+    linear: the op is linear in its tensor inputs, so its jvp is the op itself applied to
+         the tangents (views, sum, cat, gather...).
+    zero_derivative: piecewise constant (sign, floor, round): the cotangent and tangent of
+         the one input are zeros (`g * 0`, as torch's, so they keep inf/nan and the graph).
     save: indices of inputs the vjp reads (default: all); save_output: the vjp
     reads the output(s). Unsaved tensors are not kept alive by the graph.
     node_name: the grad_fn's name, or a function of the node where torch's name
@@ -46,17 +53,31 @@ class Primitive:
     materialize_grads: False when the vjp of a multi-output primitive gets None for outputs
     that received no cotangent (torch's undefined gradients): its formula then differs, as
     svd's and eigh's do when only the singular values or eigenvalues are used.
+
+    A rule left out is None: the level that needs it raises an error naming the primitive
+    and the rule (vmap can opt in to a per-example loop instead).
     """
 
-    def __init__(self, name, impl, *, vjp=None, jvp=None, batch=None, save=None,
-                 save_output=False, multiple_results=False, differentiable=True,
-                 node_name=None, nondiff_outputs=(), is_view=False, nondiff_inputs=(),
-                 number_edges=True, arg_names=("self", "other"), materialize_grads=True):
+    def __init__(self, name, impl, *, vjp=None, jvp=None, batch=None, linear=False,
+                 zero_derivative=False, save=None, save_output=False, multiple_results=False,
+                 differentiable=True, node_name=None, nondiff_outputs=(), is_view=False,
+                 nondiff_inputs=(), number_edges=True, arg_names=("self", "other"),
+                 materialize_grads=True):
+        if (linear or zero_derivative) and (jvp is not None or linear == zero_derivative
+                                            or zero_derivative and vjp is not None):
+            raise TypeError(f"primitive '{name}': linear=True gives the jvp and "
+                            "zero_derivative=True the vjp and jvp; do not pass them as well")
+        if linear:
+            jvp = partial(Primitive._linear_jvp, self)
+        elif zero_derivative:
+            vjp = jvp = (Primitive._zero_rule,)
         self.name = name
         self.impl = impl
         self.vjp = vjp
         self.jvp = jvp
-        self.batch = batch
+        self.batch = None if batch is None else partial(batch, self)
+        self.linear = linear
+        self.zero_derivative = zero_derivative
         self.save = save
         self.save_output = save_output
         self.multiple_results = multiple_results
@@ -74,6 +95,14 @@ class Primitive:
 
     def __repr__(self):
         return f"<primitive {self.name}>"
+
+    @staticmethod
+    def _linear_jvp(prim, ctx, *ts, **params):
+        return prim(*ts, **params)
+
+    @staticmethod
+    def _zero_rule(ctx, g, **params):
+        return g * 0
 
 
 class Interpreter:

@@ -1,31 +1,11 @@
 """Shared rule builders: most primitives are made from one of these.
 
 An elementwise op needs only its derivative; vjp, jvp and the batching rule
-follow. Rules are written with arraygrad ops, never with the backend.
+follow. Rules are written with arraygrad ops, never with the backend. Batching
+rules take the primitive first (`batch=elementwise` in a declaration).
 """
-from ..core.dispatch import Primitive
 from .. import _tensor as _t
-
-
-def elementwise_batch(prim):
-    """Batching rule shared by elementwise ops: line batch dims up in front."""
-    def rule(args, bdims, **params):
-        ranks = [(a.ndim - (d is not None)) if isinstance(a, _t.Tensor) else 0
-                 for a, d in zip(args, bdims)]
-        rank = max(ranks, default=0)
-        moved = []
-        for a, d, r in zip(args, bdims, ranks):
-            if d is not None:
-                if d:
-                    a = a.movedim(d, 0)
-                if r < rank:
-                    a = a.reshape((a.shape[0],) + (1,) * (rank - r) + tuple(a.shape[1:]))
-            moved.append(a)
-        out = prim(*moved, **params)
-        if prim.multiple_results:
-            return out, (0,) * len(out)
-        return out, 0
-    return rule
+from .registry import primitive
 
 
 # ----------------------------------------------------------------- batching helpers
@@ -49,52 +29,82 @@ def all_front(args, bdims):
             for a, d in zip(args, bdims)]
 
 
+def elementwise(prim, args, bdims, **params):
+    """Batching rule shared by elementwise ops: line batch dims up in front."""
+    ranks = [(a.ndim - (d is not None)) if isinstance(a, _t.Tensor) else 0
+             for a, d in zip(args, bdims)]
+    rank = max(ranks, default=0)
+    moved = []
+    for a, d, r in zip(args, bdims, ranks):
+        if d is not None:
+            if d:
+                a = a.movedim(d, 0)
+            if r < rank:
+                a = a.reshape((a.shape[0],) + (1,) * (rank - r) + tuple(a.shape[1:]))
+        moved.append(a)
+    out = prim(*moved, **params)
+    if prim.multiple_results:
+        return out, (0,) * len(out)
+    return out, 0
+
+
 def _shift(d):
     if isinstance(d, tuple):
         return tuple(_shift(v) for v in d)
     return d + 1 if d >= 0 else d
 
 
-def shifted_dims_batch(prim, *names):
+def shifted_dims(*names):
     """Batching rule of a one-input op whose params `names` are dims (int or tuple; negative
     ones count from the end and stay): batch dim first, dims moved by one."""
-    def rule(args, bdims, **params):
+    def shifted_dims(prim, args, bdims, **params):    # named as its builder, for docs/coverage.md
         x = to_front(args[0], bdims[0])
         for name in names:
             params[name] = _shift(params[name])
         out = prim(x, **params)
         return out, ((0,) * len(out) if prim.multiple_results else 0)
-    return rule
+    return shifted_dims
 
 
-def same_bdim_batch(prim):
+def same_bdim(prim, args, bdims, **params):
     """Batching rule of a one-input op that keeps every dim where it is (clone, alias, detach)."""
-    def rule(args, bdims, **params):
-        return prim(args[0], **params), bdims[0]
-    return rule
+    return prim(args[0], **params), bdims[0]
+
+
+def reduction(prim, args, bdims, dims, keepdim, **params):
+    """Batching rule of a reduction over `dims`: batch dim first, dims moved by one."""
+    x = to_front(args[0], bdims[0])
+    if x.ndim == 1 and dims:
+        # a 0-d example reduced over "dim 0": a size-1 dim, the result is 0-d again
+        out = prim(x.unsqueeze(1), dims=(1,), keepdim=False, **params)
+    else:
+        out = prim(x, dims=tuple(d + 1 for d in dims), keepdim=keepdim, **params)
+    if prim.multiple_results:
+        return out, (0,) * len(out)
+    return out, 0
+
+
+def along_dim(prim, args, bdims, dim, **params):
+    """Batching rule of an op along one `dim` (softmax, cumsum, argsort)."""
+    x = to_front(args[0], bdims[0])
+    if x.ndim == 1:     # a 0-d example: along a size-1 dim
+        return prim(x.unsqueeze(1), dim=1, **params).squeeze(1), 0
+    return prim(x, dim=dim + 1, **params), 0
 
 
 def unary(name, impl, deriv, *, save_input=True, save_output=False, **kw):
     """Elementwise f(x) with derivative `deriv(ctx)` (reads ctx.x and/or ctx.out)."""
-    prim = Primitive(
-        name, impl,
-        vjp=(lambda ctx, g: g * deriv(ctx),),
-        jvp=(lambda ctx, t: t * deriv(ctx),),
-        save=(0,) if save_input else (), save_output=save_output, **kw)
-    prim.batch = elementwise_batch(prim)
-    return prim
+    return primitive(name, impl, vjp=(lambda ctx, g: g * deriv(ctx),),
+                     jvp=(lambda ctx, t: t * deriv(ctx),), batch=elementwise,
+                     save=(0,) if save_input else (), save_output=save_output, **kw)
 
 
 def binary(name, impl, dx, dy, *, save=(0, 1), save_output=False, **kw):
     """Elementwise f(x, y); dx/dy map (ctx, g) to the cotangent, also used as jvp."""
-    prim = Primitive(name, impl, vjp=(dx, dy), jvp=(dx, dy), save=save,
+    return primitive(name, impl, vjp=(dx, dy), jvp=(dx, dy), batch=elementwise, save=save,
                      save_output=save_output, **kw)
-    prim.batch = elementwise_batch(prim)
-    return prim
 
 
-def nondiff(name, impl, elementwise=True, **kw):
-    prim = Primitive(name, impl, differentiable=False, **kw)
-    if elementwise:
-        prim.batch = elementwise_batch(prim)
-    return prim
+def nondiff(name, impl, **kw):
+    """An elementwise primitive without derivatives (comparisons, integer and bit ops)."""
+    return primitive(name, impl, differentiable=False, batch=elementwise, **kw)

@@ -3,8 +3,8 @@
 copysign's gradient is torch's: out / x where x != 0 (0 at x == 0), none to `other`;
 heaviside and nextafter are not differentiable in torch, so they are non-differentiable here.
 """
-from ..core.dispatch import Primitive
-from ._rules import binary, nondiff, elementwise_batch
+from ._rules import binary, nondiff, elementwise
+from .registry import primitive
 from ._checks import tensor_op
 from .creation import zeros_like
 from .elementwise import where, isfinite, _binop
@@ -34,11 +34,11 @@ def _nan_to_num_vjp(ctx, g, **params):
     return where(isfinite(ctx.x), g, 0.0)
 
 
-_nan_to_num = Primitive(
+_nan_to_num = primitive(
     "nan_to_num", lambda xp, x, nan, posinf, neginf: xp.nan_to_num(
         x, nan=nan, posinf=posinf, neginf=neginf).astype(x.dtype, copy=False),
     vjp=(_nan_to_num_vjp,), jvp=(_nan_to_num_vjp,), save=(0,),
-    batch=lambda args, bdims, **params: elementwise_batch(_nan_to_num)(args, bdims, **params))
+    batch=elementwise)
 
 
 @tensor_op

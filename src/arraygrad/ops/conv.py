@@ -18,8 +18,8 @@ import math
 
 from ..backends import silent
 from ..core.autocast_mode import autocast_op, LOWER_PRECISION
-from ..core.dispatch import Primitive
 from ._rules import to_front
+from .registry import primitive
 from .linalg import matmul
 
 
@@ -57,14 +57,12 @@ def _col2im_impl(xp, cols, size, kernel, dilation, padding, stride):
                                                   for s, (lo, _) in zip(size, padding))]
 
 
-def _fold_into_n(prim):
+def _fold_into_n(prim, args, bdims, **params):
     """Batch rule: the vmap dim joins N (rows of all examples form one image batch)."""
-    def rule(args, bdims, **params):
-        x = to_front(args[0], bdims[0])
-        b, n = x.shape[0], x.shape[1]
-        y = prim(x.reshape((b * n,) + tuple(x.shape[2:])), **params)
-        return y.reshape((b, n) + tuple(y.shape[1:])), 0
-    return rule
+    x = to_front(args[0], bdims[0])
+    b, n = x.shape[0], x.shape[1]
+    y = prim(x.reshape((b * n,) + tuple(x.shape[2:])), **params)
+    return y.reshape((b, n) + tuple(y.shape[1:])), 0
 
 
 def _im2col_vjp(ctx, g, kernel, dilation, padding, stride, out, fill):
@@ -84,13 +82,12 @@ def _col2im_vjp(ctx, g, size, kernel, dilation, padding, stride):
                    out=ctx.shapes[0][2 + nd:], fill=0.0)
 
 
-_im2col = Primitive("im2col", _im2col_impl, save=(), node_name="Im2ColBackward0",
+_im2col = primitive("im2col", _im2col_impl, save=(), node_name="Im2ColBackward0",
                     vjp=(_im2col_vjp,), jvp=(_im2col_jvp,),
-                    batch=_fold_into_n(lambda x, **p: _im2col(x, **p)))
-_col2im = Primitive("col2im", _col2im_impl, save=(), node_name="Col2ImBackward0",
+                    batch=_fold_into_n)
+_col2im = primitive("col2im", _col2im_impl, save=(), node_name="Col2ImBackward0",
                     vjp=(_col2im_vjp,),
-                    jvp=(lambda ctx, t, **p: _col2im(t, **p),),
-                    batch=_fold_into_n(lambda x, **p: _col2im(x, **p)))
+                    linear=True, batch=_fold_into_n)
 
 
 def im2col(x, kernel, dilation, padding, stride, fill=0.0):

@@ -3,10 +3,10 @@ import builtins
 
 from .. import dtypes as _dt
 from .. import _tensor as _t
-from ..core.dispatch import Primitive
 from ..backends import silent, backend_of, array_dtype
 from ._checks import tensor_op, not_tensor, number_arg, short_dtype_name, type_name
-from ._rules import unary as _unary, binary, nondiff, elementwise_batch
+from ._rules import unary as _unary, binary, nondiff, elementwise
+from .registry import primitive
 
 Tensor = _t.Tensor
 
@@ -125,10 +125,9 @@ def _convert_impl(xp, x, dtype):
     return xp.astype(x, array_dtype(xp, dtype))
 
 
-_convert = Primitive("convert", _convert_impl, node_name="ToCopyBackward0", save=(),
+_convert = primitive("convert", _convert_impl, node_name="ToCopyBackward0", save=(),
                      vjp=(lambda ctx, g, dtype: g.to(ctx.dtypes[0]),),
-                     jvp=(lambda ctx, t, dtype: convert(t, dtype),))
-_convert.batch = elementwise_batch(_convert)
+                     jvp=(lambda ctx, t, dtype: convert(t, dtype),), batch=elementwise)
 
 
 def convert(x, dtype):
@@ -163,9 +162,8 @@ def _negative(xp, x):
                            "instead.") from None
 
 
-_neg = unary("neg", _negative, lambda ctx: -1, save_input=False)
-_neg.vjp = (lambda ctx, g: -g,)
-_neg.jvp = (lambda ctx, t: -t,)
+_neg = primitive("neg", silent(_negative), vjp=(lambda ctx, g: -g,), linear=True, save=(),
+                 batch=elementwise)
 
 
 def _pow_dx(ctx, g):
@@ -293,41 +291,74 @@ def floor_divide(input, other):
 
 
 # ----------------------------------------------------------------- math
-exp = unary("exp", lambda xp, x: xp.exp(x), lambda ctx: ctx.out, save_input=False, save_output=True)
-log = unary("log", lambda xp, x: xp.log(x), lambda ctx: 1 / ctx.x)
-sqrt = unary("sqrt", lambda xp, x: xp.sqrt(x), lambda ctx: 0.5 / ctx.out,
-             save_input=False, save_output=True)
-rsqrt = unary("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda ctx: -0.5 * ctx.out ** 3,
-              save_input=False, save_output=True)
-abs = unary("abs", lambda xp, x: xp.abs(x), lambda ctx: sign(ctx.x))
-sign = unary("sign", lambda xp, x: xp.sign(x), lambda ctx: 0, save_input=False)  # piecewise constant
-tanh = unary("tanh", lambda xp, x: xp.tanh(x), lambda ctx: 1 - ctx.out * ctx.out,
-             save_input=False, save_output=True)
-sigmoid = unary("sigmoid", lambda xp, x: _sigmoid_impl(xp, x),
-                lambda ctx: ctx.out * (1 - ctx.out), save_input=False, save_output=True)
-relu = unary("relu", lambda xp, x: xp.maximum(x, xp.zeros((), dtype=x.dtype)),
-             # 1 where out > 0 and where out is NaN (a NaN input passes its gradient, as torch's
-             # threshold_backward); sign keeps the mask attached to out with zero derivative, so
-             # a create_graph gradient requires grad as torch's does
-             lambda ctx: where(ctx.out != ctx.out, 1.0, sign(ctx.out)),
-             save_input=False, save_output=True)
-sin = unary("sin", lambda xp, x: xp.sin(x), lambda ctx: cos(ctx.x))
-cos = unary("cos", lambda xp, x: xp.cos(x), lambda ctx: -sin(ctx.x))
-tan = unary("tan", lambda xp, x: xp.tan(x), lambda ctx: 1 + ctx.out * ctx.out,
-            save_input=False, save_output=True)
-log1p = unary("log1p", lambda xp, x: xp.log1p(x), lambda ctx: 1 / (1 + ctx.x),
-              node_name="Log1PBackward0")
-expm1 = unary("expm1", lambda xp, x: xp.expm1(x), lambda ctx: ctx.out + 1,
-              save_input=False, save_output=True)
-log2 = unary("log2", lambda xp, x: xp.log2(x), lambda ctx: 1 / (ctx.x * 0.6931471805599453))
-log10 = unary("log10", lambda xp, x: xp.log10(x), lambda ctx: 1 / (ctx.x * 2.302585092994046))
-asin = unary("asin", lambda xp, x: xp.asin(x), lambda ctx: rsqrt(1 - ctx.x * ctx.x))
-acos = unary("acos", lambda xp, x: xp.acos(x), lambda ctx: -rsqrt(1 - ctx.x * ctx.x))
-atan = unary("atan", lambda xp, x: xp.atan(x), lambda ctx: 1 / (1 + ctx.x * ctx.x))
-sinh = unary("sinh", lambda xp, x: xp.sinh(x), lambda ctx: cosh(ctx.x))
-cosh = unary("cosh", lambda xp, x: xp.cosh(x), lambda ctx: sinh(ctx.x))
-erf = unary("erf", lambda xp, x: _erf(xp, x),
-            lambda ctx: 1.1283791670955126 * exp(-ctx.x * ctx.x))
+def _float_unary(prim):
+    """Public form of a float-only op: integer inputs compute in the default dtype."""
+    def op(input):
+        if not input.dtype.is_floating_point:
+            input = convert(input, _dt.get_default_dtype())
+        return prim(input)
+    op.__name__ = prim.name
+    op.prim = prim
+    return tensor_op(op)
+
+
+def _tensor_unary(prim):
+    """Public form of a unary primitive: its argument must be a Tensor."""
+    def op(input):
+        return prim(input)
+    op.__name__ = prim.name
+    op.prim = prim
+    return tensor_op(op)
+
+
+def _float_op(name, impl, deriv, **kw):
+    return _float_unary(unary(name, impl, deriv, **kw))
+
+
+def _piecewise_constant(name, impl):
+    """A step function (sign, floor...): zero derivative, as torch's."""
+    return _tensor_unary(primitive(name, silent(impl), zero_derivative=True, save=(),
+                                   batch=elementwise))
+
+
+exp = _float_op("exp", lambda xp, x: xp.exp(x), lambda ctx: ctx.out, save_input=False,
+                save_output=True)
+log = _float_op("log", lambda xp, x: xp.log(x), lambda ctx: 1 / ctx.x)
+sqrt = _float_op("sqrt", lambda xp, x: xp.sqrt(x), lambda ctx: 0.5 / ctx.out,
+                 save_input=False, save_output=True)
+rsqrt = _float_op("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda ctx: -0.5 * ctx.out ** 3,
+                  save_input=False, save_output=True)
+abs = _tensor_unary(unary("abs", lambda xp, x: xp.abs(x), lambda ctx: sign(ctx.x)))
+sign = _piecewise_constant("sign", lambda xp, x: xp.sign(x))
+tanh = _float_op("tanh", lambda xp, x: xp.tanh(x), lambda ctx: 1 - ctx.out * ctx.out,
+                 save_input=False, save_output=True)
+sigmoid = _float_op("sigmoid", lambda xp, x: _sigmoid_impl(xp, x),
+                    lambda ctx: ctx.out * (1 - ctx.out), save_input=False, save_output=True)
+relu = _tensor_unary(unary(
+    "relu", lambda xp, x: xp.maximum(x, xp.zeros((), dtype=x.dtype)),
+    # 1 where out > 0 and where out is NaN (a NaN input passes its gradient, as torch's
+    # threshold_backward); sign keeps the mask attached to out with zero derivative, so
+    # a create_graph gradient requires grad as torch's does
+    lambda ctx: where(ctx.out != ctx.out, 1.0, sign(ctx.out)),
+    save_input=False, save_output=True))
+sin = _float_op("sin", lambda xp, x: xp.sin(x), lambda ctx: cos(ctx.x))
+cos = _float_op("cos", lambda xp, x: xp.cos(x), lambda ctx: -sin(ctx.x))
+tan = _float_op("tan", lambda xp, x: xp.tan(x), lambda ctx: 1 + ctx.out * ctx.out,
+                save_input=False, save_output=True)
+log1p = _float_op("log1p", lambda xp, x: xp.log1p(x), lambda ctx: 1 / (1 + ctx.x),
+                  node_name="Log1PBackward0")
+expm1 = _float_op("expm1", lambda xp, x: xp.expm1(x), lambda ctx: ctx.out + 1,
+                  save_input=False, save_output=True)
+log2 = _float_op("log2", lambda xp, x: xp.log2(x), lambda ctx: 1 / (ctx.x * 0.6931471805599453))
+log10 = _float_op("log10", lambda xp, x: xp.log10(x),
+                  lambda ctx: 1 / (ctx.x * 2.302585092994046))
+asin = _float_op("asin", lambda xp, x: xp.asin(x), lambda ctx: rsqrt(1 - ctx.x * ctx.x))
+acos = _float_op("acos", lambda xp, x: xp.acos(x), lambda ctx: -rsqrt(1 - ctx.x * ctx.x))
+atan = _float_op("atan", lambda xp, x: xp.atan(x), lambda ctx: 1 / (1 + ctx.x * ctx.x))
+sinh = _float_op("sinh", lambda xp, x: xp.sinh(x), lambda ctx: cosh(ctx.x))
+cosh = _float_op("cosh", lambda xp, x: xp.cosh(x), lambda ctx: sinh(ctx.x))
+erf = _float_op("erf", lambda xp, x: _erf(xp, x),
+                lambda ctx: 1.1283791670955126 * exp(-ctx.x * ctx.x))
 
 
 def _sigmoid_impl(xp, x):
@@ -341,24 +372,6 @@ def _erf(xp, x):
     return backend_of(x).map_scalar(math.erf, x)
 
 
-
-
-def _float_unary(prim):
-    """Public form of a float-only op: integer inputs compute in the default dtype."""
-    def op(input):
-        if not input.dtype.is_floating_point:
-            input = convert(input, _dt.get_default_dtype())
-        return prim(input)
-    op.__name__ = prim.name
-    op.prim = prim
-    return tensor_op(op)
-
-
-for _name in ("exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "sin", "cos", "tan", "log1p",
-              "expm1", "log2", "log10", "asin", "acos", "atan", "sinh", "cosh", "erf"):
-    globals()[_name] = _float_unary(globals()[_name])
-
-
 @tensor_op
 def square(input):
     return input * input
@@ -369,31 +382,16 @@ def reciprocal(input):
     return 1 / input
 
 
-# piecewise constant: zero derivative, as torch
-floor = unary("floor", lambda xp, x: xp.floor(x), lambda ctx: 0, save_input=False)
-ceil = unary("ceil", lambda xp, x: xp.ceil(x), lambda ctx: 0, save_input=False)
-trunc = unary("trunc", lambda xp, x: xp.trunc(x), lambda ctx: 0, save_input=False)
-_round = Primitive("round", lambda xp, x, decimals: xp.round(x, decimals), save=(),
-                   vjp=(lambda ctx, g, decimals: g * 0,), jvp=(lambda ctx, t, decimals: t * 0,))
-_round.batch = elementwise_batch(_round)
+floor = _piecewise_constant("floor", lambda xp, x: xp.floor(x))
+ceil = _piecewise_constant("ceil", lambda xp, x: xp.ceil(x))
+trunc = _piecewise_constant("trunc", lambda xp, x: xp.trunc(x))
+_round = primitive("round", lambda xp, x, decimals: xp.round(x, decimals), zero_derivative=True,
+                   save=(), batch=elementwise)
 
 
 @tensor_op
 def round(input, *, decimals=0):
     return _round(input, decimals=decimals)
-
-
-def _tensor_unary(prim):
-    """Public form of a unary primitive: its argument must be a Tensor."""
-    def op(input):
-        return prim(input)
-    op.__name__ = prim.name
-    op.prim = prim
-    return tensor_op(op)
-
-
-for _name in ("abs", "sign", "relu", "floor", "ceil", "trunc"):
-    globals()[_name] = _tensor_unary(globals()[_name])
 
 
 # ----------------------------------------------------------------- clamp, max
@@ -415,10 +413,10 @@ def _clamp_impl(xp, x, min=None, max=None):
     return x
 
 
-_clamp = Primitive("clamp", _clamp_impl, node_name="ClampBackward1", save=(0,),
+_clamp = primitive("clamp", _clamp_impl, node_name="ClampBackward1", save=(0,),
                    vjp=(lambda ctx, g, min, max: g * _clamp_mask(ctx, min, max),),
-                   jvp=(lambda ctx, t, min, max: t * _clamp_mask(ctx, min, max),))
-_clamp.batch = elementwise_batch(_clamp)
+                   jvp=(lambda ctx, t, min, max: t * _clamp_mask(ctx, min, max),),
+                   batch=elementwise)
 
 
 @tensor_op
@@ -496,15 +494,15 @@ def _where_impl(xp, cond, x, y):
         raise
 
 
-_where = Primitive(
+_where = primitive(
     "where", _where_impl, save=(0,), nondiff_inputs=(0,), arg_names=("condition", "self", "other"),
     vjp=(lambda ctx, g: None,
          lambda ctx, g: _where(ctx.x, g, _zero_like(g)),
          lambda ctx, g: _where(ctx.x, _zero_like(g), g)),
     jvp=(lambda ctx, t: None,
          lambda ctx, t: _where(ctx.x, t, _zero_like(t)),
-         lambda ctx, t: _where(ctx.x, _zero_like(t), t)))
-_where.batch = elementwise_batch(_where)
+         lambda ctx, t: _where(ctx.x, _zero_like(t), t)),
+    batch=elementwise)
 
 
 def _zero_like(g):

@@ -10,9 +10,9 @@ import warnings
 
 from .. import dtypes as _dt
 from .. import _tensor as _t
-from ..core.dispatch import Primitive
 from ._checks import tensor_op, short_dtype_name, c_dtype_name
-from ._rules import all_front, batch_size, to_front
+from ._rules import all_front, batch_size, same_bdim, to_front
+from .registry import primitive
 
 Tensor = _t.Tensor
 
@@ -103,12 +103,6 @@ def _basic_index(xp, x, index):
     return x[index + (Ellipsis,)]
 
 
-_getitem_view = Primitive("getitem", _basic_index, save=(), is_view=True,
-                          node_name=_view_node_name, vjp=(_getitem_vjp,))
-_getitem_copy = Primitive("index", lambda xp, x, index: x[index], save=(),
-                          node_name="IndexBackward0", vjp=(_getitem_vjp,))
-_getitem_view.jvp = (lambda ctx, t, index: _getitem_view(t, index=index),)
-_getitem_copy.jvp = (lambda ctx, t, index: _getitem_copy(t, index=index),)
 
 
 # NOTE [batched indexing]
@@ -142,16 +136,18 @@ def _index_layout(index, ndim):
     return (adv if split else 0), rank
 
 
-def _getitem_batch(prim):
-    def rule(args, bdims, index):
-        x = to_front(args[0], bdims[0])
-        out_bdim, _ = _index_layout(index, x.ndim - 1)
-        return prim(x, index=(slice(None),) + index), out_bdim
-    return rule
+def _getitem_batch(prim, args, bdims, index):
+    x = to_front(args[0], bdims[0])
+    out_bdim, _ = _index_layout(index, x.ndim - 1)
+    return prim(x, index=(slice(None),) + index), out_bdim
 
 
-_getitem_view.batch = _getitem_batch(_getitem_view)
-_getitem_copy.batch = _getitem_batch(_getitem_copy)
+_getitem_view = primitive("getitem", _basic_index, save=(), is_view=True,
+                          node_name=_view_node_name, vjp=(_getitem_vjp,), linear=True,
+                          batch=_getitem_batch)
+_getitem_copy = primitive("index", lambda xp, x, index: x[index], save=(),
+                          node_name="IndexBackward0", vjp=(_getitem_vjp,), linear=True,
+                          batch=_getitem_batch)
 
 
 def getitem(x, idx):
@@ -207,21 +203,16 @@ def _scatter_impl(xp, g, shape, index):
     return out
 
 
-_index_add_zeros = Primitive(
-    "index_add_zeros", _scatter_impl, save=(),
-    vjp=(lambda ctx, g, shape, index: _getitem_copy(g, index=index),),
-    jvp=(lambda ctx, t, shape, index: _index_add_zeros(t, shape=shape, index=index),))
-
-
-
-def _index_add_zeros_batch(args, bdims, shape, index):
+def _index_add_zeros_batch(prim, args, bdims, shape, index):
     g_bdim, _ = _index_layout(index, len(shape))
     g = args[0] if bdims[0] == g_bdim else args[0].movedim(bdims[0], g_bdim)
-    return _index_add_zeros(g, shape=(g.shape[g_bdim],) + tuple(shape),
-                            index=(slice(None),) + index), 0
+    return prim(g, shape=(g.shape[g_bdim],) + tuple(shape), index=(slice(None),) + index), 0
 
 
-_index_add_zeros.batch = _index_add_zeros_batch
+_index_add_zeros = primitive(
+    "index_add_zeros", _scatter_impl, save=(),
+    vjp=(lambda ctx, g, shape, index: _getitem_copy(g, index=index),), linear=True,
+    batch=_index_add_zeros_batch)
 
 
 def index_add_zeros(g, shape, index):
@@ -258,14 +249,7 @@ def _zeros_scalar(g):
     return zeros((), dtype=g.dtype)
 
 
-_index_put = Primitive("index_put", _index_put_impl, save=(),
-                       vjp=(_index_put_vjp_x, _index_put_vjp_v),
-                       jvp=lambda ctx, tx, tv, index, accumulate: _index_put(
-                           tx, tv, index=index, accumulate=accumulate))
-
-
-
-def _index_put_batch(args, bdims, index, accumulate):
+def _index_put_batch(prim, args, bdims, index, accumulate):
     (x, v), (xd, vd) = args, bdims
     n = batch_size(args, bdims)
     x = to_front(x, xd) if xd is not None else x.expand((n,) + tuple(x.shape))
@@ -274,10 +258,12 @@ def _index_put_batch(args, bdims, index, accumulate):
     v = to_front(v, vd) if vd is not None else v.unsqueeze(0)
     v = v.reshape((v.shape[0],) + (1,) * (rank - v.ndim + 1) + tuple(v.shape[1:]))
     v = v.movedim(0, v_bdim) if v_bdim else v
-    return _index_put(x, v, index=(slice(None),) + index, accumulate=accumulate), 0
+    return prim(x, v, index=(slice(None),) + index, accumulate=accumulate), 0
 
 
-_index_put.batch = _index_put_batch
+_index_put = primitive("index_put", _index_put_impl, save=(),
+                       vjp=(_index_put_vjp_x, _index_put_vjp_v), linear=True,
+                       batch=_index_put_batch)
 
 
 def index_put(x, idx, values, accumulate=False):
@@ -302,8 +288,6 @@ def _gather_vjp(ctx, g, dim, index):
     return scatter_into(g, _t.make(index), dim, ctx.shapes[0])
 
 
-_gather = Primitive("gather", _gather_impl, save=(), vjp=(_gather_vjp,),
-                    jvp=(lambda ctx, t, dim, index: _gather(t, dim=dim, index=index),))
 
 
 
@@ -313,12 +297,13 @@ def _batched_index(index, n):
     return backend_of(index).xp.broadcast_to(index[None], (n,) + index.shape)
 
 
-def _gather_batch(args, bdims, dim, index):
+def _gather_batch(prim, args, bdims, dim, index):
     x = to_front(args[0], bdims[0])
-    return _gather(x, dim=dim + 1, index=_batched_index(index, x.shape[0])), 0
+    return prim(x, dim=dim + 1, index=_batched_index(index, x.shape[0])), 0
 
 
-_gather.batch = _gather_batch
+_gather = primitive("gather", _gather_impl, save=(), vjp=(_gather_vjp,), linear=True,
+                    batch=_gather_batch)
 
 
 def _check_dim_index(op, input, d, index, src=None, name="input"):
@@ -386,21 +371,16 @@ def _scatter_add_impl(xp, g, dim, index, shape):
     return out
 
 
-_scatter_add_zeros = Primitive(
-    "scatter_add", _scatter_add_impl, save=(),
-    vjp=(lambda ctx, g, dim, index, shape: _gather(g, dim=dim, index=index),),
-    jvp=(lambda ctx, t, dim, index, shape: _scatter_add_zeros(t, dim=dim, index=index, shape=shape),))
-
-
-
-def _scatter_add_batch(args, bdims, dim, index, shape):
+def _scatter_add_batch(prim, args, bdims, dim, index, shape):
     g = to_front(args[0], bdims[0])
     n = g.shape[0]
-    return _scatter_add_zeros(g, dim=dim + 1, index=_batched_index(index, n),
-                              shape=(n,) + tuple(shape)), 0
+    return prim(g, dim=dim + 1, index=_batched_index(index, n), shape=(n,) + tuple(shape)), 0
 
 
-_scatter_add_zeros.batch = _scatter_add_batch
+_scatter_add_zeros = primitive(
+    "scatter_add", _scatter_add_impl, save=(),
+    vjp=(lambda ctx, g, dim, index, shape: _gather(g, dim=dim, index=index),), linear=True,
+    batch=_scatter_add_batch)
 
 
 def scatter_into(g, index, dim, shape):
@@ -568,22 +548,6 @@ def _zeros_of(shape, dtype):
     return zeros(shape, dtype=dtype)
 
 
-_index_t = Primitive(
-    "index", _index_t_impl, node_name="IndexBackward0",
-    vjp=lambda ctx, g, spec: [_index_put_t(_zeros_of(ctx.shapes[0], g.dtype), g,
-                                           *_saved_from(ctx, 1), spec=spec, accumulate=True)]
-    + [None] * (len(ctx.shapes) - 1),
-    jvp=lambda ctx, t, *_, spec: _index_t(t, *_saved_from(ctx, 1), spec=spec))
-_index_put_t = Primitive(
-    "index_put", _index_put_t_impl, save=None,
-    vjp=lambda ctx, g, spec, accumulate: [
-        g if accumulate else _index_put_t(g, _zeros_scalar(g), *_saved_from(ctx, 2), spec=spec,
-                                          accumulate=False),
-        _index_t(g, *_saved_from(ctx, 2), spec=spec)] + [None] * (len(ctx.shapes) - 2),
-    jvp=lambda ctx, tx, tv, *_, spec, accumulate: _index_put_t(
-        tx, tv, *_saved_from(ctx, 2), spec=spec, accumulate=accumulate))
-
-
 def _adv_layout(spec, ndim, slot_ndims):
     """x[spec] by NumPy's rules, x with `ndim` dims: (rank of the advanced block, result dims
     from basic indices before it, whether that block stays in place, result rank)."""
@@ -637,21 +601,21 @@ def _block_perm(rank, adv, before, to_logical):
     return (0,) + tuple(order) + tuple(range(1 + adv + before, rank + 1))
 
 
-def _index_t_batch(args, bdims, spec):
+def _index_t_batch(prim, args, bdims, spec):
     (x, *tensors), (xd, *tds) = args, bdims
     n = batch_size(args, bdims)
     x = to_front(x, xd) if xd is not None else x.expand((n,) + tuple(x.shape))
     slot_ndims = [t.ndim - (d is not None) for t, d in zip(tensors, tds)]
     adv, before, in_place, rank = _adv_layout(spec, x.ndim - 1, slot_ndims)
     pspec, moved = _physical_index(spec, tensors, tds, n, adv)
-    out = _index_t(x, *moved, spec=pspec)
+    out = prim(x, *moved, spec=pspec)
     # NumPy puts the (batch + advanced) block first; move it back where x[spec] has it
     if in_place and before:
         out = out.permute(_block_perm(rank, adv, before, True))
     return out, 0
 
 
-def _index_put_t_batch(args, bdims, spec, accumulate):
+def _index_put_t_batch(prim, args, bdims, spec, accumulate):
     (x, v, *tensors), (xd, vd, *tds) = args, bdims
     n = batch_size(args, bdims)
     x = to_front(x, xd) if xd is not None else x.expand((n,) + tuple(x.shape))
@@ -662,11 +626,26 @@ def _index_put_t_batch(args, bdims, spec, accumulate):
     v = v.reshape((v.shape[0],) + (1,) * (rank - v.ndim + 1) + tuple(v.shape[1:]))
     if in_place and before:
         v = v.permute(_block_perm(rank, adv, before, False))
-    return _index_put_t(x, v, *moved, spec=pspec, accumulate=accumulate), 0
+    return prim(x, v, *moved, spec=pspec, accumulate=accumulate), 0
 
 
-_index_t.batch = _index_t_batch
-_index_put_t.batch = _index_put_t_batch
+_index_t = primitive(
+    "index_tensors", _index_t_impl, node_name="IndexBackward0",
+    vjp=lambda ctx, g, spec: [_index_put_t(_zeros_of(ctx.shapes[0], g.dtype), g,
+                                           *_saved_from(ctx, 1), spec=spec, accumulate=True)]
+    + [None] * (len(ctx.shapes) - 1),
+    jvp=lambda ctx, t, *_, spec: _index_t(t, *_saved_from(ctx, 1), spec=spec),
+    batch=_index_t_batch)
+_index_put_t = primitive(
+    "index_put_tensors", _index_put_t_impl, save=None,
+    node_name="IndexPutBackward0",
+    vjp=lambda ctx, g, spec, accumulate: [
+        g if accumulate else _index_put_t(g, _zeros_scalar(g), *_saved_from(ctx, 2), spec=spec,
+                                          accumulate=False),
+        _index_t(g, *_saved_from(ctx, 2), spec=spec)] + [None] * (len(ctx.shapes) - 2),
+    jvp=lambda ctx, tx, tv, *_, spec, accumulate: _index_put_t(
+        tx, tv, *_saved_from(ctx, 2), spec=spec, accumulate=accumulate),
+    batch=_index_put_t_batch)
 
 
 # ----------------------------------------------------------------- scatter, index_add, index_fill
@@ -835,10 +814,9 @@ def _raise(msg):
 
 
 # an identity whose derivative raises (torch's DelayedError)
-_once_differentiable = Primitive(
+_once_differentiable = primitive(
     "once_differentiable", lambda xp, x, msg: x.copy(), save=(), node_name="DelayedError",
-    vjp=lambda ctx, g, msg: _raise(msg), jvp=lambda ctx, t, msg: _raise(msg),
-    batch=lambda args, bdims, msg: (_once_differentiable(args[0], msg=msg), bdims[0]))
+    vjp=lambda ctx, g, msg: _raise(msg), jvp=lambda ctx, t, msg: _raise(msg), batch=same_bdim)
 
 
 def _scatter_reduce_jvp(ctx, tx, ts, ti, dim, reduce, include_self):
@@ -848,15 +826,14 @@ def _scatter_reduce_jvp(ctx, tx, ts, ti, dim, reduce, include_self):
     return wx * tx + scatter(ws * ts)
 
 
-def _scatter_reduce_batch(args, bdims, dim, reduce, include_self):
+def _scatter_reduce_batch(prim, args, bdims, dim, reduce, include_self):
     # the index is an input too: vmap may batch it (one index per example)
     x, src, index = all_front(args, bdims)
-    return _scatter_reduce(x, src, index, dim=dim + 1, reduce=reduce,
-                           include_self=include_self), 0
+    return prim(x, src, index, dim=dim + 1, reduce=reduce, include_self=include_self), 0
 
 
 def _reduce_prim(name):
-    return Primitive(name, _scatter_reduce_impl, vjp=_scatter_reduce_vjp,
+    return primitive(name, _scatter_reduce_impl, vjp=_scatter_reduce_vjp,
                      jvp=_scatter_reduce_jvp, batch=_scatter_reduce_batch, save_output=True,
                      nondiff_inputs=(2,), arg_names=("self", "src", "index"))
 

@@ -1,10 +1,10 @@
 """Matrix products. One primitive, `matmul` on >=2-d operands; vectors are reshaped."""
 from .. import _tensor as _t
 from ..core.autocast_mode import autocast_op, LOWER_PRECISION
-from ..core.dispatch import Primitive
 from ..backends import silent
 from ._checks import tensor_op, tensor_list, short_dtype_name, type_name, c_dtype_name
 from ._rules import to_front
+from .registry import primitive
 
 Tensor = _t.Tensor
 
@@ -19,28 +19,22 @@ def _matmul_impl(xp, x, y):
     return xp.astype(xp.matmul(x, y), x.dtype, copy=False)
 
 
-_matmul = Primitive(
-    "matmul", _matmul_impl, node_name="MmBackward0", arg_names=("self", "mat2"),
-    vjp=(lambda ctx, g: g @ _mT(ctx.y), lambda ctx, g: _mT(ctx.x) @ g),
-    jvp=(lambda ctx, t: _matmul(t, ctx.y), lambda ctx, t: _matmul(ctx.x, t)))
-
-
 # NOTE [matmul batching]: a batched plain matrix against an unbatched operand folds the
 # vmap dim into its rows (x) or columns (y): vmap(F.linear) over vectors then runs the one
 # GEMM that the batched call runs, and equals it bit for bit (a stack of per-example GEMVs
 # rounds differently). A batched stack of matrices (conv's per-image columns, bmm) keeps
 # the vmap dim as one more stack dim in front, which again is what the batched call runs.
-def _matmul_batch(args, bdims):
+def _matmul_batch(prim, args, bdims):
     (x, y), (dx, dy) = args, bdims
     if dy is None and x.ndim == 3:
         x = x.movedim(dx, 0)
         b, m, k = x.shape
-        out = _matmul(x.reshape(b * m, k), y)
+        out = prim(x.reshape(b * m, k), y)
         return out.reshape(tuple(out.shape[:-2]) + (b, m, out.shape[-1])), out.ndim - 2
     if dx is None and y.ndim == 3:
         y = y.movedim(dy, 1)
         k, b, n = y.shape
-        out = _matmul(x, y.reshape(k, b * n))
+        out = prim(x, y.reshape(k, b * n))
         return out.reshape(tuple(out.shape[:-1]) + (b, n)), out.ndim - 1
     rank = max(a.ndim - (d is not None) for a, d in zip(args, bdims))
     out = []
@@ -50,10 +44,14 @@ def _matmul_batch(args, bdims):
         if missing:
             a = a.reshape((a.shape[0],) + (1,) * missing + tuple(a.shape[1:]))
         out.append(a)
-    return _matmul(*out), 0
+    return prim(*out), 0
 
 
-_matmul.batch = _matmul_batch
+_matmul = primitive(
+    "matmul", _matmul_impl, node_name="MmBackward0", arg_names=("self", "mat2"),
+    vjp=(lambda ctx, g: g @ _mT(ctx.y), lambda ctx, g: _mT(ctx.x) @ g),
+    jvp=(lambda ctx, t: _matmul(t, ctx.y), lambda ctx, t: _matmul(ctx.x, t)),
+    batch=_matmul_batch)
 
 
 def _shape_error(x, y):

@@ -6,11 +6,13 @@ D is 0 (torch's subgradient), and an inf-norm shares its gradient among tied ent
 """
 import builtins
 
-from ..core.dispatch import Primitive
 from ..backends import silent
 from ._checks import tensor_op, short_dtype_name
 from .elementwise import convert, where
-from .reduce import _acc, _dims, _norm2, _reduce_batch, _unreduce, amax, amin, sum as _sum
+from ._rules import reduction
+from .registry import primitive
+from .reduce import _acc, _dims, _norm2, _unreduce, amax, amin, sum as _sum
+from .spectral import linalg_svdvals
 
 _INF = float("inf")
 
@@ -50,14 +52,14 @@ def _norm_derivative(ctx, ord, dims, keepdim):
     return x.sign() * x.abs() ** (ord - 1) / where(norm == 0, _INF, norm ** (ord - 1))
 
 
-_vector_norm = Primitive(
+_vector_norm = primitive(
     "linalg_vector_norm", _vector_norm_impl, save_output=True,
     node_name="LinalgVectorNormBackward0",
     vjp=(lambda ctx, g, ord, dims, keepdim:
          _unreduce(g, ctx.shapes[0], dims, keepdim) * _norm_derivative(ctx, ord, dims, keepdim),),
     jvp=(lambda ctx, t, ord, dims, keepdim:
          _sum(t * _norm_derivative(ctx, ord, dims, keepdim), dims, keepdim),),
-    batch=lambda args, bdims, **p: _reduce_batch(_vector_norm)(args, bdims, **p))
+    batch=reduction)
 
 
 def _float_input(op, x, dtype):
@@ -91,8 +93,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 
 @tensor_op
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
-    """Frobenius ('fro'), max column sum (1), max row sum (inf) and their minima (-1, -inf)
-    over the two dims `dim`."""
+    """Frobenius ('fro'), nuclear ('nuc': the sum of the singular values), spectral (2: the
+    largest singular value), max column sum (1), max row sum (inf), and the minima (-2, -1,
+    -inf), over the two dims `dim`."""
     op = "linalg.matrix_norm"
     if A.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
@@ -104,9 +107,12 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         raise RuntimeError(f"{op}: dims must be different. Got ({dim[0]}, {dim[1]})")
     if ord == "fro":
         return _norm2(A, dims=tuple(sorted((d0, d1))), keepdim=keepdim)
-    if ord in (2, -2, "nuc"):
-        raise NotImplementedError(f"{op}: ord={ord!r} (from the singular values) is not "
-                                  "supported yet; 'fro', 1, -1, inf and -inf are")
+    if ord in (2, -2, "nuc"):       # from the singular values, over the two dims moved last
+        S = linalg_svdvals(A.movedim((d0, d1), (-2, -1)))
+        out = S.sum(-1) if ord == "nuc" else (amax if ord == 2 else amin)(S, -1)
+        if keepdim:
+            out = out.unsqueeze(-1).unsqueeze(-1).movedim((-2, -1), (d0, d1))
+        return out
     if ord not in (1, -1, _INF, -_INF):
         raise RuntimeError(f"{op}: Order {ord} not supported.")
     summed, kept = (d0, d1) if builtins.abs(ord) == 1 else (d1, d0)

@@ -5,10 +5,10 @@ from collections import namedtuple
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.autocast_mode import autocast_op, FP32
-from ..core.dispatch import Primitive
 from ..backends import silent
 from ._checks import tensor_op, short_dtype_name
-from ._rules import to_front
+from ._rules import along_dim, reduction
+from .registry import primitive
 from .elementwise import convert, exp, where, log
 
 Tensor = _t.Tensor
@@ -54,20 +54,6 @@ def _unreduce(g, shape, dims, keepdim):
     return g.expand(shape)
 
 
-def _reduce_batch(prim):
-    def rule(args, bdims, dims, keepdim, **params):
-        x = to_front(args[0], bdims[0])
-        if x.ndim == 1 and dims:
-            # a 0-d example reduced over "dim 0": a size-1 dim, the result is 0-d again
-            out = prim(x.unsqueeze(1), dims=(1,), keepdim=False, **params)
-        else:
-            out = prim(x, dims=tuple(d + 1 for d in dims), keepdim=keepdim, **params)
-        if prim.multiple_results:
-            return out, (0,) * len(out)
-        return out, 0
-    return rule
-
-
 # ----------------------------------------------------------------- sum / mean
 def _overload_name(base):
     """torch names a full reduction ...Backward0 and one over given dims ...Backward1."""
@@ -81,12 +67,11 @@ def _sum_impl(xp, x, dims, keepdim):
     return xp.astype(xp.sum(x, axis=dims, keepdims=keepdim, dtype=_acc(xp, x)), x.dtype, copy=False)
 
 
-_sum = Primitive(
+_sum = primitive(
     "sum", silent(_sum_impl), save=(),
     node_name=_overload_name("Sum"),
     vjp=(lambda ctx, g, dims, keepdim: _unreduce(g, ctx.shapes[0], dims, keepdim),),
-    jvp=(lambda ctx, t, dims, keepdim: _sum(t, dims=dims, keepdim=keepdim),))
-_sum.batch = _reduce_batch(_sum)
+    linear=True, batch=reduction)
 
 
 @tensor_op
@@ -111,13 +96,12 @@ def _mean_impl(xp, x, dims, keepdim):
     return xp.astype(s / _count(x.shape, dims), x.dtype, copy=False)
 
 
-_mean = Primitive(
+_mean = primitive(
     "mean", silent(_mean_impl), save=(),
     node_name=_overload_name("Mean"),
     vjp=(lambda ctx, g, dims, keepdim:
          _unreduce(g, ctx.shapes[0], dims, keepdim) / _count(ctx.shapes[0], dims),),
-    jvp=(lambda ctx, t, dims, keepdim: _mean(t, dims=dims, keepdim=keepdim),))
-_mean.batch = _reduce_batch(_mean)
+    linear=True, batch=reduction)
 
 
 @tensor_op
@@ -178,10 +162,9 @@ def _prod_jvp(ctx, t, dims, keepdim):
     return _sum(d * t, dims=dims, keepdim=keepdim)
 
 
-_prod = Primitive("prod", silent(lambda xp, x, dims, keepdim: xp.prod(x, axis=dims, keepdims=keepdim)),
+_prod = primitive("prod", silent(lambda xp, x, dims, keepdim: xp.prod(x, axis=dims, keepdims=keepdim)),
                   save_output=True, vjp=(_prod_grad,), node_name=_overload_name("Prod"),
-                  jvp=(_prod_jvp,))
-_prod.batch = _reduce_batch(_prod)
+                  jvp=(_prod_jvp,), batch=reduction)
 
 
 # ----------------------------------------------------------------- amax / amin / max / min
@@ -206,10 +189,8 @@ def _even_share_jvp(ctx, t, dims, keepdim):
 
 
 def _reduction(name, fn, node_name):
-    prim = Primitive(name, silent(fn), save_output=True, vjp=(_even_share,), jvp=(_even_share_jvp,),
-                     node_name=node_name)
-    prim.batch = _reduce_batch(prim)
-    return prim
+    return primitive(name, silent(fn), save_output=True, vjp=(_even_share,),
+                     jvp=(_even_share_jvp,), node_name=node_name, batch=reduction)
 
 
 def _check_nonempty(name, x, dims, error=RuntimeError):
@@ -246,15 +227,15 @@ def amin(input, dim=(), keepdim=False):
 
 
 # two floating outputs from one node (output_nr 0 and 1), as torch's AminmaxBackward0
-_aminmax = Primitive(
+_aminmax = primitive(
     "aminmax", lambda xp, x, dims, keepdim: (xp.min(x, axis=dims, keepdims=keepdim),
                                             xp.max(x, axis=dims, keepdims=keepdim)),
     multiple_results=True, save_output=True, node_name="AminmaxBackward0",
     vjp=(lambda ctx, gmin, gmax, dims, keepdim: _share(ctx.x, ctx.outs[0], gmin, dims, keepdim)
          + _share(ctx.x, ctx.outs[1], gmax, dims, keepdim),),
     jvp=(lambda ctx, t, dims, keepdim: (_share_jvp(ctx.x, ctx.outs[0], t, dims, keepdim),
-                                        _share_jvp(ctx.x, ctx.outs[1], t, dims, keepdim)),))
-_aminmax.batch = _reduce_batch(_aminmax)
+                                        _share_jvp(ctx.x, ctx.outs[1], t, dims, keepdim)),),
+    batch=reduction)
 min_max = namedtuple("aminmax", ["min", "max"])
 
 
@@ -309,14 +290,12 @@ def _argsel(name):
     return f
 
 
-_max_dim = Primitive("max_dim", _select_impl(_argsel("argmax")), multiple_results=True,
+_max_dim = primitive("max_dim", _select_impl(_argsel("argmax")), multiple_results=True,
                      save=(), save_output=True, nondiff_outputs=(1,), node_name="MaxBackward0",
-                     vjp=(_select_vjp,), jvp=(_select_jvp,))
-_min_dim = Primitive("min_dim", _select_impl(_argsel("argmin")), multiple_results=True,
+                     vjp=(_select_vjp,), jvp=(_select_jvp,), batch=reduction)
+_min_dim = primitive("min_dim", _select_impl(_argsel("argmin")), multiple_results=True,
                      save=(), save_output=True, nondiff_outputs=(1,), node_name="MinBackward0",
-                     vjp=(_select_vjp,), jvp=(_select_jvp,))
-_max_dim.batch = _reduce_batch(_max_dim)
-_min_dim.batch = _reduce_batch(_min_dim)
+                     vjp=(_select_vjp,), jvp=(_select_jvp,), batch=reduction)
 
 
 def _minmax(name, all_prim, dim_prim, binary):
@@ -381,13 +360,13 @@ def _lse_weights(ctx, dims, keepdim):
     return exp(ctx.x - _unreduce(ctx.out, ctx.shapes[0], dims, keepdim))
 
 
-_logsumexp = Primitive(
+_logsumexp = primitive(
     "logsumexp", _logsumexp_impl, save_output=True,
     vjp=(lambda ctx, g, dims, keepdim:
          _unreduce(g, ctx.shapes[0], dims, keepdim) * _lse_weights(ctx, dims, keepdim),),
     jvp=(lambda ctx, t, dims, keepdim:
-         _sum(t * _lse_weights(ctx, dims, keepdim), dims=dims, keepdim=keepdim),))
-_logsumexp.batch = _reduce_batch(_logsumexp)
+         _sum(t * _lse_weights(ctx, dims, keepdim), dims=dims, keepdim=keepdim),),
+    batch=reduction)
 
 
 @tensor_op
@@ -424,22 +403,12 @@ def _log_softmax_vjp(ctx, g, dim):
     return g - exp(ctx.out) * _sum(g, dims=(dim,), keepdim=True)
 
 
-def _dim_batch(prim):
-    def rule(args, bdims, dim, **params):
-        x = to_front(args[0], bdims[0])
-        if x.ndim == 1:     # a 0-d example: along a size-1 dim
-            return prim(x.unsqueeze(1), dim=1, **params).squeeze(1), 0
-        return prim(x, dim=dim + 1, **params), 0
-    return rule
-
-
-_softmax = Primitive("softmax", _softmax_impl, save=(), save_output=True,
-                     vjp=(_softmax_vjp,), jvp=(_softmax_vjp,))
-_log_softmax = Primitive(
+_softmax = primitive("softmax", _softmax_impl, save=(), save_output=True,
+                     vjp=(_softmax_vjp,), jvp=(_softmax_vjp,), batch=along_dim)
+_log_softmax = primitive(
     "log_softmax", _log_softmax_impl, save=(), save_output=True, vjp=(_log_softmax_vjp,),
-    jvp=(lambda ctx, t, dim: t - _sum(exp(ctx.out) * t, dims=(dim,), keepdim=True),))
-_softmax.batch = _dim_batch(_softmax)
-_log_softmax.batch = _dim_batch(_log_softmax)
+    jvp=(lambda ctx, t, dim: t - _sum(exp(ctx.out) * t, dims=(dim,), keepdim=True),),
+    batch=along_dim)
 
 
 def _floating(op, input):
@@ -510,15 +479,15 @@ def _nonzero_only(out, num):
     return where(zero, 0.0, num / where(zero, 1.0, out * 2))
 
 
-_var = Primitive(
+_var = primitive(
     "var", _var_impl, save=(0,), vjp=(_var_vjp,), jvp=(_var_jvp,),
-    batch=lambda args, bdims, **params: _reduce_batch(_var)(args, bdims, **params))
-_std = Primitive(
+    batch=reduction)
+_std = primitive(
     "std", lambda xp, x, **params: xp.sqrt(_var_impl(xp, x, **params)), save=(0,),
     save_output=True,
     vjp=(lambda ctx, g, **params: _var_vjp(ctx, _nonzero_only(ctx.out, g), **params),),
     jvp=(lambda ctx, t, **params: _nonzero_only(ctx.out, _var_jvp(ctx, t, **params)),),
-    batch=lambda args, bdims, **params: _reduce_batch(_std)(args, bdims, **params))
+    batch=reduction)
 
 
 def _var_args(name, input, dim, correction, unbiased):
@@ -546,15 +515,15 @@ def _norm2_scale(ctx, dims, keepdim):
     return ctx.x / where(out == 0, 1.0, out)
 
 
-_norm2 = Primitive(
+_norm2 = primitive(
     "norm2", silent(lambda xp, x, dims, keepdim: xp.astype(xp.sqrt(
         xp.sum(xp.square(_wide(xp, x)), axis=dims, keepdims=keepdim)), x.dtype, copy=False)),
     save_output=True, node_name="LinalgVectorNormBackward0",
     vjp=(lambda ctx, g, dims, keepdim:
          _unreduce(g, ctx.shapes[0], dims, keepdim) * _norm2_scale(ctx, dims, keepdim),),
     jvp=(lambda ctx, t, dims, keepdim:
-         _sum(t * _norm2_scale(ctx, dims, keepdim), dims=dims, keepdim=keepdim),))
-_norm2.batch = _reduce_batch(_norm2)
+         _sum(t * _norm2_scale(ctx, dims, keepdim), dims=dims, keepdim=keepdim),),
+    batch=reduction)
 
 
 @tensor_op
@@ -571,29 +540,20 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     return norms.vector_norm(input, 2.0 if p is None else p, dims, keepdim, dtype=dtype)
 
 
+_all = primitive("all", lambda xp, x, dims, keepdim: xp.all(x, axis=dims, keepdims=keepdim),
+                 differentiable=False, batch=reduction)
+_any = primitive("any", lambda xp, x, dims, keepdim: xp.any(x, axis=dims, keepdims=keepdim),
+                 differentiable=False, batch=reduction)
+
+
 @tensor_op
 def all(input, dim=None, keepdim=False):
-    prim = _bool_reduce("all")
-    return prim(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
+    return _all(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
 
 
 @tensor_op
 def any(input, dim=None, keepdim=False):
-    prim = _bool_reduce("any")
-    return prim(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
-
-
-_BOOL_REDUCE = {}
-
-
-def _bool_reduce(name):
-    prim = _BOOL_REDUCE.get(name)
-    if prim is None:
-        prim = Primitive(name, lambda xp, x, dims, keepdim: getattr(xp, name)(
-            x, axis=dims, keepdims=keepdim), differentiable=False)
-        prim.batch = _reduce_batch(prim)
-        _BOOL_REDUCE[name] = prim
-    return prim
+    return _any(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
 
 
 @tensor_op
@@ -612,10 +572,9 @@ def _cumsum_vjp(ctx, g, dim):
     return _cumsum(g.flip(dim), dim=dim).flip(dim)
 
 
-_cumsum = Primitive("cumsum", silent(lambda xp, x, dim: xp.astype(
+_cumsum = primitive("cumsum", silent(lambda xp, x, dim: xp.astype(
     xp.cumulative_sum(x, axis=dim, dtype=_cum_acc(xp, x)), x.dtype, copy=False)), save=(),
-                    vjp=(_cumsum_vjp,), jvp=(lambda ctx, t, dim: _cumsum(t, dim=dim),))
-_cumsum.batch = _dim_batch(_cumsum)
+                    vjp=(_cumsum_vjp,), linear=True, batch=along_dim)
 
 
 # ----------------------------------------------------------------- sorting
@@ -627,8 +586,7 @@ def _argsort_impl(xp, x, dim, descending):
     return x.shape[dim] - 1 - idx
 
 
-_argsort = Primitive("argsort", _argsort_impl, differentiable=False)
-_argsort.batch = _dim_batch(_argsort)
+_argsort = primitive("argsort", _argsort_impl, differentiable=False, batch=along_dim)
 sort_result = namedtuple("sort", ["values", "indices"])
 topk_result = namedtuple("topk", ["values", "indices"])
 
@@ -724,9 +682,8 @@ def _cumprod_jvp(ctx, t, dim):
         where(from_z, t_z * head * after, 0.0)
 
 
-_cumprod = Primitive("cumprod", silent(lambda xp, x, dim: xp.cumulative_prod(x, axis=dim)), save_output=True,
-                     vjp=(_cumprod_vjp,), jvp=(_cumprod_jvp,))
-_cumprod.batch = _dim_batch(_cumprod)
+_cumprod = primitive("cumprod", silent(lambda xp, x, dim: xp.cumulative_prod(x, axis=dim)),
+                     save_output=True, vjp=(_cumprod_vjp,), jvp=(_cumprod_jvp,), batch=along_dim)
 
 
 @tensor_op

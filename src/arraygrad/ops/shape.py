@@ -5,22 +5,19 @@ import functools
 from .. import _tensor as _t
 from .. import dtypes as _dt
 from ..core.autocast_mode import autocast_op, FP32
-from ..core.dispatch import Primitive
 from ..core.shapes import broadcasts_to, sum_to as _sum_to
 from ..backends import backend_of, default_backend
 from ._checks import tensor_op, tensor_list, type_name
-from ._rules import all_front, same_bdim_batch, shifted_dims_batch, to_front
+from ._rules import all_front, same_bdim, shifted_dims, to_front
+from .registry import primitive
 
 Tensor = _t.Tensor
 _wrap_dim = _t._wrap_dim
 
 
-def _view_prim(name, impl, vjp, jvp_self=True, **kw):
+def _view_prim(name, impl, vjp, **kw):
     """A view op is linear: its jvp is the op itself applied to the tangent."""
-    prim = Primitive(name, impl, vjp=(vjp,), save=(), is_view=True, **kw)
-    if jvp_self:
-        prim.jvp = (lambda ctx, t, **params: prim(t, **params),)
-    return prim
+    return primitive(name, impl, vjp=(vjp,), linear=True, save=(), is_view=True, **kw)
 
 
 # ----------------------------------------------------------------- reshape
@@ -45,17 +42,14 @@ def _infer_shape(shape, numel):
     return tuple(shape)
 
 
+def _reshape_batch(prim, args, bdims, shape):
+    x = to_front(args[0], bdims[0])
+    return prim(x, shape=(x.shape[0],) + tuple(shape)), 0
+
+
 _reshape = _view_prim("reshape", lambda xp, x, shape: xp.reshape(x, shape),
                       lambda ctx, g, shape: _reshape(g, shape=ctx.shapes[0]),
-                      node_name="ViewBackward0")
-
-
-def _reshape_batch(args, bdims, shape):
-    x = to_front(args[0], bdims[0])
-    return _reshape(x, shape=(x.shape[0],) + tuple(shape)), 0
-
-
-_reshape.batch = _reshape_batch
+                      node_name="ViewBackward0", batch=_reshape_batch)
 
 
 def _shape_args(shape, op="reshape", arg="shape"):
@@ -108,8 +102,7 @@ def _alias(x):
 
 
 _alias_prim = _view_prim("alias", lambda xp, x: backend_of(x).alias(x), lambda ctx, g: g,
-                         node_name="AliasBackward0")
-_alias_prim.batch = same_bdim_batch(_alias_prim)
+                         node_name="AliasBackward0", batch=same_bdim)
 
 
 @tensor_op
@@ -147,9 +140,10 @@ def _swapped(ndim, d0, d1):
     return perm
 
 
-_transpose = _view_prim("transpose", lambda xp, x, d0, d1: xp.permute_dims(x, _swapped(x.ndim, d0, d1)),
-                        lambda ctx, g, d0, d1: _transpose(g, d0=d0, d1=d1))
-_transpose.batch = shifted_dims_batch(_transpose, "d0", "d1")
+_transpose = _view_prim("transpose",
+                        lambda xp, x, d0, d1: xp.permute_dims(x, _swapped(x.ndim, d0, d1)),
+                        lambda ctx, g, d0, d1: _transpose(g, d0=d0, d1=d1),
+                        batch=shifted_dims("d0", "d1"))
 
 
 @tensor_op
@@ -175,10 +169,13 @@ def _inverse_perm(dims):
     return tuple(inv)
 
 
+def _permute_batch(prim, args, bdims, dims):
+    return prim(to_front(args[0], bdims[0]), dims=(0,) + tuple(d + 1 for d in dims)), 0
+
+
 _permute = _view_prim("permute", lambda xp, x, dims: xp.permute_dims(x, dims),
-                      lambda ctx, g, dims: _permute(g, dims=_inverse_perm(dims)))
-_permute.batch = lambda args, bdims, dims: (
-    _permute(to_front(args[0], bdims[0]), dims=(0,) + tuple(d + 1 for d in dims)), 0)
+                      lambda ctx, g, dims: _permute(g, dims=_inverse_perm(dims)),
+                      batch=_permute_batch)
 
 
 @tensor_op
@@ -220,8 +217,8 @@ moveaxis = movedim
 
 # ----------------------------------------------------------------- (un)squeeze, expand
 _unsqueeze = _view_prim("unsqueeze", lambda xp, x, dim: xp.expand_dims(x, dim),
-                        lambda ctx, g, dim: _reshape(g, shape=ctx.shapes[0]))
-_unsqueeze.batch = shifted_dims_batch(_unsqueeze, "dim")
+                        lambda ctx, g, dim: _reshape(g, shape=ctx.shapes[0]),
+                        batch=shifted_dims("dim"))
 
 
 @tensor_op
@@ -230,8 +227,8 @@ def unsqueeze(input, dim):
 
 
 _squeeze = _view_prim("squeeze", lambda xp, x, dims: xp.squeeze(x, axis=dims),
-                      lambda ctx, g, dims: _reshape(g, shape=ctx.shapes[0]))
-_squeeze.batch = shifted_dims_batch(_squeeze, "dims")
+                      lambda ctx, g, dims: _reshape(g, shape=ctx.shapes[0]),
+                      batch=shifted_dims("dims"))
 
 
 @tensor_op
@@ -247,19 +244,16 @@ def squeeze(input, dim=None):
     return _squeeze(input, dims=dims)
 
 
-_expand = _view_prim("expand", lambda xp, x, shape: xp.broadcast_to(x, shape),
-                     lambda ctx, g, shape: _sum_to(g, ctx.shapes[0]))
-
-
-def _expand_batch(args, bdims, shape):
+def _expand_batch(prim, args, bdims, shape):
     x = to_front(args[0], bdims[0])
     missing = len(shape) - (x.ndim - 1)
     if missing:
         x = _reshape(x, shape=(x.shape[0],) + (1,) * missing + tuple(x.shape[1:]))
-    return _expand(x, shape=(x.shape[0],) + tuple(shape)), 0
+    return prim(x, shape=(x.shape[0],) + tuple(shape)), 0
 
 
-_expand.batch = _expand_batch
+_expand = _view_prim("expand", lambda xp, x, shape: xp.broadcast_to(x, shape),
+                     lambda ctx, g, shape: _sum_to(g, ctx.shapes[0]), batch=_expand_batch)
 
 
 @tensor_op
@@ -328,9 +322,8 @@ def broadcast_tensors(*tensors):
 
 
 # ----------------------------------------------------------------- copies
-_clone = Primitive("clone", lambda xp, x: xp.asarray(x, copy=True), save=(), vjp=(lambda ctx, g: g,),
-                   jvp=(lambda ctx, t: t,))
-_clone.batch = same_bdim_batch(_clone)
+_clone = primitive("clone", lambda xp, x: xp.asarray(x, copy=True), save=(), vjp=(lambda ctx, g: g,),
+                   jvp=(lambda ctx, t: t,), batch=same_bdim)
 
 
 @tensor_op
@@ -347,9 +340,8 @@ def contiguous(input, memory_format=None):
     return _clone(input)
 
 
-_detach = Primitive("detach", lambda xp, x: backend_of(x).alias(x), differentiable=False, is_view=True,
-                    node_name="DetachBackward0")
-_detach.batch = same_bdim_batch(_detach)
+_detach = primitive("detach", lambda xp, x: backend_of(x).alias(x), differentiable=False,
+                    is_view=True, node_name="DetachBackward0", batch=same_bdim)
 
 
 @tensor_op
@@ -357,10 +349,10 @@ def detach(input):
     return _detach(input)
 
 
-_flip = Primitive("flip", lambda xp, x, dims: xp.asarray(xp.flip(x, axis=dims), copy=True), save=(),  # torch copies
-                  vjp=(lambda ctx, g, dims: _flip(g, dims=dims),),
-                  jvp=(lambda ctx, t, dims: _flip(t, dims=dims),))
-_flip.batch = shifted_dims_batch(_flip, "dims")
+_flip = primitive("flip", lambda xp, x, dims: xp.asarray(xp.flip(x, axis=dims), copy=True),
+                  save=(),  # torch copies
+                  vjp=(lambda ctx, g, dims: _flip(g, dims=dims),), linear=True,
+                  batch=shifted_dims("dims"))
 
 
 @tensor_op
@@ -391,10 +383,9 @@ def roll(input, shifts, dims=None):
     return _roll(input, shifts=shifts, dims=dims)
 
 
-_roll = Primitive("roll", lambda xp, x, shifts, dims: xp.roll(x, shifts, axis=dims), save=(),
+_roll = primitive("roll", lambda xp, x, shifts, dims: xp.roll(x, shifts, axis=dims), save=(),
                   vjp=(lambda ctx, g, shifts, dims: _roll(g, shifts=_neg_shift(shifts), dims=dims),),
-                  jvp=(lambda ctx, t, shifts, dims: _roll(t, shifts=shifts, dims=dims),))
-_roll.batch = shifted_dims_batch(_roll, "dims")
+                  linear=True, batch=shifted_dims("dims"))
 
 
 def _neg_shift(s):
@@ -415,9 +406,11 @@ def _cat_vjp(ctx, g, dim):
     return out
 
 
-_cat = Primitive("cat", _cat_impl, save=(), vjp=_cat_vjp,
-                 jvp=lambda ctx, *ts, dim: _cat(*ts, dim=dim))
-_cat.batch = lambda args, bdims, dim: (_cat(*all_front(args, bdims), dim=dim + 1), 0)
+def _cat_batch(prim, args, bdims, dim):
+    return prim(*all_front(args, bdims), dim=dim + 1), 0
+
+
+_cat = primitive("cat", _cat_impl, save=(), vjp=_cat_vjp, linear=True, batch=_cat_batch)
 
 
 def cat(tensors, dim=0):
@@ -585,9 +578,14 @@ def _diag_scatter_impl(xp, z, g, offset, dim1, dim2):
     return out
 
 
-_diag_scatter = Primitive("diagonal_scatter", _diag_scatter_impl, save=(),
+def _diag_scatter_batch(prim, args, bdims, offset, dim1, dim2):
+    return prim(*all_front(args, bdims), offset=offset, dim1=dim1 + 1, dim2=dim2 + 1), 0
+
+
+_diag_scatter = primitive("diagonal_scatter", _diag_scatter_impl, save=(),
                           vjp=(lambda ctx, g, **p: None,
-                               lambda ctx, g, offset, dim1, dim2: _diagonal(g, offset=offset, dim1=dim1, dim2=dim2)))
+                               lambda ctx, g, offset, dim1, dim2: _diagonal(g, offset=offset, dim1=dim1, dim2=dim2)),
+                          linear=True, batch=_diag_scatter_batch)
 def _diagonal_impl(xp, x, offset, dim1, dim2):
     d = xp.diagonal(x, offset, dim1, dim2)
     flags = getattr(d, "flags", None)
@@ -598,11 +596,8 @@ def _diagonal_impl(xp, x, offset, dim1, dim2):
 
 _diagonal = _view_prim("diagonal", _diagonal_impl,
                        lambda ctx, g, offset, dim1, dim2:
-                       _diag_embed_like(g, ctx.shapes[0], offset, dim1, dim2))
-_diag_scatter.jvp = lambda ctx, tz, tg, **p: _diag_scatter(tz, tg, **p)
-_diagonal.batch = shifted_dims_batch(_diagonal, "dim1", "dim2")
-_diag_scatter.batch = lambda args, bdims, offset, dim1, dim2: (
-    _diag_scatter(*all_front(args, bdims), offset=offset, dim1=dim1 + 1, dim2=dim2 + 1), 0)
+                       _diag_embed_like(g, ctx.shapes[0], offset, dim1, dim2),
+                       batch=shifted_dims("dim1", "dim2"))
 
 
 @autocast_op(FP32)
@@ -862,21 +857,21 @@ def _as_strided_vjp(ctx, g, size, stride, offset, geometry):
     return out
 
 
-def _as_strided_batch(args, bdims, size, stride, offset, geometry):
+def _as_strided_batch(prim, args, bdims, size, stride, offset, geometry):
     """Each example's view is taken at its own place in the shared memory block: example i's
     storage offset is offset + i * (the batch dim's stride), as torch's batching rule does
     (so vmap gives what a loop over the examples, each a view of the batch, gives)."""
     x, d = args[0], bdims[0]
     in_stride, in_offset = geometry
     bs = strides_and_offset(x)[0][d]
-    return _as_strided(to_front(x, d), size=(x.shape[d],) + tuple(size),
+    return prim(to_front(x, d), size=(x.shape[d],) + tuple(size),
                        stride=(bs,) + tuple(stride), offset=offset,
                        geometry=((bs,) + tuple(in_stride), in_offset)), 0
 
 
-_as_strided = Primitive(
+_as_strided = primitive(
     "as_strided", _as_strided_impl, vjp=(_as_strided_vjp,), save=(), is_view=True,
-    jvp=(lambda ctx, t, **params: _as_strided(t, **params),), batch=_as_strided_batch)
+    linear=True, batch=_as_strided_batch)
 
 
 @tensor_op
@@ -938,11 +933,12 @@ def _unfold_vjp(ctx, g, dim, size, step):
     return index_add_zeros(g.movedim(-1, dim + 1), ctx.shapes[0], (slice(None),) * dim + (windows,))
 
 
-_unfold = Primitive(
-    "unfold", _unfold_impl, vjp=(_unfold_vjp,), save=(), is_view=True,
-    jvp=(lambda ctx, t, **params: _unfold(t, **params),),
-    batch=lambda args, bdims, dim, size, step: (
-        _unfold(to_front(args[0], bdims[0]), dim=dim + 1, size=size, step=step), 0))
+def _unfold_batch(prim, args, bdims, dim, size, step):
+    return prim(to_front(args[0], bdims[0]), dim=dim + 1, size=size, step=step), 0
+
+
+_unfold = primitive("unfold", _unfold_impl, vjp=(_unfold_vjp,), save=(), is_view=True,
+                    linear=True, batch=_unfold_batch)
 
 
 @tensor_op

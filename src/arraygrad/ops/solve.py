@@ -11,11 +11,11 @@ from collections import namedtuple
 
 from .. import _tensor as _t
 from .. import dtypes as _dt
-from ..core.dispatch import Primitive
 from ..backends import silent
 from ..core.autocast_mode import autocast_op, FP32
 from ._checks import LinAlgError, tensor_op, short_dtype_name
 from ._rules import all_front
+from .registry import primitive
 from .creation import eye, tensor, zeros
 from .elementwise import where
 from .shape import broadcast_shapes, cat, tril, triu
@@ -201,12 +201,12 @@ def _inv_ex_impl(xp, a):
         return _lu_solve_raw(xp, lu, piv, identity), info
 
 
-_inv_ex = Primitive(
+_inv_ex = primitive(
     "linalg_inv_ex", _inv_ex_impl, multiple_results=True, nondiff_outputs=(1,), save=(),
     save_output=True, node_name="LinalgInvExBackward0", arg_names=("A",),
     vjp=(lambda ctx, g, _info: -(_mT(ctx.outs[0]) @ g @ _mT(ctx.outs[0])),),
     jvp=(lambda ctx, t: (-(ctx.outs[0] @ t @ ctx.outs[0]), None),),
-    batch=lambda args, bdims: _stacks_batch(_inv_ex, args, bdims))
+    batch=_stacks_batch)
 
 inv_ex_result = namedtuple("linalg_inv_ex", ["inverse", "info"])
 
@@ -266,12 +266,12 @@ def _cofactors(a, det):
     return where(small, sign * _det(minors), fast)
 
 
-_det = Primitive(
+_det = primitive(
     "linalg_det", _det_impl, save_output=True, node_name="LinalgDetBackward0",
     arg_names=("A",),
     vjp=(lambda ctx, g: g.unsqueeze(-1).unsqueeze(-1) * _cofactors(ctx.x, ctx.out),),
     jvp=(lambda ctx, t: (_cofactors(ctx.x, ctx.out) * t).sum((-2, -1)),),
-    batch=lambda args, bdims: _stacks_batch(_det, args, bdims))
+    batch=_stacks_batch)
 
 
 @tensor_op
@@ -292,12 +292,12 @@ def _slogdet_impl(xp, a):
     return sign.astype(a.dtype, copy=False), logabs.astype(a.dtype, copy=False)
 
 
-_slogdet = Primitive(
+_slogdet = primitive(
     "linalg_slogdet", _slogdet_impl, multiple_results=True,
     node_name="LinalgSlogdetBackward0", arg_names=("A",),
     vjp=(lambda ctx, _gs, g: g.unsqueeze(-1).unsqueeze(-1) * _mT(_inv_ex(ctx.x)[0]),),
     jvp=(lambda ctx, t: (None, (_mT(_inv_ex(ctx.x)[0]) * t).sum((-2, -1))),),
-    batch=lambda args, bdims: _stacks_batch(_slogdet, args, bdims))
+    batch=_stacks_batch)
 
 slogdet_result = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 
@@ -363,11 +363,11 @@ def _solve_jvp(ctx, ta, tb, left, vector):
     return _from_rhs(dX, left, vector), None
 
 
-_solve_ex = Primitive(
+_solve_ex = primitive(
     "linalg_solve_ex", _solve_ex_impl, multiple_results=True, nondiff_outputs=(1,),
     save=(0,), save_output=True, node_name="LinalgSolveExBackward0", arg_names=("A", "B"),
     vjp=_solve_vjp, jvp=_solve_jvp,
-    batch=lambda args, bdims, **p: _stacks_batch(_solve_ex, args, bdims, **p))
+    batch=_stacks_batch)
 
 solve_ex_result = namedtuple("linalg_solve_ex", ["result", "info"])
 
@@ -450,11 +450,11 @@ def _solve_tri_jvp(ctx, ta, tb, upper, left, unitriangular):
     return dX if left else _mT(dX)
 
 
-_solve_tri = Primitive(
+_solve_tri = primitive(
     "linalg_solve_triangular", silent(_trisolve_impl), save=(0,), save_output=True,
     node_name="LinalgSolveTriangularBackward0", arg_names=("self", "B"),
     vjp=_solve_tri_vjp, jvp=_solve_tri_jvp,
-    batch=lambda args, bdims, **p: _stacks_batch(_solve_tri, args, bdims, **p))
+    batch=_stacks_batch)
 
 
 def _trisolve(A, B, upper, unitriangular=False, left=True):
@@ -531,11 +531,11 @@ def _cholesky_jvp(ctx, t, upper):
     return (_mT(dL) if upper else dL), None
 
 
-_cholesky_ex = Primitive(
+_cholesky_ex = primitive(
     "linalg_cholesky_ex", _cholesky_ex_impl, multiple_results=True, nondiff_outputs=(1,),
     save=(), save_output=True, node_name="LinalgCholeskyExBackward0", arg_names=("self",),
     vjp=(_cholesky_vjp,), jvp=(_cholesky_jvp,),
-    batch=lambda args, bdims, **p: _stacks_batch(_cholesky_ex, args, bdims, **p))
+    batch=_stacks_batch)
 
 cholesky_ex_result = namedtuple("linalg_cholesky_ex", ["L", "info"])
 
@@ -605,11 +605,11 @@ def _cholesky_solve_jvp(ctx, tb, tl, upper):
     return _cholesky_solve(tb - dA @ ctx.out, L, upper=upper)
 
 
-_cholesky_solve = Primitive(
+_cholesky_solve = primitive(
     "cholesky_solve", silent(_cholesky_solve_impl), save=(1,), save_output=True,
     node_name="CholeskySolveBackward0", arg_names=("self", "input2"),
     vjp=_cholesky_solve_vjp, jvp=_cholesky_solve_jvp,
-    batch=lambda args, bdims, **p: _stacks_batch(_cholesky_solve, args, bdims, **p))
+    batch=_stacks_batch)
 
 
 @autocast_op(FP32)
@@ -645,11 +645,6 @@ def cholesky_inverse(input, upper=False):
 
 
 # ----------------------------------------------------------------- LU
-@silent
-def _lu_factor_impl(xp, a):
-    return _lu_raw(xp, a)
-
-
 def _unit_lower_solve(L, M):
     """L^{-1} M for unit lower-triangular L."""
     return _trisolve(L, M, upper=False, unitriangular=True)
@@ -706,11 +701,11 @@ def _lu_factor_jvp(ctx, t):
     return dL1 + dU1, None, None
 
 
-_lu_factor = Primitive(
-    "linalg_lu_factor_ex", _lu_factor_impl, multiple_results=True, nondiff_outputs=(1, 2),
+_lu_factor = primitive(
+    "linalg_lu_factor_ex", silent(_lu_raw), multiple_results=True, nondiff_outputs=(1, 2),
     save=(), save_output=True, node_name="LinalgLuFactorExBackward0", arg_names=("A",),
     vjp=(_lu_factor_vjp,), jvp=(_lu_factor_jvp,),
-    batch=lambda args, bdims: _stacks_batch(_lu_factor, args, bdims))
+    batch=_stacks_batch)
 
 
 def _permutation_impl(xp, piv, m, dtype):
@@ -718,9 +713,9 @@ def _permutation_impl(xp, piv, m, dtype):
     return (perm[..., None, :] == xp.arange(m)[:, None]).astype(dtype)
 
 
-_permutation = Primitive(
+_permutation = primitive(
     "lu_pivots_to_permutation", _permutation_impl, differentiable=False,
-    batch=lambda args, bdims, **p: _stacks_batch(_permutation, args, bdims, **p))
+    batch=_stacks_batch)
 
 lu_factor_ex_result = namedtuple("linalg_lu_factor_ex", ["LU", "pivots", "info"])
 lu_factor_result = namedtuple("linalg_lu_factor", ["LU", "pivots"])
@@ -906,12 +901,12 @@ def _exp_block(a, b):
     return _matrix_exp(cat([top, bottom], -2))[..., :n, n:]
 
 
-_matrix_exp = Primitive(
+_matrix_exp = primitive(
     "linalg_matrix_exp", _matrix_exp_impl, node_name="LinalgMatrixExpBackward0",
     arg_names=("self",),
     vjp=(lambda ctx, g: _exp_block(_mT(ctx.x), g),),
     jvp=(lambda ctx, t: _exp_block(ctx.x, t),),
-    batch=lambda args, bdims: _stacks_batch(_matrix_exp, args, bdims))
+    batch=_stacks_batch)
 
 
 @tensor_op

@@ -11,8 +11,8 @@ the textbook ones, written with these same ops, so every order of derivative wor
 import math
 
 from ..backends import silent, backend_of
-from ..core.dispatch import Primitive
-from ._rules import elementwise_batch
+from ._rules import elementwise
+from .registry import primitive
 from .._tensor import Tensor
 from .elementwise import (unary, binary, exp, log, sign, abs, where, convert, promote,
                           _float_unary)
@@ -94,10 +94,10 @@ def _polygamma_impl(xp, x, n):
 
 lgamma = _float_unary(unary("lgamma", _lgamma_impl, lambda ctx: digamma(ctx.x)))
 digamma = _float_unary(unary("digamma", _digamma_impl, lambda ctx: polygamma(1, ctx.x)))
-_polygamma = Primitive("polygamma", silent(_polygamma_impl), save=(0,),
+_polygamma = primitive("polygamma", silent(_polygamma_impl), save=(0,),
                        vjp=(lambda ctx, g, n: g * polygamma(n + 1, ctx.x),),
-                       jvp=(lambda ctx, t, n: t * polygamma(n + 1, ctx.x),))
-_polygamma.batch = elementwise_batch(_polygamma)
+                       jvp=(lambda ctx, t, n: t * polygamma(n + 1, ctx.x),),
+                       batch=elementwise)
 
 
 def polygamma(n, input):

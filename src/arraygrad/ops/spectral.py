@@ -20,9 +20,9 @@ from .. import _tensor as _t
 from .. import dtypes as _dt
 from ..backends import silent
 from ..core import grad_mode
-from ..core.dispatch import Primitive
 from ._checks import tensor_op, LinAlgError, short_dtype_name
 from ._rules import to_front, batch_size, all_front
+from .registry import primitive
 from . import creation
 from .shape import cat
 from .solve import solve_triangular
@@ -49,7 +49,7 @@ def _needs_vectors(A):
     return A._lvl is not None or (A._requires_grad and grad_mode.state.grad_enabled)
 
 
-def _front(prim, args, bdims, params):
+def _front(prim, args, bdims, **params):
     """Batching rule of a one-matrix primitive: the vmap dim goes in front of the stack."""
     out = prim(to_front(args[0], bdims[0]), *args[1:], **params)
     return out, ((0,) * len(out) if prim.multiple_results else 0)
@@ -177,10 +177,10 @@ def _cat_zeros(x, dim, extra):
     return cat([x, x.new_zeros(shape)], dim)
 
 
-_svd = Primitive(
+_svd = primitive(
     "linalg_svd", _svd_impl, multiple_results=True, save=(), save_output=True,
     materialize_grads=False, arg_names=("A",), vjp=_svd_vjp, jvp=_svd_jvp,
-    batch=lambda args, bdims, **p: _front(_svd, args, bdims, p))
+    batch=_front)
 
 
 @silent
@@ -189,8 +189,8 @@ def _svdvals_impl(xp, A):
     return xp.linalg.svd(A, compute_uv=False)
 
 
-_svdvals = Primitive("linalg_svdvals", _svdvals_impl, differentiable=False,
-                     batch=lambda args, bdims: _front(_svdvals, args, bdims, {}))
+_svdvals = primitive("linalg_svdvals", _svdvals_impl, differentiable=False,
+                     batch=_front)
 svd_result = namedtuple("svd", ["U", "S", "Vh"])
 legacy_svd_result = namedtuple("svd", ["U", "S", "V"])
 
@@ -258,10 +258,10 @@ def _eigh_jvp(ctx, dA, UPLO):
     return dL, V @ dX
 
 
-_eigh = Primitive(
+_eigh = primitive(
     "linalg_eigh", _eigh_impl, multiple_results=True, save=(), save_output=True,
     materialize_grads=False, arg_names=("A",), vjp=_eigh_vjp, jvp=_eigh_jvp,
-    batch=lambda args, bdims, **p: _front(_eigh, args, bdims, p))
+    batch=_front)
 
 
 @silent
@@ -270,8 +270,8 @@ def _eigvalsh_impl(xp, A, UPLO):
     return xp.linalg.eigvalsh(A, UPLO=UPLO)
 
 
-_eigvalsh = Primitive("linalg_eigvalsh", _eigvalsh_impl, differentiable=False,
-                      batch=lambda args, bdims, **p: _front(_eigvalsh, args, bdims, p))
+_eigvalsh = primitive("linalg_eigvalsh", _eigvalsh_impl, differentiable=False,
+                      batch=_front)
 eigh_result = namedtuple("eigh", ["eigenvalues", "eigenvectors"])
 
 
@@ -378,11 +378,14 @@ def _qr_jvp(ctx, dA, mode):
     return Q @ dQ, QHdA - dQ @ R
 
 
-_qr = Primitive(
+def _qr_batch(prim, args, bdims, mode):
+    return prim(to_front(args[0], bdims[0]), mode=mode), (None if mode == "r" else 0, 0)
+
+
+_qr = primitive(
     "linalg_qr", _qr_impl, multiple_results=True, save=(), save_output=True,
     materialize_grads=False, arg_names=("A",), vjp=_qr_vjp, jvp=_qr_jvp,
-    batch=lambda args, bdims, mode: (_qr(to_front(args[0], bdims[0]), mode=mode),
-                                     (None if mode == "r" else 0, 0)))
+    batch=_qr_batch)
 
 qr_result = namedtuple("qr", ["Q", "R"])
 
@@ -477,7 +480,7 @@ def _pinv_jvp_formula(A, P, dA):
     return (Kh - K - (P @ A) @ Kh) @ P + (P @ Ph) @ (dAh - (dAh @ A) @ P)
 
 
-def _tol_batch(prim, args, bdims, params):
+def _tol_batch(prim, args, bdims, **params):
     """Batching rule of pinv and matrix_rank: A (and tensor tolerances) with the vmap dim in
     front; an unbatched A is expanded when only a tolerance is batched."""
     n = batch_size(args, bdims)
@@ -492,10 +495,10 @@ def _tol_batch(prim, args, bdims, params):
     return prim(A, *tols, **params), 0
 
 
-_pinv = Primitive(
+_pinv = primitive(
     "linalg_pinv", _pinv_impl, save=(0,), save_output=True, nondiff_inputs=(1, 2),
     vjp=_pinv_vjp, jvp=_pinv_jvp,
-    batch=lambda args, bdims, **p: _tol_batch(_pinv, args, bdims, p))
+    batch=_tol_batch)
 
 def _rtol(op, rtol, rcond):
     """rcond is rtol's older (positional) name; torch's parser rejects both at once."""
@@ -547,9 +550,9 @@ def _rank_impl(xp, A, atol, rtol, hermitian):
     return (S > _cutoff(xp, smax, atol, rtol, m, n, A.dtype)).sum(-1).astype(xp.int64)
 
 
-_matrix_rank = Primitive(
+_matrix_rank = primitive(
     "linalg_matrix_rank", _rank_impl, differentiable=False,
-    batch=lambda args, bdims, **p: _tol_batch(_matrix_rank, args, bdims, p))
+    batch=_tol_batch)
 
 
 @tensor_op
@@ -635,19 +638,19 @@ def _lstsq_jvp(ctx, dA, dB, rtol, driver, vector):
     return (dX.squeeze(-1) if vector else dX), dL, None, None
 
 
-_lstsq = Primitive(
-    "linalg_lstsq", _lstsq_impl, multiple_results=True, save_output=True,
-    nondiff_outputs=(2, 3), materialize_grads=False, arg_names=("self", "b"),
-    vjp=_lstsq_vjp, jvp=_lstsq_jvp,
-    batch=lambda args, bdims, **p: _lstsq_batch(args, bdims, p))
-
-
-def _lstsq_batch(args, bdims, params):
+def _lstsq_batch(prim, args, bdims, **params):
     """The stack in front; outputs the driver does not compute stay empty and unbatched."""
-    X, L, rank, S = out = _lstsq(*all_front(args, bdims), **params)
+    X, L, rank, S = out = prim(*all_front(args, bdims), **params)
     driver = params["driver"]
     return out, (0, 0 if L.ndim > 1 else None, None if driver == "gels" else 0,
                  0 if driver in ("gelsd", "gelss") else None)
+
+
+_lstsq = primitive(
+    "linalg_lstsq", _lstsq_impl, multiple_results=True, save_output=True,
+    nondiff_outputs=(2, 3), materialize_grads=False, arg_names=("self", "b"),
+    vjp=_lstsq_vjp, jvp=_lstsq_jvp,
+    batch=_lstsq_batch)
 
 
 @tensor_op(others=("b",))

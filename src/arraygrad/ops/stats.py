@@ -17,12 +17,13 @@ from .. import _tensor as _t
 from .. import dtypes as _dt
 from .._tensor import Tensor
 from ..backends import silent
-from ..core.dispatch import Primitive
 from ._checks import tensor_op, short_dtype_name
 from .creation import full
 from .elementwise import where, isnan, log, exp, floor, ceil, round, convert
 from .index import gather
-from .reduce import argsort, sort, sum, _dim_batch
+from .reduce import argsort, sort, sum
+from ._rules import along_dim
+from .registry import primitive
 
 median_result = namedtuple("median", ["values", "indices"])
 nanmedian_result = namedtuple("nanmedian", ["values", "indices"])
@@ -136,8 +137,8 @@ def _mode_impl(xp, x, dim):
     return xp.take_along_axis(order, best, axis=dim)
 
 
-_mode_index = Primitive("mode", _mode_impl, differentiable=False,
-                        batch=lambda args, bdims, **p: _dim_batch(_mode_index)(args, bdims, **p))
+_mode_index = primitive("mode", _mode_impl, differentiable=False,
+                        batch=along_dim)
 
 
 @tensor_op
@@ -168,10 +169,10 @@ def _cum_index_impl(better):
     return silent(impl)
 
 
-_cummax_index = Primitive("cummax", _cum_index_impl("maximum"), differentiable=False,
-                          batch=lambda args, bdims, **p: _dim_batch(_cummax_index)(args, bdims, **p))
-_cummin_index = Primitive("cummin", _cum_index_impl("minimum"), differentiable=False,
-                          batch=lambda args, bdims, **p: _dim_batch(_cummin_index)(args, bdims, **p))
+_cummax_index = primitive("cummax", _cum_index_impl("maximum"), differentiable=False,
+                          batch=along_dim)
+_cummin_index = primitive("cummin", _cum_index_impl("minimum"), differentiable=False,
+                          batch=along_dim)
 
 
 def _cum_select(prim, result, input, dim):
@@ -234,11 +235,11 @@ def _lcse_jvp(ctx, t, dim):
                  - exp(_logcumsumexp(x + tn, dim=dim) - out))
 
 
-_logcumsumexp = Primitive(
+_logcumsumexp = primitive(
     "logcumsumexp", silent(lambda xp, x, dim: xp.logaddexp.accumulate(x, axis=dim) if x.ndim
                            else x.copy()),
     vjp=(_lcse_vjp,), jvp=(_lcse_jvp,), save=(0,), save_output=True,
-    batch=lambda args, bdims, **p: _dim_batch(_logcumsumexp)(args, bdims, **p))
+    batch=along_dim)
 
 
 @tensor_op
@@ -356,8 +357,8 @@ def _unique_consecutive_impl(xp, x, dim):
     return xp.take(x, first, axis=d), inverse, counts
 
 
-_unique = Primitive("unique", _unique_impl, differentiable=False, multiple_results=True)
-_unique_consecutive = Primitive("unique_consecutive", _unique_consecutive_impl,
+_unique = primitive("unique", _unique_impl, differentiable=False, multiple_results=True)
+_unique_consecutive = primitive("unique_consecutive", _unique_consecutive_impl,
                                 differentiable=False, multiple_results=True)
 
 
@@ -390,7 +391,7 @@ def _bincount_impl(xp, x, *weights, minlength):
     return out.astype(w.dtype if w.dtype.kind == "f" else "float64")
 
 
-_bincount = Primitive("bincount", _bincount_impl, differentiable=False)
+_bincount = primitive("bincount", _bincount_impl, differentiable=False)
 
 
 @tensor_op(others=("weights",))
@@ -421,12 +422,12 @@ def _histc_impl(xp, x, bins, lo, hi, rows=False):
     return counts.reshape(-1, bins).astype(x.dtype) if rows else counts.astype(x.dtype)
 
 
-def _histc_batch(args, bdims, **params):
+def _histc_batch(prim, args, bdims, **params):
     x = args[0].movedim(bdims[0], 0)
-    return _histc(x.reshape(x.shape[0], -1), rows=True, **params), 0
+    return prim(x.reshape(x.shape[0], -1), rows=True, **params), 0
 
 
-_histc = Primitive("histc", silent(_histc_impl), differentiable=False, batch=_histc_batch)
+_histc = primitive("histc", silent(_histc_impl), differentiable=False, batch=_histc_batch)
 
 
 @tensor_op
@@ -466,7 +467,7 @@ def _searchsorted_impl(xp, seq, x, right):
     return lo
 
 
-_searchsorted = Primitive("searchsorted", _searchsorted_impl, differentiable=False)
+_searchsorted = primitive("searchsorted", _searchsorted_impl, differentiable=False)
 
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
