@@ -4,11 +4,13 @@ Each program takes the module (`arraygrad` or `torch`) and returns tensors;
 `_same` runs it with both and compares in float64.
 """
 import math
+import zlib
 
 import numpy as np
 import pytest
 
 import arraygrad as ag
+import op_db
 from conftest import assert_close
 
 
@@ -472,6 +474,149 @@ def test_derivatives_at_inputs_that_require_grad(torch, case):
         d = _DERIVATIVES[case](M, z)
         return [d, d.requires_grad, M.autograd.grad((d * d).sum(), z)[0]]
     _same(torch, run)
+
+
+# ----------------------------------------------------------------- which tangents require grad
+# Composites of arraygrad whose torch op is one native forward formula (so torch's tangent reads
+# primals ours does not, or the reverse), and torch overloads that decide it by argument.
+_TANGENT_RG_DIFFERS = {
+    "composite": {"lerp", "addcmul", "addcdiv", "index_add",
+                  "hardtanh", "relu6", "threshold", "hardshrink", "softshrink", "batch_norm_train",
+                  "batch_norm_eval", "instance_norm", "layer_norm", "group_norm",
+                  "multi_head_attention_forward", "conv1d", "conv2d", "conv3d",
+                  "conv_transpose1d", "conv_transpose2d", "avg_pool1d", "avg_pool2d",
+                  "adaptive_avg_pool1d", "adaptive_avg_pool2d", "interpolate_bilinear", "median",
+                  "nanmedian", "cat"},
+    "overload": {"pow_zero_exponent", "xlogy", "prod", "copysign", "copysign_method"},
+    "not yet matched (ops merged late)": {"scatter_reduce_prod", "interpolate_antialias",
+                                          "interpolate_bicubic",
+                                          "linalg.slogdet"},
+}
+
+
+def _tangent_requires_grad(M, op, sample, with_grad, with_tangent):
+    """requires_grad of each floating output's tangent, where float input `i` of `n` requires
+    grad if `with_grad(i, n)` and carries a tangent if `with_tangent(i, n)`."""
+    fwAD = M.autograd.forward_ad
+    leaves = []
+    args = [op_db.convert(M, a, np.float64, leaves) for a in sample.args]
+    kwargs = {k: op_db.convert(M, v, np.float64, leaves) for k, v in sample.kwargs.items()}
+    n = len(leaves)
+    with fwAD.dual_level():
+        new = {}
+        for i, leaf in enumerate(leaves):
+            p = leaf if with_grad(i, n) else leaf.detach()
+            new[id(leaf)] = fwAD.make_dual(p, M.ones_like(p)) if with_tangent(i, n) else p
+
+        def sub(v):
+            return [sub(a) for a in v] if isinstance(v, list) else new.get(id(v), v)
+        out = op.fn(M, *map(sub, args), **{k: sub(v) for k, v in kwargs.items()})
+        tangents = [fwAD.unpack_dual(o).tangent for o in (out if isinstance(out, (tuple, list))
+                                                          else [out])
+                    if isinstance(o, M.Tensor) and o.dtype.is_floating_point]
+        return [t is not None and t.requires_grad for t in tangents]
+
+
+def test_tangents_require_grad_as_torchs(torch):
+    """A tangent requires grad where torch's forward formula reads a primal that requires grad,
+    also one whose own tangent is zero (`2 * a`, `a * b`), and not for linear ops (sum, cat,
+    gather), nor for ops that read primals only to compare (where, clamp, maximum, amax, max):
+    NOTE [tangents that require grad]. Checked over the op catalogue, with the tangent on every
+    input, on the first only, and on the last with only the first requiring grad."""
+    skip = set().union(*_TANGENT_RG_DIFFERS.values())
+    modes = [(lambda i, n: True, lambda i, n: True), (lambda i, n: True, lambda i, n: i == 0),
+             (lambda i, n: i == 0, lambda i, n: i == n - 1)]
+    wrong, checked = [], 0
+    for op in op_db.OPS:
+        if not op.grad or op.name in skip:
+            continue
+        sample = next(op.samples(np.random.default_rng(zlib.crc32(op.name.encode()))))
+        values = [a for v in sample.args + tuple(sample.kwargs.values())
+                  for a in (v if isinstance(v, list) else [v])]
+        n_float = sum(isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in values)
+        for k, (with_grad, with_tangent) in enumerate(modes[:1] if n_float == 1 else modes):
+            try:
+                theirs = _tangent_requires_grad(torch, op, sample, with_grad, with_tangent)
+            except Exception:   # noqa: BLE001 - torch lacks forward AD for some ops
+                continue
+            ours = _tangent_requires_grad(ag, op, sample, with_grad, with_tangent)
+            checked += 1
+            if ours != theirs:
+                wrong.append((op.name, k, ours, theirs))
+    assert checked > 250 and not wrong, wrong
+
+
+_TANGENT_PROGRAMS = {   # fuzz cases 787, 4322, 3393, 3117, 2303 (requires_grad was True)
+    "where_masked_fill": lambda M, x, y: M.where(y > x, y * 2, x).masked_fill(x > 0.3, 0.0),
+    "where_sum": lambda M, x, y: M.where(y > x, y * 2, x).sum(0),
+    "maximum_clamp": lambda M, x, y: M.maximum(y, x).clamp(-0.5, 0.8),
+    "amax": lambda M, x, y: M.amax(x, 0, keepdim=True),
+    "copy_into_clone": lambda M, x, y: (x + y).clone().copy_(x),
+    "mul_by_number": lambda M, x, y: 2 * x - y * 0.5,     # torch: True (wrapped numbers)
+}
+
+
+@pytest.mark.parametrize("transform", ["jvp", "jacfwd", "vmap_jvp", "dual"])
+@pytest.mark.parametrize("prog", list(_TANGENT_PROGRAMS))
+def test_tangents_of_programs_require_grad_as_torchs(torch, prog, transform):
+    def run(M):
+        f = _TANGENT_PROGRAMS[prog]
+        x = _f64(M, [0.28, -0.5, 1.1]).requires_grad_()
+        y = _f64(M, [0.9, -1.2, 0.3])
+        t = M.ones_like(x)
+        if transform == "jvp":
+            d = M.func.jvp(lambda a: f(M, a, y), (x,), (t,))[1]
+        elif transform == "jacfwd":
+            d = M.func.jacfwd(lambda a: f(M, a, y))(x)
+        elif transform == "vmap_jvp":
+            d = M.func.vmap(lambda a, b: M.func.jvp(lambda u: f(M, u, b), (a,), (a,))[1])(
+                x.reshape(3, 1), y.reshape(3, 1))
+        else:
+            d = _dual_tangent(M, lambda a: f(M, a, y), x)
+        return [d, d.requires_grad]
+    _same(torch, run)
+
+
+_NESTED_FORWARD = {   # fuzz case 1439: jvp of hessian raised in autograd.grad
+    "jacfwd_linear": lambda M, u: M.func.jacfwd(lambda a: 2 * a)(u),
+    "jacfwd_where": lambda M, u: M.func.jacfwd(lambda a: M.where(a > 0, a, 2 * a))(u),
+    "jacfwd_sum": lambda M, u: M.func.jacfwd(lambda a: a.sum())(u),
+    "hessian": lambda M, u: M.func.hessian(lambda a: (a * a).sum() / 2 + a.sum())(u),
+    "jacrev_linear": lambda M, u: M.func.jacrev(lambda a: 2 * a)(u),
+}
+
+
+@pytest.mark.parametrize("case", list(_NESTED_FORWARD))
+def test_tangents_through_nested_forward_levels_require_grad_as_torchs(torch, case):
+    """The zero-tangent term of an inner jvp level is a product with the primal, as torch's,
+    so the level below sees the primal read: jvp of jacfwd/hessian at an input that requires
+    grad gives a tangent that requires grad exactly where torch's does."""
+    def run(M):
+        y = _f64(M, [-0.6, -0.7, 1.31]).requires_grad_()
+        o, t = M.func.jvp(lambda u: _NESTED_FORWARD[case](M, u), (y,), (_f64(M, [0.5, 1, 2]),))
+        out = [t, t.requires_grad]
+        if t.requires_grad:
+            out.append(M.autograd.grad((t * t).sum(), y, allow_unused=True)[0])
+        return out
+    _same(torch, run)
+
+
+def test_nested_forward_levels_over_autograd_grad_inside():
+    """jvp of jvp (and of jacfwd) of a function that calls autograd.grad(create_graph=True)
+    inside: each dual level saves its duals in the eager node in turn, so the backward sees
+    both perturbations (fuzz cases 2748, 2756 gave zeros). torch refuses nested forward AD:
+    compared with the exact derivative of the gradient g * cos(y)."""
+    g = ag.tensor([-1.23, 0.74], dtype=ag.float64)
+
+    def grad_of_sin(y):
+        with ag.enable_grad():
+            yr = y.clone().requires_grad_()
+            return ag.autograd.grad(yr.sin(), yr, g, create_graph=True)[0]
+    y, t = ag.tensor([0.71, -0.49], dtype=ag.float64), ag.tensor([1.0, 2.0], dtype=ag.float64)
+    second = ag.func.jvp(lambda u: ag.func.jvp(grad_of_sin, (u,), (t,))[1], (y,), (t,))[1]
+    assert_close(second, -g * y.cos() * t * t)
+    jac = ag.func.jvp(ag.func.jacfwd(grad_of_sin), (y,), (t,))[1]
+    assert_close(jac, ag.diag(-g * y.cos() * t))
 
 
 # ----------------------------------------------------------------- make_dual inside vmap

@@ -50,6 +50,11 @@ class Primitive:
     a Scalar (pow, fmod, remainder). Both only shape `next_functions` as torch's.
     arg_names: torch's names of the inputs, for the node's `_saved_<name>` attributes
     (default: self, other).
+    jvp_reads_primals: whether the tangents of the outputs depend on the primals through
+    torch's forward formula, so that they require grad where a primal does (func/jvp_level.py
+    NOTE [tangents that require grad]). None (default): as the jvp rule reads them (a linear
+    rule reads none); False where the rule reads them only to compare (where, clamp, max);
+    True where only the term of an input without tangent reads them (fmod, remainder).
     materialize_grads: False when the vjp of a multi-output primitive gets None for outputs
     that received no cotangent (torch's undefined gradients): its formula then differs, as
     svd's and eigh's do when only the singular values or eigenvalues are used.
@@ -62,7 +67,7 @@ class Primitive:
                  zero_derivative=False, save=None, save_output=False, multiple_results=False,
                  differentiable=True, node_name=None, nondiff_outputs=(), is_view=False,
                  nondiff_inputs=(), number_edges=True, arg_names=("self", "other"),
-                 materialize_grads=True):
+                 jvp_reads_primals=None, materialize_grads=True):
         if (linear or zero_derivative) and (jvp is not None or linear == zero_derivative
                                             or zero_derivative and vjp is not None):
             raise TypeError(f"primitive '{name}': linear=True gives the jvp and "
@@ -88,6 +93,7 @@ class Primitive:
         self.nondiff_inputs = nondiff_inputs
         self.number_edges = number_edges
         self.arg_names = arg_names
+        self.jvp_reads_primals = jvp_reads_primals
         self.materialize_grads = materialize_grads
 
     def __call__(self, *args, **params):

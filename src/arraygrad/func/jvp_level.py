@@ -33,20 +33,32 @@ Tensor = _t.Tensor
 
 
 class JvpCtx(RuleCtx):
-    """What a jvp rule sees: primal inputs and outputs, input shapes and dtypes."""
+    """What a jvp rule sees: primal inputs and outputs, input shapes and dtypes. It notes
+    whether the rule read a primal value (`read_primals`): NOTE [tangents that require grad]."""
 
     def __init__(self, inputs, outs, tangents):
-        self.inputs = inputs
-        self.outs = outs
+        self._inputs = inputs
+        self._outs = outs
+        self.read_primals = False
         self.needs_input_grad = tuple(t is not None for t in tangents)
 
     @property
+    def inputs(self):
+        self.read_primals = True
+        return self._inputs
+
+    @property
+    def outs(self):
+        self.read_primals = True
+        return self._outs
+
+    @property
     def shapes(self):
-        return tuple(tuple(a.shape) if isinstance(a, Tensor) else None for a in self.inputs)
+        return tuple(tuple(a.shape) if isinstance(a, Tensor) else None for a in self._inputs)
 
     @property
     def dtypes(self):
-        return tuple(a.dtype if isinstance(a, Tensor) else None for a in self.inputs)
+        return tuple(a.dtype if isinstance(a, Tensor) else None for a in self._inputs)
 
 
 class JvpInterpreter(Interpreter):
@@ -106,7 +118,7 @@ class JvpInterpreter(Interpreter):
                 out_tangents = [None] * len(outs)
             wrapped = [self.wrap(o, t) for o, t in zip(outs, out_tangents)]
         node = outs[0].grad_fn
-        if type(node) is PrimNode and node.prim is prim and outs[0]._lvl is None:
+        if type(node) is PrimNode and node.prim is prim and _eager_below(outs[0]):
             dual_of = {id(p): a for p, a in zip(primals, args) if type(a) is Tensor and a._lvl is self}
             dual_of.update((id(o), w) for o, w in zip(outs, wrapped))
             save_duals(node._saved + (node._saved_outs or []), dual_of)
@@ -136,7 +148,7 @@ class JvpInterpreter(Interpreter):
                     if cj is not None:
                         res[j] = cj if res[j] is None else res[j] + cj
         res = [_fit(t, o, j in prim.nondiff_outputs) for j, (t, o) in enumerate(zip(res, outs))]
-        if grad_mode.state.grad_enabled:
+        if grad_mode.state.grad_enabled and _reads_primals(prim, ctx):
             src = next((p for p in primals if isinstance(p, Tensor) and _differentiated(p)), None)
             if src is not None:
                 res = [_connect(t, src) if t is not None and not t.requires_grad else t
@@ -177,6 +189,33 @@ def save_duals(saved, dual_of):
                 s.value, s.ref = d, None
 
 
+# NOTE [tangents that require grad]
+# torch computes a tangent with the op's forward formula while autograd records, with the
+# tangents of inputs that have none materialized as zeros. So the tangent requires grad when
+# the formula reads a primal that requires grad (`self_p`, `other_p`, `result`), even one
+# multiplied by a zero tangent (`2 * a`: `other_t * self_p + self_t * other_p`), and not
+# when it reads no primal (the linear ops: add, sum, views, cat, gather) or reads them only to
+# compare (where, clamp, maximum, max, sort: masks and indices have no history). A jvp rule
+# here reads the primals through its ctx, as torch's codegen finds them in the formula's
+# text, so the level connects the tangents to the primals below when the rule read one;
+# a primitive whose rule reads primals only to compare declares `jvp_reads_primals=False`,
+# one whose primal-reading term is skipped (its input has no tangent) `True` (fmod: the
+# divisor's term `-t * trunc(x / y)`).
+def _reads_primals(prim, ctx):
+    flag = prim.jvp_reads_primals
+    return ctx.read_primals if flag is None else flag
+
+
+def _eager_below(t):
+    """Whether eager autograd recorded `t` directly or through jvp levels only, whose
+    tensors show their primal's graph (nested dual levels save their duals in turn)."""
+    while t._lvl is not None:
+        if not t._lvl.primal_autograd:
+            return False
+        t = t._inner
+    return True
+
+
 def _differentiated(p):
     """Whether a level below (eager autograd, a grad level, through vmap levels) tracks `p`."""
     while not p._requires_grad:
@@ -187,11 +226,11 @@ def _differentiated(p):
 
 
 def _connect(t, p):
-    """`t` made differentiable with respect to `p`, with zero gradient. In torch a tangent
-    computed by an op whose primal input requires grad requires grad too (its forward
-    formulas take the primals), so derivatives computed by jvp, jacfwd and hessian at an
-    input that requires grad can be differentiated again, to zeros where they are constant."""
-    return t + p.reshape(-1)[:0].sum().to(t.dtype)
+    """`t` made differentiable with respect to `p`, with zero gradient: torch's term of an
+    input whose tangent is zero (`0 * p`), on no element. It is a product, as torch's, so a
+    jvp level below sees a primal read too (jvp of jacfwd(lambda u: 2 * u) at an input that
+    requires grad gives a tangent that requires grad)."""
+    return t + (p.reshape(-1)[:0] * 0).sum().to(t.dtype)
 
 
 def _fit(t, out, nondiff):

@@ -37,7 +37,7 @@ def _nan_to_num_vjp(ctx, g, **params):
 _nan_to_num = primitive(
     "nan_to_num", lambda xp, x, nan, posinf, neginf: xp.nan_to_num(
         x, nan=nan, posinf=posinf, neginf=neginf).astype(x.dtype, copy=False),
-    vjp=(_nan_to_num_vjp,), jvp=(_nan_to_num_vjp,), save=(0,),
+    vjp=(_nan_to_num_vjp,), jvp=(_nan_to_num_vjp,), save=(0,), jvp_reads_primals=False,
     batch=elementwise)
 
 

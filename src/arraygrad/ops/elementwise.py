@@ -94,9 +94,9 @@ def unary(name, impl, deriv, **kw):
 def _checked(name, fn, quiet=True):
     """Binary impl: torch's broadcast error; without floating-point warnings when `quiet`
     (comparisons and logical ops cannot produce them, so they skip the cost)."""
-    def impl(xp, x, y):
+    def impl(xp, x, y, **params):
         try:
-            out = fn(xp, x, y)
+            out = fn(xp, x, y, **params)
         except ValueError as e:
             sx, sy = x.shape if hasattr(x, "shape") else (), y.shape if hasattr(y, "shape") else ()
             try:
@@ -137,18 +137,28 @@ def convert(x, dtype):
 
 
 # ----------------------------------------------------------------- arithmetic
-_add = binary("add", _checked("add", lambda xp, x, y: xp.add(x, y)),
-              lambda ctx, g: g, lambda ctx, g: g, save=())
-def _subtract(xp, x, y):
+# alpha is a parameter of add and sub, as in torch, so that their jvp reads no primal (a
+# tangent of `x.add(y, alpha=2)` requires grad only where y's does) and their node is torch's
+def _scaled(y, alpha):
+    return y if alpha == 1 else y * alpha
+
+
+_add = binary("add", _checked("add", lambda xp, x, y, alpha=1: xp.add(x, _scaled(y, alpha))),
+              lambda ctx, g, alpha=1: g, lambda ctx, g, alpha=1: g if alpha == 1 else g * alpha,
+              save=())
+
+
+def _subtract(xp, x, y, alpha=1):
     try:
-        return xp.subtract(x, y)
+        return xp.subtract(x, _scaled(y, alpha))
     except TypeError:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
                            "Use the `^` or `logical_xor()` operator instead.") from None
 
 
 _sub = binary("sub", _checked("sub", _subtract),
-              lambda ctx, g: g, lambda ctx, g: -g, save=())
+              lambda ctx, g, alpha=1: g, lambda ctx, g, alpha=1: -g if alpha == 1 else g * -alpha,
+              save=())
 _mul = binary("mul", _checked("mul", lambda xp, x, y: xp.multiply(x, y)),
               lambda ctx, g: g * ctx.y, lambda ctx, g: g * ctx.x)
 _div = binary("div", _checked("div", lambda xp, x, y: xp.divide(x, y)),
@@ -199,16 +209,12 @@ def _binop(prim, float_only=False):
 
 def add(input, other, *, alpha=1):
     x, y = promote(input, other, op='add')
-    if alpha != 1:
-        y = y * alpha
-    return _add(x, y)
+    return _add(x, y) if alpha == 1 else _add(x, y, alpha=alpha)
 
 
 def sub(input, other, *, alpha=1):
     x, y = promote(input, other, op='sub')
-    if alpha != 1:
-        y = y * alpha
-    return _sub(x, y)
+    return _sub(x, y) if alpha == 1 else _sub(x, y, alpha=alpha)
 
 
 mul = _binop(_mul)
@@ -281,7 +287,7 @@ _trunc_divide = nondiff("trunc_divide", _int_checked(
 _remainder = binary("remainder", _int_checked("remainder", lambda xp, x, y: xp.remainder(x, y)),
                     lambda ctx, g: g,
                     lambda ctx, g: -g * floor_divide(ctx.x, ctx.y), save=(0, 1),
-                    number_edges=False)
+                    number_edges=False, jvp_reads_primals=True)
 remainder = _binop(_remainder)
 
 
@@ -414,6 +420,7 @@ def _clamp_impl(xp, x, min=None, max=None):
 
 
 _clamp = primitive("clamp", _clamp_impl, node_name="ClampBackward1", save=(0,),
+                   jvp_reads_primals=False,
                    vjp=(lambda ctx, g, min, max: g * _clamp_mask(ctx, min, max),),
                    jvp=(lambda ctx, t, min, max: t * _clamp_mask(ctx, min, max),),
                    batch=elementwise)
@@ -460,7 +467,7 @@ def _max_share(ctx, g, self_wins):
 
 _maximum = binary("maximum", _checked("maximum", lambda xp, x, y: xp.maximum(x, y)),
                   lambda ctx, g: _max_share(ctx, g, True),
-                  lambda ctx, g: _max_share(ctx, g, False))
+                  lambda ctx, g: _max_share(ctx, g, False), jvp_reads_primals=False)
 
 
 def _min_share(ctx, g, first):
@@ -472,7 +479,7 @@ def _min_share(ctx, g, first):
 
 _minimum = binary("minimum", _checked("minimum", lambda xp, x, y: xp.minimum(x, y)),
                   lambda ctx, g: _min_share(ctx, g, True),
-                  lambda ctx, g: _min_share(ctx, g, False))
+                  lambda ctx, g: _min_share(ctx, g, False), jvp_reads_primals=False)
 maximum = _binop(_maximum)
 minimum = _binop(_minimum)
 
@@ -496,6 +503,7 @@ def _where_impl(xp, cond, x, y):
 
 _where = primitive(
     "where", _where_impl, save=(0,), nondiff_inputs=(0,), arg_names=("condition", "self", "other"),
+    jvp_reads_primals=False,
     vjp=(lambda ctx, g: None,
          lambda ctx, g: _where(ctx.x, g, _zero_like(g)),
          lambda ctx, g: _where(ctx.x, _zero_like(g), g)),
@@ -671,6 +679,7 @@ atan2 = arctan2 = _binop(_atan2, float_only=True)
 
 _fmod = binary("fmod", _int_checked("fmod", lambda xp, x, y: xp.fmod(x, y)),
                lambda ctx, g: g, lambda ctx, g: -g * trunc(ctx.x / ctx.y), number_edges=False,
+               jvp_reads_primals=True,
                node_name=lambda node: "FmodBackward" + ("0" if node.shapes[1] is None else "1"))
 fmod = _binop(_fmod)
 

@@ -832,13 +832,14 @@ def _scatter_reduce_batch(prim, args, bdims, dim, reduce, include_self):
     return prim(x, src, index, dim=dim + 1, reduce=reduce, include_self=include_self), 0
 
 
-def _reduce_prim(name):
+def _reduce_prim(name, **kw):
     return primitive(name, _scatter_reduce_impl, vjp=_scatter_reduce_vjp,
                      jvp=_scatter_reduce_jvp, batch=_scatter_reduce_batch, save_output=True,
-                     nondiff_inputs=(2,), arg_names=("self", "src", "index"))
+                     nondiff_inputs=(2,), arg_names=("self", "src", "index"), **kw)
 
 
-_scatter_reduce = _reduce_prim("scatter_reduce")
+# torch's scatter_reduce tangent has no history from the primals (its weights are masks)
+_scatter_reduce = _reduce_prim("scatter_reduce", jvp_reads_primals=False)
 _index_reduce = _reduce_prim("index_reduce")    # the same computation under torch's node name
 
 

@@ -190,7 +190,8 @@ def _even_share_jvp(ctx, t, dims, keepdim):
 
 def _reduction(name, fn, node_name):
     return primitive(name, silent(fn), save_output=True, vjp=(_even_share,),
-                     jvp=(_even_share_jvp,), node_name=node_name, batch=reduction)
+                     jvp=(_even_share_jvp,), node_name=node_name, batch=reduction,
+                     jvp_reads_primals=False)
 
 
 def _check_nonempty(name, x, dims, error=RuntimeError):
@@ -230,7 +231,7 @@ def amin(input, dim=(), keepdim=False):
 _aminmax = primitive(
     "aminmax", lambda xp, x, dims, keepdim: (xp.min(x, axis=dims, keepdims=keepdim),
                                             xp.max(x, axis=dims, keepdims=keepdim)),
-    multiple_results=True, save_output=True, node_name="AminmaxBackward0",
+    multiple_results=True, save_output=True, node_name="AminmaxBackward0", jvp_reads_primals=False,
     vjp=(lambda ctx, gmin, gmax, dims, keepdim: _share(ctx.x, ctx.outs[0], gmin, dims, keepdim)
          + _share(ctx.x, ctx.outs[1], gmax, dims, keepdim),),
     jvp=(lambda ctx, t, dims, keepdim: (_share_jvp(ctx.x, ctx.outs[0], t, dims, keepdim),
@@ -292,10 +293,12 @@ def _argsel(name):
 
 _max_dim = primitive("max_dim", _select_impl(_argsel("argmax")), multiple_results=True,
                      save=(), save_output=True, nondiff_outputs=(1,), node_name="MaxBackward0",
-                     vjp=(_select_vjp,), jvp=(_select_jvp,), batch=reduction)
+                     vjp=(_select_vjp,), jvp=(_select_jvp,), batch=reduction,
+                     jvp_reads_primals=False)
 _min_dim = primitive("min_dim", _select_impl(_argsel("argmin")), multiple_results=True,
                      save=(), save_output=True, nondiff_outputs=(1,), node_name="MinBackward0",
-                     vjp=(_select_vjp,), jvp=(_select_jvp,), batch=reduction)
+                     vjp=(_select_vjp,), jvp=(_select_jvp,), batch=reduction,
+                     jvp_reads_primals=False)
 
 
 def _minmax(name, all_prim, dim_prim, binary):
