@@ -59,15 +59,17 @@ NOT_YET = {
             ['det', 'index_reduce_', 'inverse', 'linalg.det', 'linalg.inv', 'linalg.slogdet',
              'linalg.solve', 'linalg.solve_vector_or_right', 'put_', 'scatter_reduce_'],
         'NumPy index arrays (or NumPy-style advanced indexing) in the impl':
-            ['adaptive_max_pool2d', 'combinations', 'getitem_list', 'interpolate_nearest',
-             'pad_circular', 'pad_reflect', 'pad_replicate', 'pdist'],
+            ['adaptive_max_pool2d', 'combinations', 'getitem_list', 'index_add_zeros',
+             'index_put_accumulate', 'interpolate_nearest', 'pad_circular', 'pad_reflect',
+             'pad_replicate', 'pdist'],
         'NumPy strides (as_strided views)':
             ['as_strided', 'unfold_0d', 'unfold_method'],
         'NumPy-style advanced indexing that mixes index arrays and slices':
             ['getitem_mixed', 'getitem_tensor_and_slice', 'index_fill', 'index_select'],
         'NumPy-style indexing with fewer indices than dimensions (no trailing ellipsis)':
             ['avg_pool2d', 'conv2d', 'conv_transpose1d', 'conv_transpose2d', 'embedding', 'fold',
-             'getitem_int_tensor', 'index_add', 'max_pool2d', 'unique_consecutive'],
+             'getitem_argmax_index', 'getitem_int_tensor', 'index_add', 'index_put_argmax_index',
+             'max_pool2d', 'setitem', 'unique_consecutive'],
         'a NumPy-only call signature (positional dtype, two scalars, NumPy dtype strings)':
             ['copysign', 'copysign_method', 'digamma', 'digamma_negative', 'lgamma',
              'lgamma_negative', 'linalg.qr_r', 'polygamma', 'round', 'searchsorted'],
