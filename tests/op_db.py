@@ -1094,6 +1094,38 @@ ELEM14_NAMED_DIFFERENTLY = {"median", "median_method", "nanmedian", "kthvalue", 
                             "cummin", "nan_to_num", "quantile", "nanquantile"}
 
 
+# ----------------------------------------------------------------- complex numbers and torch.fft
+# Real inputs and real outputs around complex intermediates: every test of the catalogue
+# (values, grads, double grads, jvp, vmap, finite differences) then checks the complex rules.
+def _z(lib, x, y):
+    return lib.complex(x, y)
+
+
+def _c(name, fn, shapes=((2, 3), (2, 3)), **kw):
+    return OpInfo(name, fn, one(S(*shapes)), **kw)
+
+
+COMPLEX = [
+    _c("complex_parts", lambda lib, x, y: lib.view_as_real(_z(lib, x, y))),
+    _c("complex_real_imag", lambda lib, x, y: (_z(lib, x, y).real * 2, _z(lib, x, y).imag)),
+    _c("complex_conj", lambda lib, x, y: lib.view_as_real(_z(lib, x, y).conj_physical() * _z(lib, y, x))),
+    _c("complex_abs_angle", lambda lib, x, y: (_z(lib, x, y).abs(), _z(lib, x, y).angle())),
+    _c("complex_sgn", lambda lib, x, y: lib.view_as_real(_z(lib, x, y).sgn())),
+    _c("complex_polar", lambda lib, r, t: lib.view_as_real(lib.polar(r.exp(), t))),
+    _c("view_as_complex", lambda lib, x: (lib.view_as_complex(x) * (1 + 2j)).abs(),
+       shapes=((3, 2),)),
+    _c("complex_arith", lambda lib, x, y: lib.view_as_real(
+        (_z(lib, x, y) * _z(lib, y, x) / (_z(lib, x, y) + 3)).exp())),
+    _c("complex_matmul", lambda lib, x, y: lib.view_as_real(_z(lib, x, y) @ _z(lib, y, x).mT)),
+    _c("fft_fft", lambda lib, x, y: lib.view_as_real(lib.fft.fft(_z(lib, x, y), n=4))),
+    _c("fft_ifft2", lambda lib, x, y: lib.view_as_real(lib.fft.ifft2(_z(lib, x, y), norm="ortho"))),
+    _c("fft_rfft", lambda lib, x: lib.view_as_real(lib.fft.rfft(x, dim=0)), shapes=((4, 3),)),
+    _c("fft_irfft", lambda lib, x, y: lib.fft.irfft(_z(lib, x, y), n=6), shapes=((2, 4), (2, 4))),
+    _c("fft_hfft", lambda lib, x, y: lib.fft.hfft(_z(lib, x, y), norm="forward")),
+]
+OPS += COMPLEX
+
+
 # ---- Tensor methods and creation (issue 14)
 _SR_INDEX = np.array([[0, 1, 0, 2], [2, 2, 1, 0]])
 

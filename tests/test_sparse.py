@@ -171,3 +171,11 @@ def test_to_dense_sums_repeated_indices():
     np.testing.assert_array_equal(s.to_dense().numpy(), expected)
     assert s.layout is ag.sparse_coo and ag.ones(1).layout is ag.strided
     assert "layout=arraygrad.sparse_coo" in repr(s)
+
+
+def test_spmm_and_dense_to_dense(torch):
+    def prog(M):
+        s = _make(M)
+        d = M.tensor(DENSE, dtype=M.float64)
+        return M.spmm(s, d), d.to_dense(), d.to_dense(M.float32)
+    _both(torch, prog)

@@ -54,7 +54,7 @@ def test_tensor_copies_and_as_tensor_from_numpy_share():
 
 def test_tensor_requires_grad_only_for_floats():
     assert ag.tensor([1.0], requires_grad=True).requires_grad
-    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype can require "
+    with pytest.raises(RuntimeError, match="only Tensors of floating point and complex dtype can require "
                                            "gradients"):
         ag.tensor([1, 2], requires_grad=True)
     with pytest.raises(RuntimeError, match="only Tensors of floating point"):

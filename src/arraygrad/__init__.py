@@ -6,8 +6,9 @@
     x.grad      # tensor([2., 4.])
 """
 from .dtypes import (dtype, float16, half, bfloat16, float32, float, float64, double, uint8, int8,  # noqa: F401
-                     int16, short, int32, int, int64, long, bool, get_default_dtype,
-                     set_default_dtype, promote_types, result_type as _result_type)
+                     int16, short, int32, int, int64, long, bool, complex64, cfloat, complex128,
+                     cdouble, get_default_dtype, set_default_dtype, promote_types,
+                     result_type as _result_type)
 from ._tensor import Tensor, Size  # noqa: F401
 from ._device import device, set_default_device, get_default_device  # noqa: F401
 from .core.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,  # noqa: F401
@@ -50,6 +51,8 @@ from .ops.linalg import tensordot, kron, cross  # noqa: F401
 from .ops.reduce import (argsort, sort, topk, var_mean, std_mean, count_nonzero,  # noqa: F401
                          cumprod)
 from .ops.index import scatter, index_add, index_fill  # noqa: F401
+from .ops.complex import (real, imag, conj, conj_physical, resolve_conj, is_conj, sgn,  # noqa: F401
+                          angle, complex, polar, view_as_real, view_as_complex)
 from .ops.index import scatter_reduce, index_reduce, masked_scatter, put  # noqa: F401
 from . import _tensor_methods  # noqa: F401
 from . import autograd  # noqa: F401
@@ -57,7 +60,7 @@ from . import func  # noqa: F401
 from . import nn, optim  # noqa: F401
 from . import cuda, accelerator  # noqa: F401
 from .ops.special import lgamma, digamma, polygamma, erfinv, erfc, i0, sinc  # noqa: F401
-from . import special  # noqa: F401
+from . import special, fft  # noqa: F401
 # elementwise/reductions (elem14)
 from .ops.bits import copysign, nextafter, heaviside, nan_to_num  # noqa: F401
 from .ops.stats import (median, nanmedian, kthvalue, mode, cummax, cummin,  # noqa: F401
@@ -79,7 +82,7 @@ from .serialization import save, load  # noqa: F401
 from .dask_arrays import from_dask, compute, map_blocks  # noqa: F401
 from . import safetensors  # noqa: F401,E402  (safetensors.torch's API)
 from ._layout import layout, strided, sparse_coo  # noqa: F401
-from ._sparse_tensor import sparse_coo_tensor  # noqa: F401
+from ._sparse_tensor import sparse_coo_tensor, spmm  # noqa: F401
 from . import sparse  # noqa: F401
 from . import distributions  # noqa: F401  (dist15)
 from .ops.solve import (inv as inverse, det, logdet, slogdet, cholesky, cholesky_solve,  # noqa: F401
@@ -106,3 +109,7 @@ def result_type(tensor1, tensor2):
 
 def is_floating_point(input):
     return input.dtype.is_floating_point
+
+
+def is_complex(input):
+    return input.dtype.is_complex

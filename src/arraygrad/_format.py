@@ -10,14 +10,27 @@ def _float_formatter(a):
     ints = np.all(finite == np.round(finite))
     amax, amin = absf.max(), absf[absf > 0].min() if np.any(absf > 0) else 0.0
     sci = amax >= 1e8 or (amin > 0 and (amin < 1e-4 or amax / amin > 1000))
+    shown = finite[finite != 0]     # torch sizes the columns by the nonzero values only
     if ints and not sci:
-        width = max(len(f"{v:.0f}") for v in finite) + 1
+        width = max((len(f"{v:.0f}") for v in shown), default=0) + 1
         return lambda v: (_nonfinite(v) or f"{v:.0f}.").rjust(width)
     if sci:
-        width = max(len(f"{v:.4e}") for v in finite)
+        width = max((len(f"{v:.4e}") for v in shown), default=1)
         return lambda v: (_nonfinite(v) or f"{v:.4e}").rjust(width)
-    width = max(len(f"{v:.4f}") for v in finite)
+    width = max((len(f"{v:.4f}") for v in shown), default=1)
     return lambda v: (_nonfinite(v) or f"{v:.4f}").rjust(width)
+
+
+def _complex_formatter(a):
+    """torch's: real and imaginary parts each get their own float format; the imaginary one
+    is written unpadded with its sign (`1.+2.j`, `-0.-1.j`)."""
+    re = _float_formatter(a.real.astype(np.float64))
+    im = _float_formatter(a.imag.astype(np.float64))
+
+    def fmt(v):
+        i = im(v.imag).lstrip()
+        return re(v.real) + ("" if i[0] == "-" else "+") + i + "j"
+    return fmt
 
 
 def _nonfinite(v):
@@ -50,6 +63,8 @@ def format_array(a, indent):
     if a.dtype.kind == "f":
         fmt = _float_formatter(_summarized(a).astype(np.float64))
         formatter = {"float_kind": fmt}
+    elif a.dtype.kind == "c":
+        formatter = {"complex_kind": _complex_formatter(_summarized(a))}
     elif a.dtype.kind == "b":
         shown = _summarized(a)
         width = 5 if shown.size and not shown.all() else 4     # torch pads True to False's width

@@ -413,6 +413,9 @@ def mm(mat1, mat2):
     return mat1.matmul(mat2)
 
 
+spmm = mm
+
+
 def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
     """torch.sparse.addmm: beta * mat + alpha * (mat1 @ mat2), mat1 sparse."""
     return mat * beta + mm(mat1, mat2) * alpha
@@ -422,3 +425,5 @@ Tensor.layout = strided
 Tensor.is_sparse = False
 Tensor.to_sparse = to_sparse
 Tensor.to_sparse_coo = to_sparse
+Tensor.to_dense = lambda self, dtype=None, *, masked_grad=None: self if dtype is None else \
+    self.to(dtype)     # a dense tensor is its own dense form, as torch's

@@ -97,6 +97,9 @@ class Tensor:
     def is_floating_point(self):
         return self.dtype.is_floating_point
 
+    def is_complex(self):
+        return self.dtype.is_complex
+
     def element_size(self):
         return self.dtype.itemsize
 
@@ -152,8 +155,9 @@ class Tensor:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If you "
                                "want to use a computed variable in a subgraph that doesn't require "
                                "differentiation use var_no_grad = var.detach().")
-        if value and not self.dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if value and not self.dtype.is_differentiable:
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
         self._requires_grad = value
 
     def requires_grad_(self, requires_grad=True):
@@ -225,10 +229,21 @@ class Tensor:
         return np.asarray(self._base_array()).tolist()
 
     def __float__(self):
-        return float(self.item())
+        return float(self._real_item("double"))
 
     def __int__(self):
-        return int(self.item())
+        return int(self._real_item("int64_t"))
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def _real_item(self, ctype):
+        v = self.item()
+        if isinstance(v, complex):      # torch refuses to drop an imaginary part here
+            if v.imag:
+                raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+            return v.real
+        return v
 
     def __bool__(self):
         if self.numel() != 1:
@@ -261,8 +276,8 @@ class Tensor:
                 extra.append("requires_grad=True")
             return f"tensor({self._data!r}{''.join(', ' + e for e in extra)})"
         data = np.asarray(backend_of(self._data).to_numpy(self._data))
-        if self.dtype is not _dt.get_default_dtype() and (
-                data.size == 0 or self.dtype not in (_dt.int64, _dt.bool)):
+        if self.dtype is not _dt.get_default_dtype() and (data.size == 0 or self.dtype not in (
+                _dt.int64, _dt.bool, _dt.get_default_complex_dtype())):
             extra.append(f"dtype={self.dtype}")
         if self.grad_fn is not None:
             extra.append(f"grad_fn=<{self.grad_fn.name()}>")

@@ -8,6 +8,7 @@ from .core.grad_mode import no_grad as _no_grad
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
 from .ops import special as sp
 from .ops import bits, stats, solve, spectral
+from .ops import complex as cx
 
 
 def _m(fn):
@@ -58,6 +59,8 @@ _METHODS = {
     "count_nonzero": rd.count_nonzero, "scatter": ix.scatter, "index_add": ix.index_add,
     "index_fill": ix.index_fill, "fmod": ew.fmod, "diff": sh.diff, "kron": la.kron,
     "cross": la.cross, "cumprod": rd.cumprod,
+    "conj": cx.conj, "conj_physical": cx.conj_physical, "resolve_conj": cx.resolve_conj,
+    "is_conj": cx.is_conj, "sgn": cx.sgn, "angle": cx.angle, "vdot": la.vdot,
 }
 _METHODS.update({"lgamma": sp.lgamma, "digamma": sp.digamma, "erfinv": sp.erfinv,
                  "erfc": sp.erfc, "i0": sp.i0, "sinc": sp.sinc,
@@ -203,6 +206,8 @@ def _setitem(self, idx, value):
 
 
 Tensor.__setitem__ = _setitem
+Tensor.real = property(cx.real)
+Tensor.imag = property(cx.imag)
 
 
 # ----------------------------------------------------------------- in-place forms

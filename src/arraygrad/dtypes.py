@@ -3,8 +3,11 @@
 # NOTE [promotion]
 Operands fall in three tiers: tensors with dimensions, zero-dim tensors, and
 Python scalars. The result starts from the first tier; a later tier only wins
-when its category (bool < int < float) is higher. Python floats then give the
-default dtype, Python ints int64. This is torch's rule, not NumPy's.
+when its category (bool < int < float < complex) is higher. Python floats then
+give the default dtype, Python ints int64, Python complex numbers the default
+complex dtype. A complex lower tier over a float higher one keeps the float's
+precision (float32 tensor * complex128 zero-dim -> complex64). This is torch's
+rule (c10's combine_categories), not NumPy's.
 
 # NOTE [bfloat16]
 NumPy has no bfloat16; the optional ml_dtypes package (extra `bf16`) adds it as a NumPy dtype
@@ -22,14 +25,17 @@ except ImportError:         # optional: only bfloat16 needs it
 
 
 class dtype:
-    __slots__ = ("name", "np", "kind", "is_floating_point", "is_signed", "itemsize", "_category")
+    __slots__ = ("name", "np", "kind", "is_floating_point", "is_complex", "is_differentiable",
+                 "is_signed", "itemsize", "_category")
 
     def __init__(self, name, np_dtype, category):
         self.name = name
         self.np = np.dtype(np_dtype)
-        self.kind = self.np.kind     # NumPy's letter: b, i, u or f
+        self.kind = self.np.kind     # NumPy's letter: b, i, u, f or c
         self.is_floating_point = category == 2
-        self.is_signed = self.np.kind in "if"
+        self.is_complex = category == 3
+        self.is_differentiable = category >= 2     # may require grad: floating or complex
+        self.is_signed = self.np.kind in "ifc"
         self.itemsize = self.np.itemsize
         self._category = category
 
@@ -49,6 +55,8 @@ int16 = short = dtype("int16", np.int16, 1)
 int32 = int = dtype("int32", np.int32, 1)
 int64 = long = dtype("int64", np.int64, 1)
 bool = dtype("bool", np.bool_, 0)
+complex64 = cfloat = dtype("complex64", np.complex64, 3)
+complex128 = cdouble = dtype("complex128", np.complex128, 3)
 
 
 class _MissingDtype(dtype):
@@ -58,6 +66,8 @@ class _MissingDtype(dtype):
     def __init__(self, name, category, itemsize, package, extra):
         self.name = name
         self.is_floating_point = category == 2
+        self.is_complex = False
+        self.is_differentiable = category >= 2
         self.is_signed = True
         self.itemsize = itemsize
         self._category = category
@@ -71,10 +81,12 @@ class _MissingDtype(dtype):
 
 if _ml_dtypes is not None:
     bfloat16 = dtype("bfloat16", _ml_dtypes.bfloat16, 2)
-    _ALL = (float16, bfloat16, float32, float64, uint8, int8, int16, int32, int64, bool)
+    _ALL = (float16, bfloat16, float32, float64, uint8, int8, int16, int32, int64, bool,
+            complex64, complex128)
 else:
     bfloat16 = _MissingDtype("bfloat16", 2, 2, "ml-dtypes", "bf16")
-    _ALL = (float16, float32, float64, uint8, int8, int16, int32, int64, bool)
+    _ALL = (float16, float32, float64, uint8, int8, int16, int32, int64, bool, complex64,
+            complex128)
 _FROM_NP = {d.np: d for d in _ALL}
 _FOREIGN = {}     # dtypes of other array libraries (kept apart: they may hash as NumPy's)
 _NAMES = {d.name: d for d in _ALL + (bfloat16,)}
@@ -112,18 +124,39 @@ def set_default_dtype(d):
     _default[0] = d
 
 
+def get_default_complex_dtype():
+    """complex64 when the default dtype is float32, complex128 for float64 (as torch)."""
+    return complex128 if _default[0] is float64 else complex64
+
+
+def to_complex(d):
+    """The complex dtype with `d`'s precision (float64 -> complex128)."""
+    if d.is_complex:
+        return d
+    if d is float64:
+        return complex128
+    if d is float32:
+        return complex64
+    raise TypeError(f"arraygrad has no complex dtype for {d} (torch's complex32 is not "
+                    "supported): cast to float32 first")
+
+
 def promote_types(a, b):
-    """Promotion of two dtypes: higher category wins, else NumPy's widening."""
+    """Promotion of two dtypes: higher category wins, else NumPy's widening; float with
+    complex keeps the wider precision (float64 + complex64 -> complex128)."""
     if a is b:
         return a
     if a._category != b._category:
-        return a if a._category > b._category else b
+        hi, lo = (a, b) if a._category > b._category else (b, a)
+        if hi.is_complex and lo.is_floating_point:
+            return to_complex(promote_types(lo, float32 if hi is complex64 else float64))
+        return hi
     if a.itemsize == b.itemsize == 2 and a._category == 2:
         return float32              # float16 with bfloat16: neither holds the other
     return _FROM_NP[np.promote_types(a.np, b.np)]
 
 
-_pybool, _pyint, _pyfloat = _b.bool, _b.int, _b.float
+_pybool, _pyint, _pyfloat, _pycomplex = _b.bool, _b.int, _b.float, _b.complex
 
 
 def result_type(*operands):
@@ -142,12 +175,23 @@ def result_type(*operands):
                 c = 0
             elif isinstance(v, (_pyint, np.integer)):
                 c = 1
+            elif isinstance(v, (_pycomplex, np.complexfloating)):
+                c = 3
             else:
                 c = 2
             scalar_cat = max(scalar_cat, c)
-    res = dim_t
-    if zero_t is not None and (res is None or zero_t._category > res._category):
-        res = zero_t
-    if scalar_cat >= 0 and (res is None or scalar_cat > res._category):
-        res = (bool, int64, get_default_dtype())[scalar_cat]
-    return res
+    scalar_t = None
+    if scalar_cat >= 0:
+        scalar_t = (bool, int64, get_default_dtype(), get_default_complex_dtype())[scalar_cat]
+    return _combine(dim_t, _combine(zero_t, scalar_t))
+
+
+def _combine(higher, lower):
+    """A tier's dtype `higher` against the lower tiers' `lower` (c10's combine_categories)."""
+    if higher is None:
+        return lower
+    if lower is None or higher._category >= lower._category:
+        return higher if higher._category > 0 or lower is None else promote_types(higher, lower)
+    if lower.is_complex and higher.is_floating_point:
+        return to_complex(higher)
+    return lower

@@ -9,6 +9,9 @@ from .views import mark_view, refresh_view
 
 
 def process(prim, args, params):
+    """Run `prim` on its args' arrays; a complex array reaching a primitive whose impl and
+    rules are not verified for complex raises here (NOTE [complex autograd]), so neither a
+    value nor a gradient is ever silently wrong."""
     arrays = []
     needs_grad = False
     backend = None
@@ -18,6 +21,8 @@ def process(prim, args, params):
             if a._lvl is not None:      # escaped from a finished transform
                 return process(prim, tuple(_t.lower(x) for x in args), params)
             d = a._data
+            if d.dtype.kind == "c" and not prim.complex:
+                raise dispatch.not_complex(prim)
             if backend is None:
                 backend = backend_of(d)
                 first = d

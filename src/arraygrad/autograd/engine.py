@@ -43,7 +43,7 @@ def _root_grads(roots, grads, create_graph):
         if g is None:
             if r.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if not r.dtype.is_floating_point:
+            if not r.dtype.is_floating_point:      # complex ones too, as torch
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {r.dtype}")
             g = r._ones_like()

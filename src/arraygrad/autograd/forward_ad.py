@@ -63,10 +63,10 @@ def make_dual(tensor, tangent, *, level=None):
     if lvl is None:
         raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
                            "make sure to enter_dual_level() first.")
-    if not tensor.is_floating_point():
+    if not tensor.dtype.is_differentiable:
         raise ValueError(f"Expected primal to be floating point or complex, but got: "
                          f"{tensor.dtype}")
-    if not tangent.is_floating_point():
+    if not tangent.dtype.is_differentiable:
         raise ValueError(f"Expected tangent to be floating point or complex, but got: "
                          f"{tangent.dtype}")
     if tuple(tangent.shape) != tuple(tensor.shape):

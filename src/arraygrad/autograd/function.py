@@ -236,7 +236,7 @@ class FunctionPrimitive(Primitive):
     rules = {}      # interpreter type -> rule(prim, interp, flat, params); None: level 0
 
     def __init__(self, cls):
-        Primitive.__init__(self, cls.__name__, None, multiple_results=False)
+        Primitive.__init__(self, cls.__name__, None, multiple_results=False, complex=True)
         self.cls = cls
 
 
@@ -393,7 +393,7 @@ def _alias(t):
 
 
 def is_diff_dtype(t):
-    return t.dtype.is_floating_point
+    return t.dtype.is_differentiable
 
 
 # ----------------------------------------------------------------- level 0

@@ -9,6 +9,15 @@ dozen entries. Ours names the (output, input) pair, then lists the worst
 entries (input element -> output element: numerical, analytical, difference),
 how many entries are off, and the largest error; the full matrices follow
 only when they are small.
+
+# NOTE [complex gradcheck]
+For complex inputs and outputs torch checks the real and the imaginary perturbation of
+each input against the conjugate-Wirtinger gradients (NOTE [complex autograd]). The same
+check is the real gradcheck of the function seen on real numbers: each complex input
+that requires grad becomes two real leaves (its real and imaginary parts, joined again
+by `complex()`) and each complex output its `view_as_real`. Backward through `complex`
+and `view_as_real` turns the conjugate-Wirtinger gradient into exactly the columns and
+rows of that real Jacobian, so a vjp missing a conjugate fails it, as in torch.
 """
 import warnings
 
@@ -17,6 +26,7 @@ import numpy as np
 from .._tensor import Tensor
 from ..dtypes import float64
 from ..func import vjp, vmap
+from ..ops.complex import complex as _complex, view_as_real
 from ..ops.creation import eye, ones, tensor, zeros, zeros_like
 from ..ops.shape import stack
 from ..utils._pytree import tree_flatten, tree_map
@@ -165,7 +175,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but "
                          "none of the them have requires_grad=True.")
     for i, t in enumerate(all_tensors):
-        if t.requires_grad and t.dtype.name != "float64":
+        if t.requires_grad and t.dtype.name not in ("float64", "complex128"):
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating "
                           "point or complex. This check will likely fail if all the inputs are not "
                           "of double precision floating point or complex. ", UserWarning,
@@ -177,6 +187,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise ValueError("check_batched_forward_grad requires check_forward_ad to be True")
     if check_batched_grad and not check_backward_ad:
         raise ValueError("check_batched_grad requires check_backward_ad to be True")
+    func, inputs, diff = _realified(func, inputs, diff)
     try:
         return _gradcheck(func, inputs, diff, eps, atol, rtol, nondet_tol, check_undefined_grad,
                           check_grad_dtypes, check_batched_grad, check_batched_forward_grad,
@@ -185,6 +196,36 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         if raise_exception:
             raise
         return False
+
+
+def _realified(func, inputs, diff):
+    """(func, inputs, diff) over real numbers where complex values take part (NOTE
+    [complex gradcheck]); unchanged otherwise."""
+    if not any(t.dtype.is_complex for t in diff) and not any(
+            o.dtype.is_complex for o in _outputs(func, inputs)):
+        return func, inputs, diff
+    if any(t.dtype.is_complex for t in diff if not any(t is v for v in inputs)):
+        raise NotImplementedError("gradcheck: complex inputs that require grad must be "
+                                  "arguments of func themselves, not inside containers")
+    real, parts = [], []
+    for v in inputs:
+        if isinstance(v, Tensor) and v.requires_grad and v.dtype.is_complex:
+            pair = [p.detach().clone().requires_grad_() for p in (v.real, v.imag)]
+            real += pair
+            parts.append(len(pair))
+        else:
+            real.append(v)
+            parts.append(1)
+
+    def on_reals(*args):
+        ins, k = [], 0
+        for n in parts:
+            ins.append(_complex(*args[k:k + 2]) if n == 2 else args[k])
+            k += n
+        out = func(*ins)
+        return tree_map(lambda o: view_as_real(o) if isinstance(o, Tensor) and
+                        o.dtype.is_complex else o, _as_tuple(out))
+    return on_reals, tuple(real), [t for t in real if isinstance(t, Tensor) and t.requires_grad]
 
 
 def _gradcheck(func, inputs, diff, eps, atol, rtol, nondet_tol, check_undefined_grad,

@@ -16,7 +16,7 @@ from .._tensor import Tensor
 from ..backends import default_backend
 from ..dtypes import of_array
 from ..core import grad_mode
-from ..core.dispatch import born_here
+from ..core.dispatch import born_here, not_complex
 from ..core.shapes import broadcasts_to, sum_to
 from .anomaly_mode import state as anomaly, forward_stack
 from .views import refresh_view
@@ -459,8 +459,13 @@ def record(prim, params, saved_args, outs, results, edges, level_owned):
     nondiff = prim.nondiff_outputs
     for i, r in enumerate(results):
         d = r._data
-        if i in nondiff or not (r.dtype if d is None else of_array(d.dtype)).is_floating_point:
+        if i in nondiff:
             continue
+        dtype = r.dtype if d is None else of_array(d.dtype)
+        if not dtype.is_differentiable:
+            continue
+        if dtype.is_complex and d is not None and not prim.complex:
+            raise not_complex(prim)
         r._requires_grad = True
         r.grad_fn = node
         r._output_nr = i
@@ -501,6 +506,8 @@ def validate_grads(node, grads):
         if gshape != shape:
             g = sum_to_shape(g, shape, node, i)
         if gdtype is not dtypes[i]:
+            if gdtype.is_complex and not dtypes[i].is_complex:
+                g = g.real      # a real input's gradient is the real part (torch's handle_r_to_c)
             g = g.to(dtypes[i])
         out[i] = g
     return out

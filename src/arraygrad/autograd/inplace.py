@@ -64,7 +64,7 @@ def apply(self, result, name="inplace"):
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
                                f"shape {list(result.shape)}") from None
     if result.dtype is not self.dtype:
-        if result.dtype.is_floating_point and not self.dtype.is_floating_point:
+        if result.dtype._category > max(self.dtype._category, 1):
             raise RuntimeError(f"result type {_short(result.dtype)} can't be cast to the desired "
                                f"output type {_short(self.dtype)}")
         result = result.to(self.dtype)

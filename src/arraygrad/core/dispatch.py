@@ -50,6 +50,8 @@ class Primitive:
     a Scalar (pow, fmod, remainder). Both only shape `next_functions` as torch's.
     arg_names: torch's names of the inputs, for the node's `_saved_<name>` attributes
     (default: self, other).
+    complex: the impl and the vjp and jvp are verified for complex inputs (NOTE [complex
+    autograd]); otherwise a complex input raises `not_complex`, never a wrong value or gradient.
     jvp_reads_primals: whether the tangents of the outputs depend on the primals through
     torch's forward formula, so that they require grad where a primal does (func/jvp_level.py
     NOTE [tangents that require grad]). None (default): as the jvp rule reads them (a linear
@@ -67,7 +69,7 @@ class Primitive:
                  zero_derivative=False, save=None, save_output=False, multiple_results=False,
                  differentiable=True, node_name=None, nondiff_outputs=(), is_view=False,
                  nondiff_inputs=(), number_edges=True, arg_names=("self", "other"),
-                 jvp_reads_primals=None, materialize_grads=True):
+                 complex=False, jvp_reads_primals=None, materialize_grads=True):
         if (linear or zero_derivative) and (jvp is not None or linear == zero_derivative
                                             or zero_derivative and vjp is not None):
             raise TypeError(f"primitive '{name}': linear=True gives the jvp and "
@@ -93,6 +95,7 @@ class Primitive:
         self.nondiff_inputs = nondiff_inputs
         self.number_edges = number_edges
         self.arg_names = arg_names
+        self.complex = complex or linear or is_view    # real-coefficient linear maps
         self.jvp_reads_primals = jvp_reads_primals
         self.materialize_grads = materialize_grads
 
@@ -109,6 +112,22 @@ class Primitive:
     @staticmethod
     def _zero_rule(ctx, g, **params):
         return g * 0
+
+
+# NOTE [complex autograd]
+# torch's convention: the gradient of a real loss L with respect to z = x + iy is
+# dL/dx + i dL/dy, so a vjp multiplies by the conjugate of the derivative (g * conj(f'(z)))
+# while the jvp multiplies by the derivative itself (t * f'(z)). A primitive's impl and rules
+# are right for complex inputs only after that audit: primitives say so with `complex=True`.
+# Every primitive computes at the eager level, which reads each input array's dtype anyway,
+# so that is where a complex input of an unverified primitive is refused (one dtype-kind
+# test per tensor argument); a complex result from real inputs and a Python complex scalar
+# is refused where it is recorded or differentiated forward.
+def not_complex(prim):
+    """The error for running `prim` on complex values where it is not verified for them."""
+    return NotImplementedError(f"{prim.name}: complex inputs are not supported (its "
+                               "computation and vjp/jvp rules are verified for real dtypes "
+                               "only); compute it on .real/.imag or torch.view_as_real")
 
 
 class Interpreter:

@@ -40,7 +40,7 @@ def _jvp(func, primals, tangents, argnums, has_aux, strict=False):
             raise RuntimeError(f"{_JVP}: tangent:{i} with shape {list(t.shape)} in flattened "
                                f"pytree doesn't match the shape {list(p.shape)} of the "
                                "corresponding primal.")
-        if not p.dtype.is_floating_point:
+        if not p.dtype.is_differentiable:
             raise RuntimeError(f"{_JVP}: only floating point primals can be differentiated, "
                                f"got {p.dtype} at primal:{i}")
     with JvpInterpreter() as level:

@@ -25,7 +25,7 @@ from ..autograd import inplace
 from ..autograd.graph import PrimNode, RuleCtx, SavedTensor
 from ..autograd.views import mark_view
 from ..core import grad_mode
-from ..core.dispatch import Interpreter, bind
+from ..core.dispatch import Interpreter, bind, not_complex
 from ..ops import creation
 from ..ops.index import index_put
 
@@ -131,6 +131,8 @@ class JvpInterpreter(Interpreter):
             raise NotImplementedError(
                 f"Trying to use forward AD with {prim.name} that does not support it because "
                 "it has not been implemented yet (the primitive has no jvp rule).")
+        if not prim.complex and any(o.dtype.is_complex for o in outs):
+            raise not_complex(prim)
         ctx = JvpCtx(primals, outs, tangents)
         multi = prim.multiple_results
         if callable(rule):
@@ -235,7 +237,7 @@ def _connect(t, p):
 
 def _fit(t, out, nondiff):
     """Tangent `t` brought to the shape and dtype of output `out` (None if out has none)."""
-    if t is None or nondiff or not out.dtype.is_floating_point:
+    if t is None or nondiff or not out.dtype.is_differentiable:
         return None
     if not isinstance(t, Tensor):
         return creation.full(tuple(out.shape), t, dtype=out.dtype)
@@ -243,7 +245,7 @@ def _fit(t, out, nondiff):
     if t.shape != shape:
         t = t.expand(shape)
     if t.dtype is not out.dtype:
-        t = t.to(out.dtype)
+        t = (t.real if t.dtype.is_complex and not out.dtype.is_complex else t).to(out.dtype)
     return t
 
 

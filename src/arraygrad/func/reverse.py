@@ -26,7 +26,7 @@ def _lift_tree(level, tree, name):
         if not isinstance(x, _t.Tensor):
             raise RuntimeError(f"{name}: Expected inputs to be Tensors (or pytrees of Tensors), "
                                f"got {type(x).__name__}")
-        if not x.dtype.is_floating_point:
+        if not x.dtype.is_differentiable:
             raise RuntimeError(f"{name}: only floating point inputs can be differentiated, got "
                                f"{x.dtype}")
         return level.lift(x, requires_grad=True)

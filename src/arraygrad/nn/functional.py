@@ -18,6 +18,7 @@ from ..core.autocast_mode import autocast_op, LOWER_PRECISION, FP32
 from ..core.grad_mode import no_grad
 from ..ops import creation, elementwise as ew, index as ix, linalg as la, reduce as rd, shape as sh
 from ..autograd.inplace import apply as _inplace
+from ..ops._checks import short_dtype_name
 from .modules.module import _size
 from ..ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d,  # noqa: F401
                         conv_transpose2d, conv_transpose3d, unfold, fold)
@@ -79,9 +80,18 @@ def _in_float32(fn):
     return run
 
 
+def _no_complex_error(message, *xs):
+    """torch's RuntimeError for the ops that check for complex before any kernel; `message`
+    has a {} for the complex dtype's name."""
+    for x in xs:
+        if x.dtype.is_complex:
+            raise RuntimeError(message.format(short_dtype_name(x.dtype)))
+
+
 @_in_float32
 def gelu(input, approximate="none"):
     """x * Phi(x); approximate='tanh' uses torch's tanh formula."""
+    ew.no_complex("gelu", input, kernel="GeluKernelImpl")
     if approximate == "none":
         return input * 0.5 * (1 + ew.erf(input * 0.7071067811865476))
     if approximate == "tanh":
@@ -207,6 +217,7 @@ def threshold(input, threshold, value, inplace=False):
 
 def glu(input, dim=-1):
     """a * sigmoid(b) for the two halves a, b of `input` along `dim`."""
+    ew.no_complex("glu", input)
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     n = input.shape[dim]
@@ -312,6 +323,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 @autocast_op(FP32)
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """Huber-like loss: 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta."""
+    ew.no_complex("smooth_l1", input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -421,6 +433,7 @@ def _long_name(dtype):
 @autocast_op(FP32)
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
+    ew.no_complex("huber", input, target)
     reduction = _reduction(None, None, reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
@@ -479,6 +492,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 @autocast_op(FP32)
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """KL(target || exp(input)) pointwise: target (log target) * (log target - input)."""
+    _no_complex_error("kl_div: Complex inputs not supported.", input, target)
     if size_average is not None or reduce is not None:
         reduction = _reduction(size_average, reduce, "mean")
     elif reduction == "mean":
@@ -701,12 +715,15 @@ def pdist(input, p=2):
     """Distances between the rows of a 2-d input, the upper triangle of cdist, row-major."""
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    _no_complex_error("pdist only supports floating-point dtypes", input)
     rows = creation.arange(input.shape[0])
     i, j = (rows.unsqueeze(1) < rows).nonzero(as_tuple=True)
     return _pnorm(input[i] - input[j], p, -1)
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1/|x1| * x2/|x2|) along `dim`; the norms are clamped at eps (gradient passes)."""
+    _no_complex_error("expected common dtype to be floating point, yet common dtype is {}", x1,
+                      x2)
     x1, x2 = sh.broadcast_tensors(x1, x2)
     n1 = _clamped_keep_grad(rd.norm(x1, 2, dim, True), eps)
     n2 = _clamped_keep_grad(rd.norm(x2, 2, dim, True), eps)
@@ -723,6 +740,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
 @autocast_op(FP32)
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """p-norm distances between the rows of x1 (.., P, M) and x2 (.., R, M): (.., P, R)."""
+    _no_complex_error("cdist only supports floating-point dtypes, X1 got: {}", x1)
+    _no_complex_error("cdist only supports floating-point dtypes, X2 got: {}", x2)
     if x1.ndim < 2 or x2.ndim < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
     if x1.shape[-1] != x2.shape[-1]:
@@ -763,6 +782,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """Normalise over every dim but the channels (dim 1). In training the batch statistics
     are used and the running ones updated in place (unbiased variance); in eval the running
     ones are used."""
+    ew.no_complex("batch_norm", input, kernel="batch_norm")
     if input.ndim < 2:
         raise ValueError(f"batch_norm: expected 2D or higher input (got {input.ndim}D input)")
     c = input.shape[1]
@@ -797,6 +817,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
     """Normalise each (example, channel) over its spatial dims."""
+    ew.no_complex("batch_norm", input, kernel="batch_norm")
     if input.ndim < 3:
         raise ValueError(f"instance_norm: expected 3D or higher input (got {input.ndim}D input)")
     c = input.shape[1]
@@ -825,6 +846,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the trailing `normalized_shape` dims."""
+    ew.no_complex("layer_norm", input, kernel="LayerNormKernelImpl")
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(shape)
     if k == 0 or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
@@ -857,6 +879,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalise each example over groups of channels (and the spatial dims)."""
+    ew.no_complex("group_norm", input, kernel="GroupNormKernelImpl")
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.ndim}")
@@ -878,6 +901,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """input / (k + alpha * mean of input^2 over `size` neighbouring channels)^beta."""
+    ew.no_complex("avg_pool", input, kernel="avg_pool2d" if input.ndim == 3 else "avg_pool3d")
     if input.ndim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} "
                          "dimensions)")
@@ -1095,6 +1119,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                   include_last_offset=False, padding_idx=None):
     """Sums, means or maxima of bags of embeddings: bags are the rows of a 2-d `input`, or
     the runs of a 1-d `input` starting at `offsets`. Empty bags give zeros."""
+    _no_complex_error("Expected tensor for argument #1 'weight' to have one of the following "
+                      "scalar types: Half, BFloat16, Float, Double; but got CPU{}Type instead "
+                      "(while checking arguments for embedding_bag)", weight)
     _check_index("embedding_bag", input)
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"mode has to be one of sum, mean or max, got {mode}")

@@ -93,16 +93,31 @@ def along_dim(prim, args, bdims, dim, **params):
 
 
 def unary(name, impl, deriv, *, save_input=True, save_output=False, **kw):
-    """Elementwise f(x) with derivative `deriv(ctx)` (reads ctx.x and/or ctx.out)."""
-    return primitive(name, impl, vjp=(lambda ctx, g: g * deriv(ctx),),
+    """Elementwise f(x) with derivative `deriv(ctx)` (reads ctx.x and/or ctx.out); with
+    complex=True f is holomorphic and the vjp takes the conjugate derivative."""
+    vjp = (lambda ctx, g: g * deriv(ctx).conj()) if kw.get("complex") else \
+        (lambda ctx, g: g * deriv(ctx))
+    return primitive(name, impl, vjp=(vjp,),
                      jvp=(lambda ctx, t: t * deriv(ctx),), batch=elementwise,
                      save=(0,) if save_input else (), save_output=save_output, **kw)
 
 
 def binary(name, impl, dx, dy, *, save=(0, 1), save_output=False, **kw):
-    """Elementwise f(x, y); dx/dy map (ctx, g) to the cotangent, also used as jvp."""
-    return primitive(name, impl, vjp=(dx, dy), jvp=(dx, dy), batch=elementwise, save=save,
+    """Elementwise f(x, y); dx/dy map (ctx, g) to the cotangent, also used as jvp. With
+    complex=True f is holomorphic: its vjp is conj(dx(conj(g))), the conjugate derivative
+    (conj returns a real tensor itself)."""
+    vjp = (adjoint(dx), adjoint(dy)) if kw.get("complex") else (dx, dy)
+    return primitive(name, impl, vjp=vjp, jvp=(dx, dy), batch=elementwise, save=save,
                      save_output=save_output, **kw)
+
+
+def adjoint(rule):
+    """The vjp, under torch's complex convention, of a holomorphic op whose `rule(ctx, g)`
+    multiplies by the derivative (its transpose): conj(rule(ctx, conj(g)))."""
+    def vjp(ctx, g, **params):
+        r = rule(ctx, g.conj(), **params)
+        return None if r is None else r.conj()
+    return vjp
 
 
 def nondiff(name, impl, **kw):

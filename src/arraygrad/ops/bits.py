@@ -45,7 +45,7 @@ _nan_to_num = primitive(
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """NaN -> `nan`, +inf -> `posinf`, -inf -> `neginf` (defaults: the dtype's largest and
     lowest); the gradient passes where the input is finite, as torch's."""
-    if not input.dtype.is_floating_point:
+    if not input.dtype.is_differentiable:
         return input.clone()
     return _nan_to_num(input, nan=nan, posinf=posinf, neginf=neginf)
 

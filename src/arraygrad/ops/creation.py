@@ -32,6 +32,8 @@ def _infer_dtype(data):
         return _dt.int64
     if a.dtype.kind == "f" and a.dtype == np.float64 and not isinstance(data, np.ndarray):
         return _dt.get_default_dtype()
+    if a.dtype.kind == "c" and not isinstance(data, np.ndarray):
+        return _dt.get_default_complex_dtype()
     return _dt.from_numpy_dtype(a.dtype)
 
 
@@ -39,8 +41,8 @@ def _array_dtype(a):
     """torch's refusal of a NumPy array whose dtype it has no tensor type for."""
     if a.dtype not in _dt._FROM_NP:
         raise TypeError(f"can't convert np.ndarray of type numpy.{a.dtype.type.__name__}. The "
-                        "only supported types are: float64, float32, float16, int64, int32, "
-                        "int16, int8, uint8, and bool.")
+                        "only supported types are: float64, float32, float16, complex64, "
+                        "complex128, int64, int32, int16, int8, uint8, and bool.")
 
 
 def _check_data(data):
@@ -48,8 +50,8 @@ def _check_data(data):
     if isinstance(data, str):
         raise TypeError("new(): invalid data type 'str'")
     for v in _flatten(data):
-        if isinstance(v, (builtins.bool, builtins.int, builtins.float, Tensor)) or \
-                getattr(getattr(v, "dtype", None), "kind", None) in ("b", "i", "u", "f"):
+        if isinstance(v, (builtins.bool, builtins.int, builtins.float, builtins.complex, Tensor)) \
+                or getattr(getattr(v, "dtype", None), "kind", None) in ("b", "i", "u", "f", "c"):
             continue
         raise RuntimeError(f"Could not infer dtype of {type_name(v)}")
 

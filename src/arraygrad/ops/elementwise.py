@@ -37,7 +37,7 @@ def promote(*operands, float_only=False, op="op"):
                     and a._data.dtype == b._data.dtype:
                 return operands
     res = _dt.result_type(*operands)
-    if float_only and not res.is_floating_point:
+    if float_only and res._category < 2:
         res = _dt.get_default_dtype()
     out = []
     for i, v in enumerate(operands):
@@ -46,8 +46,8 @@ def promote(*operands, float_only=False, op="op"):
                 v = convert(v, res)
         elif type(v) is builtins.int and res is not None and res._category == 1:
             v = _wrapped_int(v, res)
-        elif type(v) not in (builtins.bool, builtins.int, builtins.float):
-            if getattr(getattr(v, "dtype", None), "kind", None) not in ("b", "i", "u", "f"):
+        elif type(v) not in (builtins.bool, builtins.int, builtins.float, builtins.complex):
+            if getattr(getattr(v, "dtype", None), "kind", None) not in ("b", "i", "u", "f", "c"):
                 raise not_tensor(op, ("input", "other")[builtins.min(i, 1)], i + 1, v)
             # NumPy scalars too (np.float64 is a float): as weak scalars they take the result
             # dtype, where NumPy would compute in their own
@@ -125,14 +125,26 @@ def _convert_impl(xp, x, dtype):
     return xp.astype(x, array_dtype(xp, dtype))
 
 
+def _to_dtype_of_input(ctx, g, dtype):
+    d = ctx.dtypes[0]
+    return (g.real if g.dtype.is_complex and not d.is_complex else g).to(d)
+
+
 _convert = primitive("convert", _convert_impl, node_name="ToCopyBackward0", save=(),
-                     vjp=(lambda ctx, g, dtype: g.to(ctx.dtypes[0]),),
+                     vjp=(_to_dtype_of_input,), complex=True,
                      jvp=(lambda ctx, t, dtype: convert(t, dtype),), batch=elementwise)
 
 
 def convert(x, dtype):
     if x.dtype is dtype:
         return x
+    if x.dtype.is_complex and not dtype.is_complex:
+        import warnings
+        warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
+                      stacklevel=3)
+        x = x.real
+        if x.dtype is dtype:
+            return x.clone()
     return _convert(x, dtype=dtype)
 
 
@@ -145,7 +157,7 @@ def _scaled(y, alpha):
 
 _add = binary("add", _checked("add", lambda xp, x, y, alpha=1: xp.add(x, _scaled(y, alpha))),
               lambda ctx, g, alpha=1: g, lambda ctx, g, alpha=1: g if alpha == 1 else g * alpha,
-              save=())
+              save=(), complex=True)
 
 
 def _subtract(xp, x, y, alpha=1):
@@ -158,11 +170,12 @@ def _subtract(xp, x, y, alpha=1):
 
 _sub = binary("sub", _checked("sub", _subtract),
               lambda ctx, g, alpha=1: g, lambda ctx, g, alpha=1: -g if alpha == 1 else g * -alpha,
-              save=())
+              save=(), complex=True)
 _mul = binary("mul", _checked("mul", lambda xp, x, y: xp.multiply(x, y)),
-              lambda ctx, g: g * ctx.y, lambda ctx, g: g * ctx.x)
+              lambda ctx, g: g * ctx.y, lambda ctx, g: g * ctx.x, complex=True)
 _div = binary("div", _checked("div", lambda xp, x, y: xp.divide(x, y)),
-              lambda ctx, g: g / ctx.y, lambda ctx, g: -g * ctx.x / (ctx.y * ctx.y))
+              lambda ctx, g: g / ctx.y, lambda ctx, g: -g * ctx.x / (ctx.y * ctx.y),
+              complex=True)
 def _negative(xp, x):
     try:
         return xp.negative(x)
@@ -188,13 +201,19 @@ def _pow_dx(ctx, g):
 def _pow_dy(ctx, g):
     x = ctx.x
     if not isinstance(x, Tensor):
+        import cmath
         import math
+        if isinstance(x, builtins.complex) or ctx.out.dtype.is_complex:
+            return g * ctx.out * cmath.log(x) if x != 0 else g * 0 * ctx.out
         return g * ctx.out * math.log(x) if x > 0 else g * 0 * ctx.out
-    return g * where((x == 0) & (ctx.y >= 0), 0.0, ctx.out * log(x))
+    y = ctx.y
+    if isinstance(y, Tensor) and y.dtype.is_complex:
+        y = y.real
+    return g * where((x == 0) & (y >= 0), 0.0, ctx.out * log(x))
 
 
 _pow = binary("pow", _checked("pow", lambda xp, x, y: xp.pow(x, y)), _pow_dx, _pow_dy,
-              save_output=True, number_edges=False, arg_names=("self", "exponent"),
+              save_output=True, number_edges=False, arg_names=("self", "exponent"), complex=True,
               node_name=lambda node: "PowBackward" + ("2" if node.shapes[0] is None else
                                                       "0" if node.shapes[1] is None else "1"))
 
@@ -243,12 +262,14 @@ def pow(input, exponent):
     if isinstance(exponent, Tensor):
         x, y = promote(input, exponent, op='pow')
         return _pow(x, y)
+    if type(exponent) is builtins.complex:
+        return _pow(convert(input, _dt.result_type(input, exponent)), exponent)
     if type(exponent) not in (builtins.int, builtins.float, builtins.bool):
         if getattr(getattr(exponent, "dtype", None), "kind", None) not in ("b", "i", "u", "f"):
             raise TypeError(f"pow() received an invalid combination of arguments - got (Tensor, "
                             f"{type_name(exponent)})")
         exponent = exponent.item()      # a NumPy scalar: weak, like a Python number
-    if isinstance(exponent, builtins.float) and not input.dtype.is_floating_point:
+    if isinstance(exponent, builtins.float) and not input.dtype.is_differentiable:
         input = convert(input, _dt.get_default_dtype())
     return _pow(input, exponent)
 
@@ -300,7 +321,7 @@ def floor_divide(input, other):
 def _float_unary(prim):
     """Public form of a float-only op: integer inputs compute in the default dtype."""
     def op(input):
-        if not input.dtype.is_floating_point:
+        if input.dtype._category < 2:       # bool, integers
             input = convert(input, _dt.get_default_dtype())
         return prim(input)
     op.__name__ = prim.name
@@ -322,24 +343,49 @@ def _float_op(name, impl, deriv, **kw):
 
 
 def _piecewise_constant(name, impl):
-    """A step function (sign, floor...): zero derivative, as torch's."""
-    return _tensor_unary(primitive(name, silent(impl), zero_derivative=True, save=(),
-                                   batch=elementwise))
+    """A step function (sign, floor...): zero derivative, as torch's; none for complex."""
+    prim = primitive(name, silent(impl), zero_derivative=True, save=(), batch=elementwise)
+
+    def op(input):
+        if input.dtype.is_complex:
+            raise NotImplementedError(
+                "Unlike NumPy, torch.sign is not intended to support complex numbers. Please "
+                "use torch.sgn instead." if name == "sign" else
+                f"{name} is not supported for complex inputs")
+        return prim(input)
+    op.__name__ = name
+    op.prim = prim
+    return tensor_op(op)
+
+
+def no_complex(op, *xs, kernel=None):
+    """torch's refusal of an op without a complex kernel (named `kernel`, else op_cpu)."""
+    for x in xs:
+        if isinstance(x, Tensor) and x.dtype.is_complex:
+            raise NotImplementedError(f'"{kernel or op + "_cpu"}" not implemented for '
+                                      f"'{short_dtype_name(x.dtype)}'")
 
 
 exp = _float_op("exp", lambda xp, x: xp.exp(x), lambda ctx: ctx.out, save_input=False,
-                save_output=True)
-log = _float_op("log", lambda xp, x: xp.log(x), lambda ctx: 1 / ctx.x)
+                save_output=True, complex=True)
+log = _float_op("log", lambda xp, x: xp.log(x), lambda ctx: 1 / ctx.x, complex=True)
 sqrt = _float_op("sqrt", lambda xp, x: xp.sqrt(x), lambda ctx: 0.5 / ctx.out,
-                 save_input=False, save_output=True)
+                 save_input=False, save_output=True, complex=True)
 rsqrt = _float_op("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda ctx: -0.5 * ctx.out ** 3,
-                  save_input=False, save_output=True)
-abs = _tensor_unary(unary("abs", lambda xp, x: xp.abs(x), lambda ctx: sign(ctx.x)))
+                  save_input=False, save_output=True, complex=True)
+def _abs_jvp(ctx, t):
+    s = ctx.x.sgn()
+    return (t * s.conj()).real if s.dtype.is_complex else t * s
+
+
+abs = _tensor_unary(primitive("abs", silent(lambda xp, x: xp.abs(x)), save=(0,),
+                              vjp=(lambda ctx, g: g * ctx.x.sgn(),), jvp=(_abs_jvp,),
+                              batch=elementwise, complex=True))
 sign = _piecewise_constant("sign", lambda xp, x: xp.sign(x))
 tanh = _float_op("tanh", lambda xp, x: xp.tanh(x), lambda ctx: 1 - ctx.out * ctx.out,
-                 save_input=False, save_output=True)
+                 save_input=False, save_output=True, complex=True)
 sigmoid = _float_op("sigmoid", lambda xp, x: _sigmoid_impl(xp, x),
-                    lambda ctx: ctx.out * (1 - ctx.out), save_input=False, save_output=True)
+                    lambda ctx: ctx.out * (1 - ctx.out), save_input=False, save_output=True, complex=True)
 relu = _tensor_unary(unary(
     "relu", lambda xp, x: xp.maximum(x, xp.zeros((), dtype=x.dtype)),
     # 1 where out > 0 and where out is NaN (a NaN input passes its gradient, as torch's
@@ -347,27 +393,41 @@ relu = _tensor_unary(unary(
     # a create_graph gradient requires grad as torch's does
     lambda ctx: where(ctx.out != ctx.out, 1.0, sign(ctx.out)),
     save_input=False, save_output=True))
-sin = _float_op("sin", lambda xp, x: xp.sin(x), lambda ctx: cos(ctx.x))
-cos = _float_op("cos", lambda xp, x: xp.cos(x), lambda ctx: -sin(ctx.x))
+
+
+def _no_complex_relu(op):
+    def relu(input):
+        if isinstance(input, Tensor) and input.dtype.is_complex:
+            raise NotImplementedError("clamp is not supported for complex types")
+        return op(input)
+    relu.prim = op.prim
+    return relu
+
+
+relu = _no_complex_relu(relu)
+sin = _float_op("sin", lambda xp, x: xp.sin(x), lambda ctx: cos(ctx.x), complex=True)
+cos = _float_op("cos", lambda xp, x: xp.cos(x), lambda ctx: -sin(ctx.x), complex=True)
 tan = _float_op("tan", lambda xp, x: xp.tan(x), lambda ctx: 1 + ctx.out * ctx.out,
-                save_input=False, save_output=True)
+                save_input=False, save_output=True, complex=True)
 log1p = _float_op("log1p", lambda xp, x: xp.log1p(x), lambda ctx: 1 / (1 + ctx.x),
-                  node_name="Log1PBackward0")
+                  node_name="Log1PBackward0", complex=True)
 expm1 = _float_op("expm1", lambda xp, x: xp.expm1(x), lambda ctx: ctx.out + 1,
-                  save_input=False, save_output=True)
-log2 = _float_op("log2", lambda xp, x: xp.log2(x), lambda ctx: 1 / (ctx.x * 0.6931471805599453))
+                  save_input=False, save_output=True, complex=True)
+log2 = _float_op("log2", lambda xp, x: xp.log2(x), lambda ctx: 1 / (ctx.x * 0.6931471805599453), complex=True)
 log10 = _float_op("log10", lambda xp, x: xp.log10(x),
-                  lambda ctx: 1 / (ctx.x * 2.302585092994046))
-asin = _float_op("asin", lambda xp, x: xp.asin(x), lambda ctx: rsqrt(1 - ctx.x * ctx.x))
-acos = _float_op("acos", lambda xp, x: xp.acos(x), lambda ctx: -rsqrt(1 - ctx.x * ctx.x))
-atan = _float_op("atan", lambda xp, x: xp.atan(x), lambda ctx: 1 / (1 + ctx.x * ctx.x))
-sinh = _float_op("sinh", lambda xp, x: xp.sinh(x), lambda ctx: cosh(ctx.x))
-cosh = _float_op("cosh", lambda xp, x: xp.cosh(x), lambda ctx: sinh(ctx.x))
+                  lambda ctx: 1 / (ctx.x * 2.302585092994046), complex=True)
+asin = _float_op("asin", lambda xp, x: xp.asin(x), lambda ctx: rsqrt(1 - ctx.x * ctx.x), complex=True)
+acos = _float_op("acos", lambda xp, x: xp.acos(x), lambda ctx: -rsqrt(1 - ctx.x * ctx.x), complex=True)
+atan = _float_op("atan", lambda xp, x: xp.atan(x), lambda ctx: 1 / (1 + ctx.x * ctx.x), complex=True)
+sinh = _float_op("sinh", lambda xp, x: xp.sinh(x), lambda ctx: cosh(ctx.x), complex=True)
+cosh = _float_op("cosh", lambda xp, x: xp.cosh(x), lambda ctx: sinh(ctx.x), complex=True)
 erf = _float_op("erf", lambda xp, x: _erf(xp, x),
                 lambda ctx: 1.1283791670955126 * exp(-ctx.x * ctx.x))
 
 
 def _sigmoid_impl(xp, x):
+    if x.dtype.kind == "c":
+        return 1 / (1 + xp.exp(-x))
     # stable for large |x|: never exponentiates a positive number
     e = xp.exp(-xp.abs(x))
     return xp.where(x >= 0, 1 / (1 + e), e / (1 + e))
@@ -428,6 +488,8 @@ _clamp = primitive("clamp", _clamp_impl, node_name="ClampBackward1", save=(0,),
 
 @tensor_op
 def clamp(input, min=None, max=None):
+    if input.dtype.is_complex:
+        raise NotImplementedError("clamp is not supported for complex types")
     if min is None and max is None:
         raise RuntimeError("arraygrad.clamp: At least one of 'min' or 'max' must not be None")
     for v in (min, max):
@@ -480,8 +542,20 @@ def _min_share(ctx, g, first):
 _minimum = binary("minimum", _checked("minimum", lambda xp, x, y: xp.minimum(x, y)),
                   lambda ctx, g: _min_share(ctx, g, True),
                   lambda ctx, g: _min_share(ctx, g, False), jvp_reads_primals=False)
-maximum = _binop(_maximum)
-minimum = _binop(_minimum)
+
+
+def _real_only(prim):
+    def op(input, other):
+        x, y = promote(input, other, op=prim.name)
+        if any(isinstance(v, Tensor) and v.dtype.is_complex for v in (x, y)):
+            raise RuntimeError(f"{prim.name} not implemented for complex tensors.")
+        return prim(x, y)
+    op.__name__ = prim.name
+    return op
+
+
+maximum = _real_only(_maximum)
+minimum = _real_only(_minimum)
 
 
 # ----------------------------------------------------------------- where
@@ -503,7 +577,7 @@ def _where_impl(xp, cond, x, y):
 
 _where = primitive(
     "where", _where_impl, save=(0,), nondiff_inputs=(0,), arg_names=("condition", "self", "other"),
-    jvp_reads_primals=False,
+    complex=True, jvp_reads_primals=False,
     vjp=(lambda ctx, g: None,
          lambda ctx, g: _where(ctx.x, g, _zero_like(g)),
          lambda ctx, g: _where(ctx.x, _zero_like(g), g)),
@@ -537,10 +611,12 @@ def where(condition, input=None, other=None):
 
 # ----------------------------------------------------------------- comparisons
 def _cmp(name, fn):
-    prim = nondiff(name, _checked(name, fn, quiet=False))
+    prim = nondiff(name, _checked(name, fn, quiet=False), complex=name in ("eq", "ne"))
 
     def op(input, other):
         x, y = promote(input, other, op=name)
+        if name not in ("eq", "ne"):
+            no_complex(name, x, y)
         return prim(x, y)
     op.__name__ = name
     return op
@@ -554,17 +630,17 @@ gt = _cmp("gt", lambda xp, x, y: xp.greater(x, y))
 ge = _cmp("ge", lambda xp, x, y: xp.greater_equal(x, y))
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
-_logical_and = nondiff("logical_and", _checked("logical_and", lambda xp, x, y: xp.logical_and(x, y), quiet=False))
-_logical_or = nondiff("logical_or", _checked("logical_or", lambda xp, x, y: xp.logical_or(x, y), quiet=False))
-_logical_xor = nondiff("logical_xor", _checked("logical_xor", lambda xp, x, y: xp.logical_xor(x, y), quiet=False))
-_logical_not = nondiff("logical_not", lambda xp, x: xp.logical_not(x))
+_logical_and = nondiff("logical_and", _checked("logical_and", lambda xp, x, y: xp.logical_and(x, y), quiet=False), complex=True)
+_logical_or = nondiff("logical_or", _checked("logical_or", lambda xp, x, y: xp.logical_or(x, y), quiet=False), complex=True)
+_logical_xor = nondiff("logical_xor", _checked("logical_xor", lambda xp, x, y: xp.logical_xor(x, y), quiet=False), complex=True)
+_logical_not = nondiff("logical_not", lambda xp, x: xp.logical_not(x), complex=True)
 _bitwise_and = nondiff("bitwise_and", _checked("bitwise_and", lambda xp, x, y: xp.bitwise_and(x, y), quiet=False))
 _bitwise_or = nondiff("bitwise_or", _checked("bitwise_or", lambda xp, x, y: xp.bitwise_or(x, y), quiet=False))
 _bitwise_xor = nondiff("bitwise_xor", _checked("bitwise_xor", lambda xp, x, y: xp.bitwise_xor(x, y), quiet=False))
 _bitwise_not = nondiff("bitwise_not", lambda xp, x: xp.bitwise_invert(x))
-_isnan = nondiff("isnan", lambda xp, x: xp.isnan(x))
-_isinf = nondiff("isinf", lambda xp, x: xp.isinf(x))
-_isfinite = nondiff("isfinite", lambda xp, x: xp.isfinite(x))
+_isnan = nondiff("isnan", lambda xp, x: xp.isnan(x), complex=True)
+_isinf = nondiff("isinf", lambda xp, x: xp.isinf(x), complex=True)
+_isfinite = nondiff("isfinite", lambda xp, x: xp.isfinite(x), complex=True)
 
 
 def logical_and(a, b):
@@ -650,7 +726,7 @@ def _isclose_impl(xp, x, y, rtol, atol, equal_nan):
     return close | (xp.isfinite(actual) & (actual <= allowed))
 
 
-_isclose = nondiff("isclose", silent(_isclose_impl))
+_isclose = nondiff("isclose", silent(_isclose_impl), complex=True)
 
 
 @tensor_op(others=("other",))
@@ -692,6 +768,7 @@ def logaddexp(input, other):
 
 
 def hypot(input, other):
+    no_complex("hypot", input, other)
     return sqrt(input * input + other * other)
 
 
@@ -726,6 +803,7 @@ def xlogy(input, other):
 
 @tensor_op
 def logit(input, eps=None):
+    no_complex("logit", input)
     if eps is not None:
         input = clamp(input, eps, 1 - eps)
     return log(input / (1 - input))

@@ -630,14 +630,14 @@ def _index_put_t_batch(prim, args, bdims, spec, accumulate):
 
 
 _index_t = primitive(
-    "index_tensors", _index_t_impl, node_name="IndexBackward0",
+    "index_tensors", _index_t_impl, node_name="IndexBackward0", complex=True,
     vjp=lambda ctx, g, spec: [_index_put_t(_zeros_of(ctx.shapes[0], g.dtype), g,
                                            *_saved_from(ctx, 1), spec=spec, accumulate=True)]
     + [None] * (len(ctx.shapes) - 1),
     jvp=lambda ctx, t, *_, spec: _index_t(t, *_saved_from(ctx, 1), spec=spec),
     batch=_index_t_batch)
 _index_put_t = primitive(
-    "index_put_tensors", _index_put_t_impl, save=None,
+    "index_put_tensors", _index_put_t_impl, save=None, complex=True,
     node_name="IndexPutBackward0",
     vjp=lambda ctx, g, spec, accumulate: [
         g if accumulate else _index_put_t(g, _zeros_scalar(g), *_saved_from(ctx, 2), spec=spec,
@@ -816,7 +816,8 @@ def _raise(msg):
 # an identity whose derivative raises (torch's DelayedError)
 _once_differentiable = primitive(
     "once_differentiable", lambda xp, x, msg: x.copy(), save=(), node_name="DelayedError",
-    vjp=lambda ctx, g, msg: _raise(msg), jvp=lambda ctx, t, msg: _raise(msg), batch=same_bdim)
+    vjp=lambda ctx, g, msg: _raise(msg), jvp=lambda ctx, t, msg: _raise(msg), complex=True,
+    batch=same_bdim)
 
 
 def _scatter_reduce_jvp(ctx, tx, ts, ti, dim, reduce, include_self):

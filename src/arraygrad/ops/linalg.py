@@ -49,7 +49,8 @@ def _matmul_batch(prim, args, bdims):
 
 _matmul = primitive(
     "matmul", _matmul_impl, node_name="MmBackward0", arg_names=("self", "mat2"),
-    vjp=(lambda ctx, g: g @ _mT(ctx.y), lambda ctx, g: _mT(ctx.x) @ g),
+    vjp=(lambda ctx, g: g @ _mT(ctx.y).conj(), lambda ctx, g: _mT(ctx.x).conj() @ g),
+    complex=True,
     jvp=(lambda ctx, t: _matmul(t, ctx.y), lambda ctx, t: _matmul(ctx.x, t)),
     batch=_matmul_batch)
 
@@ -141,7 +142,12 @@ def dot(input, tensor):
 
 
 inner = dot
-vdot = dot
+
+
+@tensor_op(others=('other',))
+def vdot(input, other):
+    """dot with the first vector conjugated (sum(conj(input) * other))."""
+    return dot(input.conj(), other)
 
 
 @tensor_op(others=('vec2',))
@@ -329,7 +335,7 @@ def linalg_cross(input, other, *, dim=-1):
 
 @tensor_op(others=('y',))
 def vecdot(x, y, *, dim=-1):
-    """Dot products of the vectors along `dim`, broadcast: sum(x * y, dim)."""
+    """Dot products of the vectors along `dim`, broadcast: sum(conj(x) * y, dim)."""
     if x.dtype is not y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found x "
                            f"of type {short_dtype_name(x.dtype)} and y of type "
@@ -338,7 +344,7 @@ def vecdot(x, y, *, dim=-1):
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{x.shape[dim]}] and src "
                            f"[{y.shape[dim]}] to have the same number of elements, but got "
                            f"{x.shape[dim]} and {y.shape[dim]} elements respectively")
-    return (x * y).sum(dim)
+    return (x.conj() * y).sum(dim)
 
 
 def _chain_order(dims):

@@ -65,7 +65,7 @@ _vector_norm = primitive(
 def _float_input(op, x, dtype):
     if dtype is not None:
         x = convert(x, dtype)
-    if not x.dtype.is_floating_point:
+    if not x.dtype.is_differentiable:
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{short_dtype_name(x.dtype)}")
     return x
@@ -79,6 +79,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         torch.linalg.vector_norm(torch.tensor([3.0, -4.0]), 1)       # 7
     """
     x = _float_input("linalg.vector_norm", x, dtype)
+    if x.dtype.is_complex:      # the norm of the moduli: real, as torch's
+        x = x.abs()
     if isinstance(ord, bool) or not isinstance(ord, (int, float)):
         raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "
                         f"{type(ord).__name__}")
@@ -106,7 +108,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     if d0 == d1:
         raise RuntimeError(f"{op}: dims must be different. Got ({dim[0]}, {dim[1]})")
     if ord == "fro":
-        return _norm2(A, dims=tuple(sorted((d0, d1))), keepdim=keepdim)
+        return _norm2(A.abs() if A.dtype.is_complex else A, dims=tuple(sorted((d0, d1))),
+                      keepdim=keepdim)
     if ord in (2, -2, "nuc"):       # from the singular values, over the two dims moved last
         S = linalg_svdvals(A.movedim((d0, d1), (-2, -1)))
         out = S.sum(-1) if ord == "nuc" else (amax if ord == 2 else amin)(S, -1)

@@ -10,6 +10,7 @@ import math
 
 from ..core.autocast_mode import autocast_op, FP32
 from . import creation, elementwise as ew, reduce as rd
+from ._checks import short_dtype_name
 from .conv import im2col, ntuple
 from .index import index_select
 from .linalg import matmul
@@ -24,6 +25,9 @@ def _batched(input, nd, op):
     else:
         raise RuntimeError(f"{op}: Expected {nd + 1}D or {nd + 2}D (batch mode) tensor for input, "
                            f"but got input of size {list(input.shape)}")
+    if input.dtype.is_complex:
+        raise NotImplementedError(f'"{op}" not implemented for '
+                                  f"'{short_dtype_name(input.dtype)}'")
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"{op}: integer inputs are not supported yet (got {input.dtype}); "
                            "convert the input to a floating point dtype")

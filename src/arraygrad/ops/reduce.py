@@ -7,7 +7,7 @@ from .. import _tensor as _t
 from ..core.autocast_mode import autocast_op, FP32
 from ..backends import silent
 from ._checks import tensor_op, short_dtype_name
-from ._rules import along_dim, reduction
+from ._rules import adjoint, along_dim, reduction
 from .registry import primitive
 from .elementwise import convert, exp, where, log
 
@@ -78,7 +78,7 @@ _sum = primitive(
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
-    elif not input.dtype.is_floating_point:
+    elif input.dtype._category < 2:
         input = convert(input, _dt.int64)
     return _sum(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
 
@@ -108,7 +108,7 @@ _mean = primitive(
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
-    if not input.dtype.is_floating_point:
+    if not input.dtype.is_differentiable:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {input.dtype}")
     return _mean(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
@@ -163,7 +163,8 @@ def _prod_jvp(ctx, t, dims, keepdim):
 
 
 _prod = primitive("prod", silent(lambda xp, x, dims, keepdim: xp.prod(x, axis=dims, keepdims=keepdim)),
-                  save_output=True, vjp=(_prod_grad,), node_name=_overload_name("Prod"),
+                  save_output=True, vjp=(adjoint(_prod_grad),), complex=True,
+                  node_name=_overload_name("Prod"),
                   jvp=(_prod_jvp,), batch=reduction)
 
 
@@ -215,6 +216,7 @@ _min_all = _reduction("min", lambda xp, x, dims, keepdim: xp.min(x, axis=dims, k
 
 @tensor_op
 def amax(input, dim=(), keepdim=False):
+    _no_complex("max_values", input)
     dims = _dims(dim if dim != () else None, input.ndim)
     _check_nonempty("amax", input, dims if dim != () else ())
     return _amax(input, dims=dims, keepdim=keepdim)
@@ -222,6 +224,7 @@ def amax(input, dim=(), keepdim=False):
 
 @tensor_op
 def amin(input, dim=(), keepdim=False):
+    _no_complex("min_values", input)
     dims = _dims(dim if dim != () else None, input.ndim)
     _check_nonempty("amin", input, dims if dim != () else ())
     return _amin(input, dims=dims, keepdim=keepdim)
@@ -285,6 +288,11 @@ def _select_jvp(ctx, t, dims, keepdim):
     return (v if keepdim else v.squeeze(d)), None
 
 
+def _no_complex(op, x):
+    if x.dtype.is_complex:
+        raise NotImplementedError(f'"{op}" not implemented for \'{short_dtype_name(x.dtype)}\'')
+
+
 def _argsel(name):
     def f(xp, x, axis, keepdims):
         return getattr(xp, name)(x, axis=axis, keepdims=keepdims)
@@ -305,6 +313,7 @@ def _minmax(name, all_prim, dim_prim, binary):
     def op(input, dim=None, keepdim=False):
         if isinstance(dim, Tensor):
             return binary(input, dim)
+        _no_complex(name + "_all", input)
         if dim is None:
             _check_nonempty(name, input, ())
             return all_prim(input, dims=tuple(range(input.ndim)), keepdim=False)
@@ -333,6 +342,8 @@ min = _minmax("min", _min_all, _min_dim, _min_binary)
 
 def _arg_select(name, prim):
     def op(input, dim=None, keepdim=False):
+        if input.dtype.is_complex:
+            raise RuntimeError(f"{name}(): does not support complex input")
         if dim is None:
             _check_nonempty(name, input, (), IndexError)     # torch's type for arg* here
             return prim(input.reshape(-1), dims=(0,), keepdim=False)[1]
@@ -374,7 +385,7 @@ _logsumexp = primitive(
 
 @tensor_op
 def logsumexp(input, dim, keepdim=False):
-    if not input.dtype.is_floating_point:
+    if not input.dtype.is_differentiable:
         input = convert(input, _dt.get_default_dtype())
     return _logsumexp(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
 
@@ -494,7 +505,7 @@ _std = primitive(
 
 
 def _var_args(name, input, dim, correction, unbiased):
-    if not input.dtype.is_floating_point:
+    if not input.dtype.is_differentiable:
         raise RuntimeError(f"{name}(): std and var only support floating point and complex "
                            f"dtypes, got {input.dtype}")
     if unbiased is not None:
@@ -504,11 +515,17 @@ def _var_args(name, input, dim, correction, unbiased):
 
 @tensor_op
 def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
-    return _var(input, keepdim=keepdim, **_var_args("var", input, dim, correction, unbiased))
+    args = _var_args("var", input, dim, correction, unbiased)
+    if input.dtype.is_complex:      # E|z - Ez|^2: the real parts' variance plus the imaginary's
+        return _var(input.real, keepdim=keepdim, **args) + _var(input.imag, keepdim=keepdim,
+                                                                **args)
+    return _var(input, keepdim=keepdim, **args)
 
 
 @tensor_op
 def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    if input.dtype.is_complex:
+        return var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased).sqrt()
     return _std(input, keepdim=keepdim, **_var_args("std", input, dim, correction, unbiased))
 
 
@@ -544,9 +561,9 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 _all = primitive("all", lambda xp, x, dims, keepdim: xp.all(x, axis=dims, keepdims=keepdim),
-                 differentiable=False, batch=reduction)
+                 differentiable=False, batch=reduction, complex=True)
 _any = primitive("any", lambda xp, x, dims, keepdim: xp.any(x, axis=dims, keepdims=keepdim),
-                 differentiable=False, batch=reduction)
+                 differentiable=False, batch=reduction, complex=True)
 
 
 @tensor_op
@@ -561,7 +578,7 @@ def any(input, dim=None, keepdim=False):
 
 @tensor_op
 def cumsum(input, dim, *, dtype=None):
-    if dtype is None and not input.dtype.is_floating_point and input.dtype is not _dt.int64:
+    if dtype is None and not input.dtype.is_differentiable and input.dtype is not _dt.int64:
         dtype = _dt.int64       # torch sums bools and integers as int64
     if dtype is not None:
         input = convert(input, dtype)
@@ -596,6 +613,8 @@ topk_result = namedtuple("topk", ["values", "indices"])
 
 @tensor_op
 def argsort(input, dim=-1, descending=False, stable=False):
+    if input.dtype.is_complex:
+        raise RuntimeError(" Sort does not support complex dtypes on CPU")
     d = _t._wrap_dim(dim, input.ndim)
     if input.ndim == 0:
         return _argsort(input.reshape(1), dim=0, descending=descending).reshape(())
@@ -693,7 +712,7 @@ _cumprod = primitive("cumprod", silent(lambda xp, x, dim: xp.cumulative_prod(x, 
 def cumprod(input, dim, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
-    elif not input.dtype.is_floating_point:
+    elif input.dtype._category < 2:
         input = convert(input, _dt.int64)
     d = _t._wrap_dim(dim, input.ndim)
     if input.ndim == 0:

@@ -246,6 +246,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if nd < 1 or nd > 3 or (mode in dims and dims[mode] != nd):
         want = {1: "3D", 2: "4D", 3: "5D"}.get(dims.get(mode), "3D, 4D or 5D")
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {want} input")
+    ew.no_complex("interpolate", input, kernel=f"upsample_{mode.replace('-', '_')}{nd}d")
     if not input.dtype.is_floating_point and mode not in ("nearest", "nearest-exact"):
         raise RuntimeError(f"interpolate: mode '{mode}' needs a floating point input, got "
                            f"{input.dtype}")

@@ -325,7 +325,7 @@ def broadcast_tensors(*tensors):
 # a fresh row-major copy (asarray(copy=True) keeps NumPy's layout): under vmap each example of a
 # clone is then laid out as a clone made in a loop, which as_strided reads
 _clone = primitive("clone", lambda xp, x: xp.reshape(x, x.shape, copy=True), save=(),
-                   vjp=(lambda ctx, g: g,), jvp=(lambda ctx, t: t,), batch=same_bdim)
+                   vjp=(lambda ctx, g: g,), jvp=(lambda ctx, t: t,), batch=same_bdim, complex=True)
 
 
 @tensor_op

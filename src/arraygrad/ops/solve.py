@@ -124,6 +124,9 @@ def _cholesky_raw(xp, a):
 
 # ----------------------------------------------------------------- checks
 def _check_float(op, A):
+    if A.dtype.is_complex:
+        raise NotImplementedError(f"{op}: complex inputs are not supported yet (real dtypes "
+                                  "only)")
     if not A.dtype.is_floating_point:
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{short_dtype_name(A.dtype)}")

@@ -108,7 +108,7 @@ def polygamma(n, input):
     if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise RuntimeError(f"polygamma(n, x) does not support negative n (or a non-integer n), "
                            f"got {n!r}")
-    if not input.dtype.is_floating_point:
+    if not input.dtype.is_differentiable:
         from .. import dtypes as _dt
         input = convert(input, _dt.get_default_dtype())
     return _polygamma(input, n=n)
@@ -332,7 +332,7 @@ def expit(input):
 @tensor_op
 def entr(input):
     """-x log x elementwise: 0 at 0, -inf for x < 0 (as torch.special.entr)."""
-    x = input if input.dtype.is_floating_point else _float_unary_input(input)
+    x = input if input.dtype.is_differentiable else _float_unary_input(input)
     safe = where(x > 0, x, 1.0)
     return where(x > 0, -x * log(safe), where(x == 0, 0.0, -math.inf))
 
@@ -362,7 +362,7 @@ def xlog1py(input, other):
 def sinc(input):
     """sin(pi x) / (pi x), 1 at 0."""
     from .elementwise import sin
-    x = input if input.dtype.is_floating_point else _float_unary_input(input)
+    x = input if input.dtype.is_differentiable else _float_unary_input(input)
     px = math.pi * where(x == 0, 1.0, x)
     return where(x == 0, 1.0, sin(px) / px)
 

@@ -67,6 +67,9 @@ def _no_driver(driver):
 def _check_matrix(op, A, kernel, square=False):
     if A.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    if A.dtype.is_complex:
+        raise NotImplementedError(f"{op}: complex inputs are not supported yet (real dtypes "
+                                  "only)")
     if not A.dtype.is_floating_point:
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{short_dtype_name(A.dtype)}")
@@ -563,6 +566,9 @@ def linalg_matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None
     if A.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at "
                            "least 2 dimensions.")
+    if A.dtype.is_complex:
+        raise NotImplementedError("matrix_rank: complex inputs are not supported yet (real "
+                                  "dtypes only)")
     if A.dtype not in _LAPACK:
         raise RuntimeError("This function doesn't handle types other than float and double")
     if tol is not None:
@@ -669,6 +675,9 @@ def linalg_lstsq(input, b, rcond=None, *, driver=None):
         raise RuntimeError("torch.linalg.lstsq: Expected input and other to have the same "
                            f"dtype, but got input's dtype {short_dtype_name(A.dtype)} and "
                            f"other's dtype {short_dtype_name(B.dtype)}")
+    if A.dtype.is_complex:
+        raise NotImplementedError("linalg.lstsq: complex inputs are not supported yet (real "
+                                  "dtypes only)")
     if A.dtype not in _LAPACK:
         raise RuntimeError("This function doesn't handle types other than float and double")
     driver = "gelsy" if driver is None else driver
