@@ -1,6 +1,7 @@
 """Level 0: compute on raw arrays and record a graph node when grad mode asks. Importing
 this module installs it as the base of the dispatcher's interpreter stack."""
 from .. import _tensor as _t
+from .. import dtypes as _dt
 from .._tensor import Tensor
 from ..backends import backend_of, default_backend, common_backend, adopt
 from ..core import dispatch, grad_mode
@@ -21,7 +22,7 @@ def process(prim, args, params):
             if a._lvl is not None:      # escaped from a finished transform
                 return process(prim, tuple(_t.lower(x) for x in args), params)
             d = a._data
-            if d.dtype.kind == "c" and not prim.complex:
+            if _dt.of_array(d.dtype).is_complex and not prim.complex:
                 raise dispatch.not_complex(prim)
             if backend is None:
                 backend = backend_of(d)

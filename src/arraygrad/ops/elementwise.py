@@ -426,7 +426,7 @@ erf = _float_op("erf", lambda xp, x: _erf(xp, x),
 
 
 def _sigmoid_impl(xp, x):
-    if x.dtype.kind == "c":
+    if _dt.of_array(x.dtype).is_complex:
         return 1 / (1 + xp.exp(-x))
     # stable for large |x|: never exponentiates a positive number
     e = xp.exp(-xp.abs(x))
