@@ -79,6 +79,7 @@ from ._legacy import (FloatTensor, DoubleTensor, HalfTensor, ByteTensor, CharTen
                       set_default_tensor_type)
 from .utils import data as _utils_data  # noqa: F401  (makes torch.utils.data reachable)
 from .serialization import save, load  # noqa: F401
+from .dask_arrays import from_dask, compute, map_blocks  # noqa: F401
 from . import safetensors  # noqa: F401,E402  (safetensors.torch's API)
 from ._layout import layout, strided, sparse_coo  # noqa: F401
 from ._sparse_tensor import sparse_coo_tensor, spmm  # noqa: F401

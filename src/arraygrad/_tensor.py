@@ -66,7 +66,7 @@ class Tensor:
         t = self
         while t._lvl is not None:
             t = t._inner
-        return _dt._FROM_NP[t._data.dtype]
+        return _dt.of_array(t._data.dtype)
 
     @property
     def ndim(self):
@@ -221,7 +221,7 @@ class Tensor:
     def item(self):
         if self.numel() != 1:
             raise RuntimeError(f"a Tensor with {self.numel()} elements cannot be converted to Scalar")
-        return self._base_array().reshape(()).item() if self._lvl is None else _item_inside(self)
+        return _scalar(self._base_array()) if self._lvl is None else _item_inside(self)
 
     def tolist(self):
         if self._lvl is not None and _batched(self):
@@ -268,8 +268,14 @@ class Tensor:
             if own is not None:
                 return own(self)
             return f"{self._lvl.kind.capitalize()}Tensor(lvl={self._lvl.level}, value={self._inner!r})"
-        data = np.asarray(backend_of(self._data).to_numpy(self._data))
         extra = []
+        if backend_of(self._data).lazy:     # printing does not compute (that is compute()'s job)
+            if self.grad_fn is not None:
+                extra.append(f"grad_fn=<{self.grad_fn.name()}>")
+            elif self._requires_grad:
+                extra.append("requires_grad=True")
+            return f"tensor({self._data!r}{''.join(', ' + e for e in extra)})"
+        data = np.asarray(backend_of(self._data).to_numpy(self._data))
         if self.dtype is not _dt.get_default_dtype() and (data.size == 0 or self.dtype not in (
                 _dt.int64, _dt.bool, _dt.get_default_complex_dtype())):
             extra.append(f"dtype={self.dtype}")
@@ -327,7 +333,14 @@ def _item_inside(t, control_flow=False):
                            "support vmap over calling .item() on a Tensor, please try to rewrite "
                            "what you're doing with other operations.")
     # grad and jvp levels hold one concrete value: control flow on it is fine, as in torch.func
-    return t._base_array().reshape(()).item()
+    return _scalar(t._base_array())
+
+
+def _scalar(array):
+    """The one value of `array` as a Python number."""
+    if type(array) is not np.ndarray:
+        array = np.asarray(backend_of(array).to_numpy(array))
+    return array.reshape(()).item()
 
 
 def _wrap_dim(dim, ndim):

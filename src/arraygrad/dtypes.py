@@ -25,12 +25,13 @@ except ImportError:         # optional: only bfloat16 needs it
 
 
 class dtype:
-    __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_differentiable",
+    __slots__ = ("name", "np", "kind", "is_floating_point", "is_complex", "is_differentiable",
                  "is_signed", "itemsize", "_category")
 
     def __init__(self, name, np_dtype, category):
         self.name = name
         self.np = np.dtype(np_dtype)
+        self.kind = self.np.kind     # NumPy's letter: b, i, u, f or c
         self.is_floating_point = category == 2
         self.is_complex = category == 3
         self.is_differentiable = category >= 2     # may require grad: floating or complex
@@ -87,6 +88,7 @@ else:
     _ALL = (float16, float32, float64, uint8, int8, int16, int32, int64, bool, complex64,
             complex128)
 _FROM_NP = {d.np: d for d in _ALL}
+_FOREIGN = {}     # dtypes of other array libraries (kept apart: they may hash as NumPy's)
 _NAMES = {d.name: d for d in _ALL + (bfloat16,)}
 _default = [float32]
 
@@ -100,6 +102,16 @@ def from_numpy_dtype(np_dtype):
         return _FROM_NP[np.dtype(np_dtype)]
     except KeyError:
         raise TypeError(f"arraygrad does not support the array dtype {np_dtype}") from None
+
+
+def register_array_dtype(array_dtype, d):
+    """Arrays of another library whose dtype is `array_dtype` hold arraygrad dtype `d`."""
+    _FOREIGN[array_dtype] = d
+
+
+def of_array(array_dtype):
+    """arraygrad's dtype for an array whose dtype is `array_dtype` (NumPy's or registered)."""
+    return _FROM_NP[array_dtype] if isinstance(array_dtype, np.dtype) else _FOREIGN[array_dtype]
 
 
 def get_default_dtype():

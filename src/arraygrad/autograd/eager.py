@@ -1,8 +1,9 @@
 """Level 0: compute on raw arrays and record a graph node when grad mode asks. Importing
 this module installs it as the base of the dispatcher's interpreter stack."""
 from .. import _tensor as _t
+from .. import dtypes as _dt
 from .._tensor import Tensor
-from ..backends import backend_of, default_backend, numpy_backend
+from ..backends import backend_of, default_backend, numpy_backend, common_backend, adopt
 from ..core import dispatch, grad_mode
 from .graph import gradient_edge, record
 from .views import mark_view, refresh_view
@@ -17,15 +18,20 @@ def process(prim, args, params):
     arrays = []
     needs_grad = False
     backend = None
+    mixed = False
     for a in args:
         if isinstance(a, Tensor):
             if a._lvl is not None:      # escaped from a finished transform
                 return process(prim, tuple(_t.lower(x) for x in args), params)
             d = a._data
-            if d.dtype.kind == "c" and not prim.complex:
+            if _dt.of_array(d.dtype).is_complex and not prim.complex:
                 raise dispatch.not_complex(prim)
             if backend is None:
                 backend = backend_of(d)
+                first = d
+            elif type(d) is not type(first):
+                backend = common_backend(backend, first, d)
+                mixed = True
             arrays.append(d)
             if a._requires_grad:
                 needs_grad = True
@@ -37,6 +43,8 @@ def process(prim, args, params):
             arrays.append(a)
     if backend is None:
         backend = default_backend()
+    elif mixed:
+        arrays = [adopt(backend, d) if isinstance(a, Tensor) else d for a, d in zip(args, arrays)]
     out = prim.impl(backend.xp, *arrays, **params)
     if prim.multiple_results:
         outs = [_t.make(backend.result(o)) for o in out]

@@ -14,7 +14,7 @@ import weakref
 from .. import _tensor as _t
 from .._tensor import Tensor
 from ..backends import default_backend, numpy_backend
-from ..dtypes import _FROM_NP
+from ..dtypes import of_array
 from ..core import grad_mode
 from ..core.dispatch import born_here, not_complex, transforms_active
 from ..core.shapes import broadcasts_to, sum_to
@@ -350,7 +350,7 @@ class PrimNode(Node, RuleCtx):
                 if a._lvl is None:
                     d = a._data
                     shapes.append(d.shape)
-                    dtypes.append(_FROM_NP[d.dtype])
+                    dtypes.append(of_array(d.dtype))
                 else:
                     shapes.append(tuple(a.shape))
                     dtypes.append(a.dtype)
@@ -510,14 +510,11 @@ def record(prim, params, saved_args, outs, results, edges, level_owned):
         d = r._data
         if i in nondiff:
             continue
-        if d is None:
-            if not r.dtype.is_differentiable:
-                continue
-        elif d.dtype.kind not in "fV":      # V: bfloat16
-            if d.dtype.kind != "c":
-                continue
-            if not prim.complex:
-                raise not_complex(prim)
+        dtype = r.dtype if d is None else of_array(d.dtype)
+        if not dtype.is_differentiable:
+            continue
+        if dtype.is_complex and d is not None and not prim.complex:
+            raise not_complex(prim)
         r._requires_grad = True
         r.grad_fn = node
         r._output_nr = i
@@ -552,7 +549,7 @@ def validate_grads(node, grads):
             continue
         if g._lvl is None:
             d = g._data
-            gshape, gdtype = d.shape, _FROM_NP[d.dtype]
+            gshape, gdtype = d.shape, of_array(d.dtype)
         else:
             gshape, gdtype = tuple(g.shape), g.dtype
         if gshape != shape:

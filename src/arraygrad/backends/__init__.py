@@ -1,31 +1,89 @@
 """The backend seam: the only place that knows which array library holds the data.
 
-A backend gives `xp` (an array namespace close to the array API standard) and
-the few operations that standard lacks. Everything outside `backends/` reaches
-arrays only through `backend_of(array)`.
+A backend gives `xp`, an array namespace following the Python array API standard, and the
+few operations that standard lacks (`index_add`, the random stream, conversion to NumPy).
+Primitive impls compute with `xp` only, so one impl serves every backend; everything outside
+`backends/` reaches arrays through `backend_of(array)`.
+
+Backends for other libraries (`dask_backend`, `array_api_backend`) are imported the first time
+one of their arrays is seen, so `import arraygrad` never imports Dask.
 """
+import importlib
+
+import numpy as np
+
 from .numpy_backend import NumpyBackend
 
 numpy_backend = NumpyBackend()
 _BACKENDS = [numpy_backend]
+_BY_TYPE = {numpy_backend.array_type: numpy_backend}
+# top-level module of an array type -> the backend module that handles it
+_MODULES = {"dask": "dask_backend", "array_api_strict": "array_api_backend"}
 
 
 def register(backend):
-    """Make another array library usable (CuPy, Dask: see their modules)."""
+    """Make another array library usable: `backend` needs the attributes of NumpyBackend."""
     _BACKENDS.insert(0, backend)
+    _BY_TYPE.clear()
+    _BY_TYPE[numpy_backend.array_type] = numpy_backend
 
 
 def backend_of(array):
+    """The backend whose arrays `array` is (NumPy for numbers and other Python data)."""
     if type(array) is numpy_backend.array_type:
         return numpy_backend
+    b = _BY_TYPE.get(type(array))
+    return b if b is not None else _find(array)
+
+
+def _find(array):
     for b in _BACKENDS:
         if b.owns(array):
-            return b
-    return numpy_backend
+            break
+    else:
+        module = _MODULES.get(type(array).__module__.partition(".")[0])
+        if module is None:
+            return numpy_backend            # not cached: Python data of any type
+        b = importlib.import_module(f"{__name__}.{module}").backend_for(array)
+        if b not in _BACKENDS:
+            _BACKENDS.insert(0, b)
+    _BY_TYPE[type(array)] = b
+    return b
+
+
+def array_dtype(xp, d):
+    """The array dtype of namespace `xp` for arraygrad dtype `d` (NumPy's where `xp` has no
+    name for it: bfloat16 from ml_dtypes)."""
+    return getattr(xp, d.name, None) or d.np
 
 
 def default_backend():
     return numpy_backend
+
+
+def common_backend(first, a, b):
+    """The backend of an op over array `a` (of backend `first`) and array `b` of another type.
+
+    As in torch, where a 0-dim CPU tensor may join a CUDA op, a 0-dim array joins the other
+    operand's backend; a backend that computes on NumPy arrays itself (Dask) takes NumPy
+    arrays of any shape. Any other mix is torch's "same device" error."""
+    second = backend_of(b)
+    if second is first:
+        return first
+    for win, lose, loser in ((first, second, b), (second, first, a)):
+        if lose is numpy_backend and win.takes_numpy or len(loser.shape) == 0 and not lose.lazy:
+            return win
+    raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
+                       f"devices, {first.name} and {second.name}! (arraygrad: their arrays belong "
+                       "to different array libraries; convert one, e.g. with "
+                       "arraygrad.tensor(t.numpy()))")
+
+
+def adopt(backend, array):
+    """`array` (of another backend, see common_backend) as an array of `backend`."""
+    if backend_of(array) is backend:
+        return array
+    return backend.asarray(backend_of(array).to_numpy(array))
 
 
 def silent(impl):
@@ -45,8 +103,10 @@ def silent(impl):
                 _reset_errstate(token)
         fn = quiet.get(xp)
         if fn is None:
-            errstate = getattr(xp, "errstate", None)
-            fn = quiet[xp] = impl if errstate is None else errstate(all="ignore")(impl)
+            # libraries without errstate compute eagerly with NumPy (array_api_strict) or
+            # emit no warnings: NumPy's quiets the former and costs the latter nothing
+            errstate = getattr(xp, "errstate", np.errstate)
+            fn = quiet[xp] = errstate(all="ignore")(impl)
         return fn(xp, *args, **params)
     run.__name__ = getattr(impl, "__name__", "impl")
     return run

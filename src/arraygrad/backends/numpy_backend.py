@@ -7,6 +7,8 @@ class NumpyBackend:
     device = "cpu"
     xp = np
     array_type = np.ndarray
+    lazy = False            # arrays hold values (Dask's hold a graph to compute)
+    takes_numpy = False     # see backends.common_backend
 
     def owns(self, array):
         return isinstance(array, (np.ndarray, np.generic))
@@ -21,6 +23,15 @@ class NumpyBackend:
 
     def to_numpy(self, array):
         return array
+
+    def alias(self, array):
+        """A new array object over the same memory (a view: tensors' views share storage)."""
+        return array.view()
+
+    def map_scalar(self, fn, array):
+        """`fn`, a Python function of one number, applied to each element: for the functions
+        the array API standard lacks (erf, lgamma)."""
+        return map_scalar(fn, array)
 
     def index_add(self, target, index, values):
         """target[index] += values, accumulating repeated indices (scatter-add)."""
@@ -51,6 +62,12 @@ class NumpyBackend:
         """The global stream: one object for the process, reseeded in place by
         arraygrad.default_generator."""
         return _rng
+
+
+def map_scalar(fn, array):
+    if not array.size:
+        return array.copy()
+    return np.vectorize(fn, otypes=[array.dtype])(array)
 
 
 _rng = np.random.default_rng()

@@ -6,7 +6,7 @@ import numpy as np
 from .. import _device
 from .. import dtypes as _dt
 from .. import _tensor as _t
-from ..backends import default_backend, backend_of
+from ..backends import default_backend, backend_of, array_dtype
 from ._checks import (tensor_op, size_arg, dtype_arg, number_arg, type_name, short_dtype_name,
                       c_dtype_name)
 from .._generator import default_generator, stream
@@ -79,10 +79,15 @@ def _from_data(data, dtype, copy):
         return arr.copy() if copy else arr
     be = backend_of(data)
     if be is not default_backend() and hasattr(data, "shape"):
-        arr = data
+        try:
+            _dt.of_array(data.dtype)
+        except KeyError:
+            raise TypeError(f"can't convert {be.name} array of dtype {data.dtype}: arraygrad "
+                            "has no tensor type for it") from None
+        xp = be.xp
         if dtype is not None:
-            arr = arr.astype(dtype.np)
-        return arr.copy() if copy else arr
+            return xp.astype(data, array_dtype(xp, dtype), copy=copy)
+        return xp.asarray(data, copy=True) if copy and not be.lazy else data
     if isinstance(data, (np.ndarray, np.generic)):
         _array_dtype(np.asarray(data))
         d = dtype.np if dtype is not None else None

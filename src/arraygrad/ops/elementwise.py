@@ -3,7 +3,7 @@ import builtins
 
 from .. import dtypes as _dt
 from .. import _tensor as _t
-from ..backends import silent
+from ..backends import silent, backend_of, array_dtype
 from ._checks import tensor_op, not_tensor, number_arg, short_dtype_name, type_name
 from ._rules import unary as _unary, binary, nondiff, elementwise
 from .registry import primitive
@@ -28,11 +28,13 @@ def promote(*operands, float_only=False, op="op"):
         if isinstance(a, Tensor) and a._lvl is None:
             kinds = _WEAK_OK.get(type(b))
             if kinds is not None:
-                if a._data.dtype.kind in kinds:
-                    if type(b) is builtins.int and a._data.dtype.kind in "iu":
+                kind = _dt.of_array(a._data.dtype).kind
+                if kind in kinds:
+                    if type(b) is builtins.int and kind in "iu":
                         return a, _wrapped_int(b, a.dtype)
                     return operands
-            elif isinstance(b, Tensor) and b._lvl is None and a._data.dtype == b._data.dtype:
+            elif isinstance(b, Tensor) and b._lvl is None and type(a._data) is type(b._data) \
+                    and a._data.dtype == b._data.dtype:
                 return operands
     res = _dt.result_type(*operands)
     if float_only and res._category < 2:
@@ -96,30 +98,31 @@ def _checked(name, fn, quiet=True):
         try:
             out = fn(xp, x, y, **params)
         except ValueError as e:
-            sx, sy = xp.shape(x), xp.shape(y)
+            sx, sy = x.shape if hasattr(x, "shape") else (), y.shape if hasattr(y, "shape") else ()
             try:
                 xp.broadcast_shapes(sx, sy)
             except ValueError:
                 raise _broadcast_error(name, (sx, sy)) from None
             raise RuntimeError(f"{name}: {e}") from None    # e.g. ints to negative int powers
-        if out.dtype.char == "f" and (type(x) is builtins.float or type(y) is builtins.float):
-            return _round_bfloat16(x, y, out)
+        if (type(x) is builtins.float or type(y) is builtins.float) and \
+                _dt.of_array(out.dtype) is _dt.float32:
+            return _round_bfloat16(xp, x, y, out)
         return out
     return silent(impl) if quiet else impl
 
 
-def _round_bfloat16(x, y, out):
+def _round_bfloat16(xp, x, y, out):
     """bfloat16 with a Python float computes in float32 (torch's op math, and ml_dtypes');
     the result is rounded back to bfloat16."""
     a = y if type(x) is builtins.float else x
-    return out.astype(a.dtype) if getattr(a, "dtype", None) is not None and a.dtype.char == "E" \
-        else out
+    return xp.astype(out, a.dtype) if getattr(a, "dtype", None) is not None and \
+        _dt.of_array(a.dtype) is _dt.bfloat16 else out
 
 
 # ----------------------------------------------------------------- casts
 @silent      # nan/inf cast to an integer type: torch gives some value, without a warning
 def _convert_impl(xp, x, dtype):
-    return x.astype(dtype.np)
+    return xp.astype(x, array_dtype(xp, dtype))
 
 
 def _to_dtype_of_input(ctx, g, dtype):
@@ -172,7 +175,7 @@ _mul = binary("mul", _checked("mul", lambda xp, x, y: xp.multiply(x, y)),
               lambda ctx, g: g * ctx.y, lambda ctx, g: g * ctx.x, complex=True,
               array_vjp=lambda xp, g, inputs, outs, needs: (
                   g * inputs[1] if needs[0] else None, g * inputs[0] if needs[1] else None))
-_div = binary("div", _checked("div", lambda xp, x, y: xp.true_divide(x, y)),
+_div = binary("div", _checked("div", lambda xp, x, y: xp.divide(x, y)),
               lambda ctx, g: g / ctx.y, lambda ctx, g: -g * ctx.x / (ctx.y * ctx.y),
               complex=True)
 def _negative(xp, x):
@@ -211,7 +214,7 @@ def _pow_dy(ctx, g):
     return g * where((x == 0) & (y >= 0), 0.0, ctx.out * log(x))
 
 
-_pow = binary("pow", _checked("pow", lambda xp, x, y: xp.power(x, y)), _pow_dx, _pow_dy,
+_pow = binary("pow", _checked("pow", lambda xp, x, y: xp.pow(x, y)), _pow_dx, _pow_dy,
               save_output=True, number_edges=False, arg_names=("self", "exponent"), complex=True,
               node_name=lambda node: "PowBackward" + ("2" if node.shapes[0] is None else
                                                       "0" if node.shapes[1] is None else "1"))
@@ -287,7 +290,8 @@ def rsub(input, other, alpha=1):
 
 def _int_divisor(xp, x, y):
     """Integer division by zero raises in torch (NumPy gives 0 and a warning)."""
-    if xp.asarray(x).dtype.kind in "iub" and xp.asarray(y).dtype.kind in "iub" \
+    exact = ("integral", "bool")
+    if xp.isdtype(xp.asarray(x).dtype, exact) and xp.isdtype(xp.asarray(y).dtype, exact) \
             and bool(xp.any(xp.asarray(y) == 0)):
         raise RuntimeError("ZeroDivisionError")
 
@@ -302,8 +306,8 @@ def _int_checked(name, fn):
 _floor_divide = nondiff("floor_divide", _int_checked("floor_divide",
                                                      lambda xp, x, y: xp.floor_divide(x, y)))
 _trunc_divide = nondiff("trunc_divide", _int_checked(
-    "trunc_divide", lambda xp, x, y: xp.trunc(xp.true_divide(x, y)).astype(xp.result_type(x, y))))
-_remainder = binary("remainder", _int_checked("remainder", lambda xp, x, y: xp.mod(x, y)),
+    "trunc_divide", lambda xp, x, y: xp.astype(xp.trunc(xp.divide(x, y)), xp.result_type(x, y))))
+_remainder = binary("remainder", _int_checked("remainder", lambda xp, x, y: xp.remainder(x, y)),
                     lambda ctx, g: g,
                     lambda ctx, g: -g * floor_divide(ctx.x, ctx.y), save=(0, 1),
                     number_edges=False, jvp_reads_primals=True)
@@ -387,7 +391,7 @@ sigmoid = _float_op("sigmoid", lambda xp, x: _sigmoid_impl(xp, x),
                     lambda ctx: ctx.out * (1 - ctx.out), save_input=False, save_output=True,
                     complex=True, array_deriv=lambda xp, x, out: out * (1 - out))
 relu = _tensor_unary(unary(
-    "relu", lambda xp, x: xp.maximum(x, xp.zeros((), x.dtype)),
+    "relu", lambda xp, x: xp.maximum(x, xp.zeros((), dtype=x.dtype)),
     # 1 where out > 0 and where out is NaN (a NaN input passes its gradient, as torch's
     # threshold_backward); sign keeps the mask attached to out with zero derivative, so
     # a create_graph gradient requires grad as torch's does
@@ -418,9 +422,9 @@ expm1 = _float_op("expm1", lambda xp, x: xp.expm1(x), lambda ctx: ctx.out + 1,
 log2 = _float_op("log2", lambda xp, x: xp.log2(x), lambda ctx: 1 / (ctx.x * 0.6931471805599453), complex=True)
 log10 = _float_op("log10", lambda xp, x: xp.log10(x),
                   lambda ctx: 1 / (ctx.x * 2.302585092994046), complex=True)
-asin = _float_op("asin", lambda xp, x: xp.arcsin(x), lambda ctx: rsqrt(1 - ctx.x * ctx.x), complex=True)
-acos = _float_op("acos", lambda xp, x: xp.arccos(x), lambda ctx: -rsqrt(1 - ctx.x * ctx.x), complex=True)
-atan = _float_op("atan", lambda xp, x: xp.arctan(x), lambda ctx: 1 / (1 + ctx.x * ctx.x), complex=True)
+asin = _float_op("asin", lambda xp, x: xp.asin(x), lambda ctx: rsqrt(1 - ctx.x * ctx.x), complex=True)
+acos = _float_op("acos", lambda xp, x: xp.acos(x), lambda ctx: -rsqrt(1 - ctx.x * ctx.x), complex=True)
+atan = _float_op("atan", lambda xp, x: xp.atan(x), lambda ctx: 1 / (1 + ctx.x * ctx.x), complex=True)
 sinh = _float_op("sinh", lambda xp, x: xp.sinh(x), lambda ctx: cosh(ctx.x), complex=True)
 cosh = _float_op("cosh", lambda xp, x: xp.cosh(x), lambda ctx: sinh(ctx.x), complex=True)
 erf = _float_op("erf", lambda xp, x: _erf(xp, x),
@@ -428,7 +432,7 @@ erf = _float_op("erf", lambda xp, x: _erf(xp, x),
 
 
 def _sigmoid_impl(xp, x):
-    if x.dtype.kind == "c":
+    if _dt.of_array(x.dtype).is_complex:
         return 1 / (1 + xp.exp(-x))
     # stable for large |x|: never exponentiates a positive number
     e = xp.exp(-xp.abs(x))
@@ -437,7 +441,7 @@ def _sigmoid_impl(xp, x):
 
 def _erf(xp, x):
     import math
-    return xp.vectorize(math.erf, otypes=[x.dtype])(x) if x.size else x.copy()
+    return backend_of(x).map_scalar(math.erf, x)
 
 
 @tensor_op
@@ -565,10 +569,10 @@ def _where_impl(xp, cond, x, y):
     try:
         out = xp.where(cond, x, y)
         if type(x) is builtins.float or type(y) is builtins.float:
-            return _round_bfloat16(x, y, out)
+            return _round_bfloat16(xp, x, y, out)
         return out
     except ValueError:
-        shapes = [xp.shape(x), xp.shape(y), xp.shape(cond)]
+        shapes = [getattr(v, "shape", ()) for v in (x, y, cond)]
         for a, b in ((0, 1), (2, 0), (2, 1)):
             try:
                 xp.broadcast_shapes(shapes[a], shapes[b])
@@ -639,7 +643,7 @@ _logical_not = nondiff("logical_not", lambda xp, x: xp.logical_not(x), complex=T
 _bitwise_and = nondiff("bitwise_and", _checked("bitwise_and", lambda xp, x, y: xp.bitwise_and(x, y), quiet=False))
 _bitwise_or = nondiff("bitwise_or", _checked("bitwise_or", lambda xp, x, y: xp.bitwise_or(x, y), quiet=False))
 _bitwise_xor = nondiff("bitwise_xor", _checked("bitwise_xor", lambda xp, x, y: xp.bitwise_xor(x, y), quiet=False))
-_bitwise_not = nondiff("bitwise_not", lambda xp, x: xp.invert(x))
+_bitwise_not = nondiff("bitwise_not", lambda xp, x: xp.bitwise_invert(x))
 _isnan = nondiff("isnan", lambda xp, x: xp.isnan(x), complex=True)
 _isinf = nondiff("isinf", lambda xp, x: xp.isinf(x), complex=True)
 _isfinite = nondiff("isfinite", lambda xp, x: xp.isfinite(x), complex=True)
@@ -749,7 +753,7 @@ def _atan2_scale(ctx):
     return 1 / (ctx.x * ctx.x + ctx.y * ctx.y)
 
 
-_atan2 = binary("atan2", _checked("atan2", lambda xp, y, x: xp.arctan2(y, x)),
+_atan2 = binary("atan2", _checked("atan2", lambda xp, y, x: xp.atan2(y, x)),
                 lambda ctx, g: g * ctx.y * _atan2_scale(ctx),
                 lambda ctx, g: -g * ctx.x * _atan2_scale(ctx))
 atan2 = arctan2 = _binop(_atan2, float_only=True)
@@ -787,7 +791,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 
 
 def _xlogy_impl(xp, x, y):
-    return xp.where(x == 0, xp.zeros((), x.dtype), x * xp.log(y))
+    return xp.where(x == 0, xp.zeros((), dtype=x.dtype), x * xp.log(y))
 
 
 _xlogy = binary("xlogy", _checked("xlogy", _xlogy_impl),

@@ -199,7 +199,7 @@ def _ints_first(x, index):
 def _scatter_impl(xp, g, shape, index):
     from ..backends import backend_of
     out = xp.zeros(shape, dtype=g.dtype)
-    backend_of(out).index_add(out, index, g)
+    out = backend_of(out).index_add(out, index, g)
     return out
 
 
@@ -222,10 +222,10 @@ def index_add_zeros(g, shape, index):
 
 def _index_put_impl(xp, x, v, index, accumulate):
     from ..backends import backend_of
-    out = x.copy()
+    out = xp.asarray(x, copy=True)
     try:
         if accumulate:
-            backend_of(out).index_add(out, index, v)
+            out = backend_of(out).index_add(out, index, v)
         else:
             out[index] = v
     except ValueError:
@@ -367,7 +367,7 @@ def _scatter_add_impl(xp, g, dim, index, shape):
     full = list(np.indices(index.shape, sparse=True))
     full[dim] = index
     from ..backends import backend_of
-    backend_of(out).index_add(out, tuple(full), g)
+    out = backend_of(out).index_add(out, tuple(full), g)
     return out
 
 
@@ -747,11 +747,11 @@ def _scatter_reduce_impl(xp, x, src, index, dim, reduce, include_self):
     out = x.copy()
     if not include_self:
         out[where] = _reduce_identity(xp, reduce, x.dtype)
-    be.index_reduce(out, where, src, "sum" if reduce == "mean" else reduce)
+    out = be.index_reduce(out, where, src, "sum" if reduce == "mean" else reduce)
     if reduce != "mean":
         return out
     count = xp.full(x.shape, 1 if include_self else 0, dtype=xp.int64)
-    be.index_add(count, where, xp.ones(index.shape, dtype=xp.int64))
+    count = be.index_add(count, where, xp.ones(index.shape, dtype=xp.int64))
     count = xp.maximum(count, 1)
     if x.dtype.kind in "iub":
         return (out // count).astype(x.dtype)      # torch floors an integer mean

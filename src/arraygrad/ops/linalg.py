@@ -16,7 +16,7 @@ def _mT(x):
 @silent
 def _matmul_impl(xp, x, y):
     # bfloat16 (ml_dtypes) multiplies into float32, as torch accumulates; round back as torch
-    return xp.matmul(x, y).astype(x.dtype, copy=False)
+    return xp.astype(xp.matmul(x, y), x.dtype, copy=False)
 
 
 # NOTE [matmul batching]: a batched plain matrix against an unbatched operand folds the

@@ -27,10 +27,10 @@ def _vector_norm_impl(xp, x, ord, dims, keepdim):
     elif ord == 0:
         out = xp.sum(a != 0, axis=dims, keepdims=keepdim, dtype=x.dtype)
     elif ord == 1:
-        out = xp.sum(a, axis=dims, keepdims=keepdim, dtype=_acc(x))
+        out = xp.sum(a, axis=dims, keepdims=keepdim, dtype=_acc(xp, x))
     else:
-        out = xp.sum(a ** ord, axis=dims, keepdims=keepdim, dtype=_acc(x)) ** (1.0 / ord)
-    return xp.asarray(out).astype(x.dtype, copy=False)
+        out = xp.sum(a ** ord, axis=dims, keepdims=keepdim, dtype=_acc(xp, x)) ** (1.0 / ord)
+    return xp.astype(xp.asarray(out), x.dtype, copy=False)
 
 
 def _norm_derivative(ctx, ord, dims, keepdim):

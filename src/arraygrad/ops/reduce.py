@@ -18,13 +18,18 @@ Tensor = _t.Tensor
 # torch accumulates float16 and bfloat16 reductions and softmax in float32 and cumulative sums in
 # double on CPU; NumPy would accumulate in the input's own type (1% off for a float32
 # cumsum of 10^6 terms, overflow in float16). Impls pass these wider dtypes.
-def _acc(x):
+def _acc(xp, x):
     """Accumulation dtype of a sum over `x` (None: its own)."""
-    return "float32" if x.dtype.char in "eE" else None   # float16, bfloat16 ('.name' is slow)
+    return xp.float32 if _dt.of_array(x.dtype) in (_dt.float16, _dt.bfloat16) else None
 
 
-def _cum_acc(x):
-    return "float64" if x.dtype.kind in "fV" else None
+def _wide(xp, x):
+    """`x` in its accumulation dtype."""
+    return xp.astype(x, _acc(xp, x) or x.dtype, copy=False)
+
+
+def _cum_acc(xp, x):
+    return xp.float64 if _dt.of_array(x.dtype).is_floating_point else None
 
 
 def _dims(dim, ndim):
@@ -59,7 +64,7 @@ def _overload_name(base):
 
 
 def _sum_impl(xp, x, dims, keepdim):
-    return xp.sum(x, axis=dims, keepdims=keepdim, dtype=_acc(x)).astype(x.dtype, copy=False)
+    return xp.astype(xp.sum(x, axis=dims, keepdims=keepdim, dtype=_acc(xp, x)), x.dtype, copy=False)
 
 
 _sum = primitive(
@@ -87,8 +92,8 @@ def _count(shape, dims):
 
 def _mean_impl(xp, x, dims, keepdim):
     # sum / count: the mean of nothing is nan, as torch, without NumPy's "empty slice" warning
-    s = xp.sum(x, axis=dims, keepdims=keepdim, dtype=_acc(x))
-    return (s / s.dtype.type(_count(x.shape, dims))).astype(x.dtype, copy=False)
+    s = xp.sum(x, axis=dims, keepdims=keepdim, dtype=_acc(xp, x))
+    return xp.astype(s / _count(x.shape, dims), x.dtype, copy=False)
 
 
 _mean = primitive(
@@ -358,11 +363,11 @@ argmin = _arg_select("argmin", _min_dim)
 # ----------------------------------------------------------------- logsumexp / softmax
 @silent
 def _logsumexp_impl(xp, x, dims, keepdim):
-    dtype, x = x.dtype, x.astype(_acc(x) or x.dtype, copy=False)
-    m = xp.max(x, axis=dims, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, x.dtype)
-    m = xp.where(xp.isfinite(m), m, xp.zeros((), x.dtype))
+    dtype, x = x.dtype, _wide(xp, x)
+    m = xp.max(x, axis=dims, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, dtype=x.dtype)
+    m = xp.where(xp.isfinite(m), m, xp.zeros((), dtype=x.dtype))
     out = xp.log(xp.sum(xp.exp(x - m), axis=dims, keepdims=True)) + m
-    return (out if keepdim else xp.squeeze(out, axis=dims)).astype(dtype, copy=False)
+    return xp.astype(out if keepdim else xp.squeeze(out, axis=dims), dtype, copy=False)
 
 
 def _lse_weights(ctx, dims, keepdim):
@@ -388,19 +393,19 @@ def logsumexp(input, dim, keepdim=False):
 @silent
 def _softmax_impl(xp, x, dim):
     if not x.size:
-        return x.copy()
-    y = x.astype(_acc(x) or x.dtype, copy=False)
+        return xp.asarray(x, copy=True)
+    y = _wide(xp, x)
     e = xp.exp(y - xp.max(y, axis=dim, keepdims=True))
-    return (e / xp.sum(e, axis=dim, keepdims=True)).astype(x.dtype, copy=False)
+    return xp.astype(e / xp.sum(e, axis=dim, keepdims=True), x.dtype, copy=False)
 
 
 @silent
 def _log_softmax_impl(xp, x, dim):
     if not x.size:
-        return x.copy()
-    y = x.astype(_acc(x) or x.dtype, copy=False)
+        return xp.asarray(x, copy=True)
+    y = _wide(xp, x)
     s = y - xp.max(y, axis=dim, keepdims=True)
-    return (s - xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True))).astype(x.dtype, copy=False)
+    return xp.astype(s - xp.log(xp.sum(xp.exp(s), axis=dim, keepdims=True)), x.dtype, copy=False)
 
 
 def _softmax_vjp(ctx, g, dim):
@@ -457,11 +462,11 @@ def log_softmax(input, dim=None, dtype=None):
 # Primitives (not composites) so that their nodes are VarBackward0/StdBackward0 and std's
 # rules use torch's formula: the cotangent/tangent is 0 where the result is 0 (identical
 # values), not the 0/0 that differentiating sqrt(var) gives.
+@silent
 def _var_impl(xp, x, dims, keepdim, correction):
     n = _count(x.shape, dims)
-    with xp.errstate(divide="ignore", invalid="ignore"):
-        d = x - xp.sum(x, axis=dims, keepdims=True) / n
-        return xp.sum(d * d, axis=dims, keepdims=keepdim) / builtins.max(n - correction, 0)
+    d = x - xp.sum(x, axis=dims, keepdims=True) / n
+    return xp.sum(d * d, axis=dims, keepdims=keepdim) / builtins.max(n - correction, 0)
 
 
 def _var_scale(ctx, dims, correction):
@@ -531,8 +536,8 @@ def _norm2_scale(ctx, dims, keepdim):
 
 
 _norm2 = primitive(
-    "norm2", silent(lambda xp, x, dims, keepdim: xp.sqrt(
-        xp.sum(xp.square(x, dtype=_acc(x)), axis=dims, keepdims=keepdim)).astype(x.dtype, copy=False)),
+    "norm2", silent(lambda xp, x, dims, keepdim: xp.astype(xp.sqrt(
+        xp.sum(xp.square(_wide(xp, x)), axis=dims, keepdims=keepdim)), x.dtype, copy=False)),
     save_output=True, node_name="LinalgVectorNormBackward0",
     vjp=(lambda ctx, g, dims, keepdim:
          _unreduce(g, ctx.shapes[0], dims, keepdim) * _norm2_scale(ctx, dims, keepdim),),
@@ -587,17 +592,17 @@ def _cumsum_vjp(ctx, g, dim):
     return _cumsum(g.flip(dim), dim=dim).flip(dim)
 
 
-_cumsum = primitive("cumsum", silent(lambda xp, x, dim: xp.cumsum(x, axis=dim, dtype=_cum_acc(x))
-                                     .astype(x.dtype, copy=False)), save=(),
+_cumsum = primitive("cumsum", silent(lambda xp, x, dim: xp.astype(
+    xp.cumulative_sum(x, axis=dim, dtype=_cum_acc(xp, x)), x.dtype, copy=False)), save=(),
                     vjp=(_cumsum_vjp,), linear=True, batch=along_dim)
 
 
 # ----------------------------------------------------------------- sorting
 def _argsort_impl(xp, x, dim, descending):
     if not descending:
-        return xp.argsort(x, axis=dim, kind="stable")
+        return xp.argsort(x, axis=dim, stable=True)
     # descending and stable (ties keep their order): sort the reversed axis
-    idx = xp.flip(xp.argsort(xp.flip(x, axis=dim), axis=dim, kind="stable"), axis=dim)
+    idx = xp.flip(xp.argsort(xp.flip(x, axis=dim), axis=dim, stable=True), axis=dim)
     return x.shape[dim] - 1 - idx
 
 
@@ -699,8 +704,8 @@ def _cumprod_jvp(ctx, t, dim):
         where(from_z, t_z * head * after, 0.0)
 
 
-_cumprod = primitive("cumprod", silent(lambda xp, x, dim: xp.cumprod(x, axis=dim)), save_output=True,
-                     vjp=(_cumprod_vjp,), jvp=(_cumprod_jvp,), batch=along_dim)
+_cumprod = primitive("cumprod", silent(lambda xp, x, dim: xp.cumulative_prod(x, axis=dim)),
+                     save_output=True, vjp=(_cumprod_vjp,), jvp=(_cumprod_jvp,), batch=along_dim)
 
 
 @tensor_op

@@ -91,7 +91,8 @@ def view(input, *shape):
 
 def _copied(x, out):
     d = x._data
-    if d is None or d.flags.c_contiguous or d.size == 0:
+    flags = getattr(d, "flags", None)    # NumPy's strides; other libraries' reshape returns a view
+    if d is None or flags is None or flags.c_contiguous or d.size == 0:
         return False
     return not backend_of(d).xp.may_share_memory(d, out._data)
 
@@ -100,7 +101,7 @@ def _alias(x):
     return _alias_prim(x)
 
 
-_alias_prim = _view_prim("alias", lambda xp, x: x.view(), lambda ctx, g: g,
+_alias_prim = _view_prim("alias", lambda xp, x: backend_of(x).alias(x), lambda ctx, g: g,
                          node_name="AliasBackward0", batch=same_bdim)
 
 
@@ -132,7 +133,15 @@ def unflatten(input, dim, sizes):
 
 
 # ----------------------------------------------------------------- permutations
-_transpose = _view_prim("transpose", lambda xp, x, d0, d1: xp.swapaxes(x, d0, d1) if d0 != d1 else x.view(),
+def _swapped(ndim, d0, d1):
+    perm = list(range(ndim))
+    if d0 != d1:      # (both 0 for a 0-d tensor; shifted past it under vmap)
+        perm[d0], perm[d1] = perm[d1], perm[d0]
+    return perm
+
+
+_transpose = _view_prim("transpose",
+                        lambda xp, x, d0, d1: xp.permute_dims(x, _swapped(x.ndim, d0, d1)),
                         lambda ctx, g, d0, d1: _transpose(g, d0=d0, d1=d1),
                         batch=shifted_dims("d0", "d1"))
 
@@ -164,7 +173,7 @@ def _permute_batch(prim, args, bdims, dims):
     return prim(to_front(args[0], bdims[0]), dims=(0,) + tuple(d + 1 for d in dims)), 0
 
 
-_permute = _view_prim("permute", lambda xp, x, dims: xp.transpose(x, dims),
+_permute = _view_prim("permute", lambda xp, x, dims: xp.permute_dims(x, dims),
                       lambda ctx, g, dims: _permute(g, dims=_inverse_perm(dims)),
                       batch=_permute_batch)
 
@@ -313,8 +322,10 @@ def broadcast_tensors(*tensors):
 
 
 # ----------------------------------------------------------------- copies
-_clone = primitive("clone", lambda xp, x: x.copy(), save=(), vjp=(lambda ctx, g: g,), complex=True,
-                   jvp=(lambda ctx, t: t,), batch=same_bdim)
+# a fresh row-major copy (asarray(copy=True) keeps NumPy's layout): under vmap each example of a
+# clone is then laid out as a clone made in a loop, which as_strided reads
+_clone = primitive("clone", lambda xp, x: xp.reshape(x, x.shape, copy=True), save=(),
+                   vjp=(lambda ctx, g: g,), jvp=(lambda ctx, t: t,), batch=same_bdim, complex=True)
 
 
 @tensor_op
@@ -331,8 +342,8 @@ def contiguous(input, memory_format=None):
     return _clone(input)
 
 
-_detach = primitive("detach", lambda xp, x: x.view(), differentiable=False, is_view=True,
-                    node_name="DetachBackward0", batch=same_bdim)
+_detach = primitive("detach", lambda xp, x: backend_of(x).alias(x), differentiable=False,
+                    is_view=True, node_name="DetachBackward0", batch=same_bdim)
 
 
 @tensor_op
@@ -340,7 +351,8 @@ def detach(input):
     return _detach(input)
 
 
-_flip = primitive("flip", lambda xp, x, dims: xp.flip(x, axis=dims).copy(), save=(),  # torch copies
+_flip = primitive("flip", lambda xp, x, dims: xp.asarray(xp.flip(x, axis=dims), copy=True),
+                  save=(),  # torch copies
                   vjp=(lambda ctx, g, dims: _flip(g, dims=dims),), linear=True,
                   batch=shifted_dims("dims"))
 
@@ -384,7 +396,7 @@ def _neg_shift(s):
 
 # ----------------------------------------------------------------- cat / stack / split
 def _cat_impl(xp, *xs, dim):
-    return xp.concatenate(xs, axis=dim)
+    return xp.concat(xs, axis=dim)
 
 
 def _cat_vjp(ctx, g, dim):

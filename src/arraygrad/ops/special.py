@@ -10,7 +10,7 @@ the textbook ones, written with these same ops, so every order of derivative wor
 """
 import math
 
-from ..backends import silent
+from ..backends import silent, backend_of
 from ._rules import elementwise
 from .registry import primitive
 from .._tensor import Tensor
@@ -33,7 +33,7 @@ def _lgamma_scalar(v):
 @silent
 def _lgamma_impl(xp, x):
     # the C library's lgamma (what torch calls), elementwise
-    return xp.vectorize(_lgamma_scalar, otypes=[x.dtype])(x) if x.size else x.copy()
+    return backend_of(x).map_scalar(_lgamma_scalar, x)
 
 
 _DIGAMMA_ASYMPT = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132, -691 / 32760, 1 / 12)
@@ -180,7 +180,7 @@ def _ndtri_impl(xp, p):
 
 @silent
 def _erfc_impl(xp, x):
-    return xp.vectorize(math.erfc, otypes=[x.dtype])(x) if x.size else x.copy()
+    return backend_of(x).map_scalar(math.erfc, x)
 
 
 erfinv = _float_unary(unary("erfinv", _erfinv_impl,
@@ -206,7 +206,7 @@ ndtri = _float_unary(unary("ndtri", _ndtri_impl,
 
 @silent
 def _log_ndtr_impl(xp, x):
-    cdf = 0.5 * xp.vectorize(math.erfc, otypes=[x.dtype])(-x * _SQRT_HALF) if x.size else x
+    cdf = 0.5 * backend_of(x).map_scalar(math.erfc, -x * _SQRT_HALF)
     # far in the left tail: log Phi(x) ~ -x^2/2 - log(-x) - log sqrt(2 pi) + log(series)
     far = x < -20
     xs = xp.where(far, x, -20.0)
@@ -214,9 +214,9 @@ def _log_ndtr_impl(xp, x):
     series = 1 - inv2 * (1 - 3 * inv2 * (1 - 5 * inv2 * (1 - 7 * inv2)))
     tail = -0.5 * xs * xs - xp.log(-xs) - _HALF_LOG_2PI + xp.log(series)
     # right half: log(1 - upper tail) keeps the digits that log(cdf) near 1 would lose
-    upper = 0.5 * xp.vectorize(math.erfc, otypes=[x.dtype])(x * _SQRT_HALF) if x.size else x
+    upper = 0.5 * backend_of(x).map_scalar(math.erfc, x * _SQRT_HALF)
     body = xp.where(x > 0, xp.log1p(-upper), xp.log(xp.where(far, 1.0, cdf)))
-    return xp.where(far, tail, body).astype(x.dtype, copy=False)
+    return xp.astype(xp.where(far, tail, body), x.dtype, copy=False)
 
 
 # d/dx log Phi(x) = phi(x) / Phi(x) = exp(-x^2/2 - log Phi(x)) / sqrt(2 pi): stable everywhere
@@ -343,7 +343,7 @@ def _float_unary_input(x):
 
 
 def _xlog1py_impl(xp, x, y):
-    return xp.where(x == 0, xp.zeros((), x.dtype), x * xp.log1p(y))
+    return xp.where(x == 0, xp.zeros((), dtype=x.dtype), x * xp.log1p(y))
 
 
 _xlog1py = binary("xlog1py", silent(_xlog1py_impl),

@@ -120,7 +120,7 @@ def _runs(xp, x, dim):
     head = xp.ones(s.shape[:dim] + (1,) + s.shape[dim + 1:], dtype=bool)
     change = xp.not_equal(xp.take(s, xp.arange(1, n), axis=dim),
                           xp.take(s, xp.arange(n - 1), axis=dim))
-    return order, s, xp.concatenate([head, change], axis=dim)
+    return order, s, xp.concat([head, change], axis=dim)
 
 
 def _mode_impl(xp, x, dim):
@@ -348,9 +348,9 @@ def _unique_consecutive_impl(xp, x, dim):
     n = x.shape[d]
     rows = xp.reshape(xp.moveaxis(x, d, 0), (n, math.prod(x.shape) // n if n else 0))
     change = xp.any(rows[1:] != rows[:-1], axis=1) if n else xp.zeros((0,), dtype=bool)
-    start = xp.concatenate([xp.ones((min(n, 1),), dtype=bool), change])
+    start = xp.concat([xp.ones((min(n, 1),), dtype=bool), change])
     first = xp.nonzero(start)[0]
-    counts = xp.diff(xp.concatenate([first, xp.asarray([n])])).astype("int64")
+    counts = xp.diff(xp.concat([first, xp.asarray([n])])).astype("int64")
     inverse = (xp.cumsum(start) - 1).astype("int64")
     if dim is None:
         inverse = xp.reshape(inverse, shape)

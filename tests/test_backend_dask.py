@@ -1,0 +1,169 @@
+"""Dask-backed tensors: ops, backward and the func transforms build lazy graphs that keep the
+data's chunks; compute() materialises them, values equal to NumPy's."""
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import arraygrad as ag
+
+da = pytest.importorskip("dask.array")
+dask = pytest.importorskip("dask")
+
+
+def _data(rng, shape, chunks):
+    a = rng.standard_normal(shape)
+    return a, ag.from_dask(da.from_array(a, chunks=chunks))
+
+
+
+def _count_computations():
+    from dask.callbacks import Callback
+
+    class Count(Callback):
+        n = 0
+
+        def _start(self, dsk):
+            Count.n += 1
+    return Count
+
+
+def test_ops_and_backward_stay_lazy_and_keep_chunks():
+    rng = np.random.default_rng(0)
+    xn, x = _data(rng, (40, 3), (10, 3))
+    wn = rng.standard_normal(3)
+    w = ag.tensor(wn, requires_grad=True)
+    Count = _count_computations()
+    with Count():
+        z = (x @ w).tanh()
+        assert z._data.chunks == ((10, 10, 10, 10),)      # no rechunk to one block
+        loss = (z * z).mean() + x.exp().sum(0).log().sum()
+        loss.backward()
+        assert isinstance(w.grad._data, da.Array)
+        assert Count.n == 0, "building the graphs computed something"
+        value, grad = ag.compute(loss, w.grad)
+        assert Count.n == 1, "loss and gradient were computed separately"
+    wt = ag.tensor(wn, requires_grad=True)
+    zt = (ag.tensor(xn) @ wt).tanh()
+    ((zt * zt).mean() + ag.tensor(xn).exp().sum(0).log().sum()).backward()
+    np.testing.assert_allclose(value.numpy(), ((zt * zt).mean() + ag.tensor(xn).exp().sum(0).log().sum()).item(), rtol=1e-13)
+    np.testing.assert_allclose(grad.numpy(), wt.grad.numpy(), rtol=1e-12)
+    assert "dask.array" in repr(loss)        # printing does not compute
+
+
+def test_reductions_reduce_per_chunk():
+    rng = np.random.default_rng(1)
+    xn, x = _data(rng, (40, 6), (10, 3))
+    s = x.sum(0)
+    # one partial sum per input chunk before the aggregate: the graph grows with the chunks
+    assert len(s._data.__dask_graph__()) > x._data.npartitions
+    np.testing.assert_allclose(s.numpy(), xn.sum(0), rtol=1e-13)
+    assert x.numpy().shape == (40, 6)
+
+
+def test_autograd_grad_second_order():
+    rng = np.random.default_rng(2)
+    xn, x = _data(rng, (12,), (4,))
+    x.requires_grad_()
+    g, = ag.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    h, = ag.autograd.grad(g.sum(), x)
+    assert isinstance(h._data, da.Array)
+    np.testing.assert_allclose(h.compute().numpy(), 6 * xn, rtol=1e-13)
+
+
+class _Cube(ag.autograd.Function):
+    @staticmethod
+    def forward(x):
+        return x * x * x
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return 3 * g * x * x
+
+
+class _NumpyTanh(ag.autograd.Function):
+    """A Function whose forward needs NumPy: it runs chunk by chunk through map_blocks."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = ag.map_blocks(np.tanh, x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        y, = ctx.saved_tensors
+        return g * (1 - y * y)
+
+
+def test_custom_functions():
+    rng = np.random.default_rng(3)
+    xn, x = _data(rng, (20,), (5,))
+    x.requires_grad_()
+    y = _Cube.apply(x) + _NumpyTanh.apply(x)
+    assert isinstance(y._data, da.Array) and y._data.chunks == ((5,) * 4,)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 3 * xn ** 2 + 1 - np.tanh(xn) ** 2, rtol=1e-12)
+
+
+def test_map_blocks_and_conversions():
+    rng = np.random.default_rng(6)
+    xn, x = _data(rng, (8, 2), (4, 2))
+    lazy = ag.map_blocks(np.tanh, x)
+    assert isinstance(lazy._data, da.Array) and lazy._data.chunks == ((4, 4), (2,))
+    eager = ag.map_blocks(np.tanh, ag.tensor(xn))
+    np.testing.assert_allclose(lazy.numpy(), eager.numpy(), rtol=1e-15)
+    f32 = ag.tensor(da.from_array(xn, chunks=(4, 2)), dtype=ag.float32)
+    assert isinstance(f32._data, da.Array) and f32.dtype is ag.float32
+    assert f32.sum().item() == pytest.approx(xn.sum(), rel=1e-6)
+    with pytest.raises(TypeError, match="must be a Tensor"):
+        ag.compute(x, xn)
+
+
+def test_func_transforms():
+    rng = np.random.default_rng(4)
+    xn, x = _data(rng, (3, 8), (3, 4))      # vmap over the unchunked first dim
+    g = ag.func.grad(lambda v: (v.sin() * v).sum())(x)
+    assert isinstance(g._data, da.Array)
+    np.testing.assert_allclose(g.numpy(), np.sin(xn) + xn * np.cos(xn), rtol=1e-13)
+    out, vjp_fn = ag.func.vjp(lambda v: v.exp(), x)
+    np.testing.assert_allclose(vjp_fn(ag.ones_like(out))[0].numpy(), np.exp(xn), rtol=1e-13)
+    _, t = ag.func.jvp(lambda v: v.exp(), (x,), (ag.ones_like(x),))
+    np.testing.assert_allclose(t.numpy(), np.exp(xn), rtol=1e-13)
+    rows = ag.vmap(lambda r: (r * r).sum())(x)
+    assert isinstance(rows._data, da.Array)
+    np.testing.assert_allclose(rows.numpy(), (xn * xn).sum(1), rtol=1e-13)
+
+
+def test_numpy_tensors_join_and_other_libraries_refuse():
+    rng = np.random.default_rng(5)
+    xn, x = _data(rng, (6,), (3,))
+    both = x + ag.tensor(np.ones(6))       # NumPy data joins the Dask graph
+    assert isinstance(both._data, da.Array)
+    xp = pytest.importorskip("array_api_strict")
+    with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+        ag.tensor(xp.asarray(np.ones(6))) + x
+    with pytest.raises(TypeError, match="from_dask"):
+        ag.from_dask(xn)
+
+
+def test_logistic_regression_on_a_local_cluster():
+    """examples/dask_logistic.py, small, on two worker processes over loopback."""
+    pytest.importorskip("dask.distributed")
+    sys.path.insert(0, str(Path(__file__).parent.parent / "examples"))
+    try:
+        import dask_logistic
+    finally:
+        sys.path.pop(0)
+    res = dask_logistic.main(["--rows", "60000", "--chunk-rows", "6000", "--features", "8",
+                              "--steps", "2", "--check-rows", "3000",
+                              "--memory-limit", "300MiB"])
+    assert res["grad_error"] < 1e-10
+    assert res["losses"][-1] < res["losses"][0]
+    assert res["peak_worker_bytes"] < res["memory_limit"]
