@@ -79,7 +79,8 @@ def test_non_reentrant_replays_the_random_state(preserve):
     assert same == preserve
 
 
-def test_non_reentrant_keeps_less_memory():
+@pytest.mark.parametrize("use_reentrant", [False, True])
+def test_checkpoint_keeps_less_memory(use_reentrant):
     x = ag.randn(200_000, dtype=ag.float64, requires_grad=True)
 
     def deep(t):
@@ -89,7 +90,7 @@ def test_non_reentrant_keeps_less_memory():
 
     def peak(use_ckpt):
         tracemalloc.start()
-        y = checkpoint(deep, x, use_reentrant=False) if use_ckpt else deep(x)
+        y = checkpoint(deep, x, use_reentrant=use_reentrant) if use_ckpt else deep(x)
         held = tracemalloc.get_traced_memory()[0]
         y.sum().backward()
         tracemalloc.stop()

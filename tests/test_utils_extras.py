@@ -1,5 +1,4 @@
 """utils.checkpoint, utils.benchmark and the global random state, against torch."""
-import tracemalloc
 
 import numpy as np
 import pytest
@@ -63,26 +62,6 @@ def test_checkpoint_sequential_and_errors():
         checkpoint(lambda t: t * 2, x)
     with pytest.raises(ValueError, match="Unexpected keyword arguments"):
         checkpoint(lambda t: t * 2, x, use_reentrant=True, bogus=1)
-
-
-def test_checkpoint_keeps_less_memory():
-    x = ag.randn(200_000, dtype=ag.float64, requires_grad=True)
-
-    def deep(t):
-        for _ in range(20):
-            t = t.sin()
-        return t
-
-    def peak(use_ckpt):
-        tracemalloc.start()
-        y = checkpoint(deep, x, use_reentrant=True) if use_ckpt else deep(x)
-        held = tracemalloc.get_traced_memory()[0]
-        y.sum().backward()
-        tracemalloc.stop()
-        x.grad = None
-        return held
-    plain, ckpt = peak(False), peak(True)
-    assert ckpt < plain / 5, (plain, ckpt)     # 20 saved arrays of 1.6 MB vs the output alone
 
 
 def test_rng_state_round_trip_and_errors():

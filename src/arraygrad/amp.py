@@ -320,3 +320,29 @@ class GradScaler:
         self._growth_interval = state_dict["growth_interval"]
         self._growth_tracker = state_dict["_growth_tracker"]
 
+
+
+def device_aliases(device_type, dtype):
+    """`autocast` and `GradScaler` of `torch.<device_type>.amp`: torch.amp's for that device,
+    with the FutureWarning torch gives for these deprecated spellings."""
+    def warn(name):
+        warnings.warn(f"`torch.{device_type}.amp.{name}(args...)` is deprecated. Please use "
+                      f"`torch.amp.{name}('{device_type}', args...)` instead.", FutureWarning,
+                      stacklevel=3)
+
+    class _autocast(autocast):
+        def __init__(self, enabled=True, dtype=dtype, cache_enabled=True):
+            warn("autocast")
+            super().__init__(device_type, dtype=dtype, enabled=enabled,
+                             cache_enabled=cache_enabled)
+
+    class _GradScaler(GradScaler):
+        def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
+                     growth_interval=2000, enabled=True):
+            warn("GradScaler")
+            super().__init__(device_type, init_scale, growth_factor, backoff_factor,
+                             growth_interval, enabled)
+
+    _autocast.__name__ = _autocast.__qualname__ = "autocast"
+    _GradScaler.__name__ = _GradScaler.__qualname__ = "GradScaler"
+    return _autocast, _GradScaler
