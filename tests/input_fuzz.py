@@ -22,6 +22,19 @@ import op_db
 
 # ops whose bad inputs crash torch itself (a segmentation fault): no oracle
 TORCH_CRASHES = {"embedding_bag", "embedding_bag_psw"}
+# ops whose indices among ties are torch's kernel order, not a documented choice: values only
+TIE_ORDER = {"topk", "kthvalue", "mode", "sort", "argsort", "median", "nanmedian"}
+# (op, mutation) -> why torch is no oracle for that case
+NO_ORACLE = {
+    ("bucketize", "arg1:grow_last"): "unsorted boundaries: the result is documented as undefined",
+    ("searchsorted", "arg0:grow_last"): "unsorted sequence: the result is documented as undefined",
+    ("multi_margin_loss", "margin:nan"): "torch's kernel drops a NaN margin (its `z > 0` test "
+                                         "is false) where the formula gives NaN",
+    ("local_response_norm", "arg0:int64"): "torch averages the squared integers in integer "
+                                           "arithmetic (truncating) before the power",
+    ("linalg.lstsq", "arg1:empty"): "torch returns rank 0 for a b without columns, skipping the "
+                                    "factorisation that gives the rank",
+}
 INTERNAL = (KeyError, AttributeError, AssertionError, ZeroDivisionError, UnboundLocalError,
             NameError, RecursionError, OverflowError, FloatingPointError)
 
@@ -144,6 +157,8 @@ def check(torch, op, label, sample):
     """None when arraygrad answers as torch, else (kind, detail)."""
     t_err, t_out, _ = _outcome(torch, op, sample)
     a_err, a_out, a_warn = _outcome(ag, op, sample)
+    if op.name in TIE_ORDER and a_out and t_out:
+        a_out, t_out = a_out[:1], t_out[:1]
     if a_warn:
         return "warning", a_warn[0][:120]
     if isinstance(a_err, INTERNAL) and not isinstance(t_err, type(a_err)):
@@ -171,7 +186,8 @@ def cases(ops=None, per_op=2):
         rng = np.random.default_rng(7)
         for s in list(op.samples(rng))[:per_op]:
             for label, m in _mutations(s):
-                yield op, label, m
+                if (op.name, label) not in NO_ORACLE:
+                    yield op, label, m
 
 
 def main():

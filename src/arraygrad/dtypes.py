@@ -186,6 +186,18 @@ def result_type(*operands):
     return _combine(dim_t, _combine(zero_t, scalar_t))
 
 
+def cast_scalar(value, d):
+    """A Python scalar as a value of dtype `d` (fill values of masked_fill, scatter, index_fill,
+    threshold keep the tensor's dtype in torch: 0.5 into an int64 tensor writes 0)."""
+    if d is bool:
+        return _pybool(value)
+    if d._category == 1 and not isinstance(value, (_pybool, _pyint)):
+        if not np.isfinite(value):
+            raise RuntimeError(f"value cannot be converted to type {d.name} without overflow")
+        return _pyint(value)
+    return value
+
+
 def _combine(higher, lower):
     """A tier's dtype `higher` against the lower tiers' `lower` (c10's combine_categories)."""
     if higher is None:

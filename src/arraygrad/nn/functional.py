@@ -167,6 +167,9 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """clamp to [min_val, max_val]; the gradient is 0 at the bounds (torch's hardtanh)."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if input.dtype is _dt.bool:
+        raise RuntimeError("Bool inputs not supported for hardtanh")
+    min_val, max_val = _dt.cast_scalar(min_val, input.dtype), _dt.cast_scalar(max_val, input.dtype)
     out = ew.where(input <= min_val, min_val, ew.where(input >= max_val, max_val, input))
     return _maybe_inplace(input, out, inplace)
 
@@ -212,6 +215,9 @@ def softshrink(input, lambd=0.5):
 
 
 def threshold(input, threshold, value, inplace=False):
+    if input.dtype is _dt.bool:
+        raise NotImplementedError('"threshold_cpu" not implemented for \'Bool\'')
+    value = _dt.cast_scalar(value, input.dtype)
     return _maybe_inplace(input, ew.where(input > threshold, input, value), inplace)
 
 
@@ -446,6 +452,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         if weight.shape != input.shape:
             raise ValueError("Weights and input must have the same size.")
         loss = loss * weight
+    if input.dtype.is_floating_point and loss.dtype is not input.dtype:
+        loss = loss.to(input.dtype)         # torch's kernel writes in the input's dtype
     return _reduce(loss, reduction)
 
 
@@ -484,6 +492,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if pos_weight is not None:
         neg_log_sig = neg_log_sig * ((pos_weight - 1) * target + 1)
     loss = (1 - target) * input + neg_log_sig
+    if target.dtype.is_floating_point and loss.dtype is not target.dtype:
+        loss = loss.to(target.dtype)        # torch computes in place into (1 - target)
     if weight is not None:
         loss = loss * weight
     return _reduce(loss, reduction)
@@ -574,8 +584,9 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
                          reduction="mean"):
     """input where target is 1, max(0, margin - input) where target is -1."""
     reduction = _reduction(size_average, reduce, reduction)
-    margin_part = ew.where(target != 1, ew.clamp_min(margin - input, 0), 0.0)
-    self_part = ew.where(target != -1, input, 0.0)
+    margin, zero = _dt.cast_scalar(margin, input.dtype), _dt.cast_scalar(0, input.dtype)
+    margin_part = ew.where(target != 1, ew.clamp_min(margin - input, 0), zero)
+    self_part = ew.where(target != -1, input, zero)
     return _reduce(margin_part + self_part, reduction)
 
 
@@ -689,7 +700,9 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
-    loss = loss.sum(-1) / input.shape[-1] if input.ndim else loss
+    # torch sums the loss along input's class dim counted from the front: a target with more
+    # dims broadcasts the loss and moves that dim
+    loss = loss.sum(input.ndim - 1) / input.shape[-1] if input.ndim else loss
     return _reduce(loss, reduction)
 
 
@@ -874,7 +887,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if eps is None:
         eps = _EPS[input.dtype.name]
     out = input * ew.rsqrt(rd.mean(input * input, dims, keepdim=True) + eps)
-    return out if weight is None else out * weight
+    out = out if weight is None else out * weight
+    return out.to(input.dtype) if out.dtype is not input.dtype else out     # as torch's kernel
 
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):

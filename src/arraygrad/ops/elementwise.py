@@ -454,6 +454,8 @@ def _erf(xp, x):
 
 @tensor_op
 def square(input):
+    if input.dtype is _dt.bool:
+        input = convert(input, _dt.int64)       # torch squares bools as pow(x, 2): int64
     return input * input
 
 
@@ -516,8 +518,9 @@ def clamp(input, min=None, max=None):
         if max is not None:
             out = minimum(out, max) if isinstance(max, Tensor) else clamp(out, max=max)
         return out
-    if not input.dtype.is_floating_point and (isinstance(min, builtins.float) or isinstance(max, builtins.float)):
-        input = convert(input, _dt.get_default_dtype())
+    d = _dt.result_type(input, min, max)      # bool with int bounds -> int64, int with float
+    if d is not input.dtype:
+        input = convert(input, d)
     return _clamp(input, min=min, max=max)
 
 

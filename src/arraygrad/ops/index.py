@@ -410,6 +410,8 @@ def index_select(input, dim, index):
     index = _integer_index("index_select", index)
     if index.ndim > 1:
         raise IndexError("index_select(): Index is supposed to be a vector")
+    if index.ndim == 0 and input.ndim:
+        index = index.reshape(1)        # torch reads a 0-d index as a vector of one
     try:
         _check_range(_index_value(index), input.shape[d] if input.ndim else 1, d)
     except RuntimeError:
@@ -423,8 +425,7 @@ def masked_fill(input, mask, value):
     if mask.dtype is not _dt.bool:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
                            f"{c_dtype_name(mask.dtype)}")
-    if isinstance(value, Tensor):
-        value = value.to(input.dtype)
+    value = value.to(input.dtype) if isinstance(value, Tensor) else _dt.cast_scalar(value, input.dtype)
     return where(mask, value, input)
 
 
@@ -668,7 +669,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     d = _t._wrap_dim(dim, input.ndim)
     hit = scatter_into(ones(tuple(index.shape), dtype=input.dtype), index, d, input.shape) != 0
     if not isinstance(src, Tensor):
-        return where(hit, src, input)
+        return where(hit, _dt.cast_scalar(src, input.dtype), input)
     src = src[tuple(slice(0, s) for s in index.shape)].to(input.dtype)
     return where(hit, scatter_into(src, index, d, input.shape), input)
 
@@ -705,6 +706,8 @@ def index_fill(input, dim, index, value):
     d = _t._wrap_dim(dim, input.ndim)
     hit = index_add_zeros(ones(tuple(input[(slice(None),) * d + (index,)].shape),
                                dtype=input.dtype), input.shape, _dim_index(d, index))
+    if not isinstance(value, Tensor):
+        value = _dt.cast_scalar(value, input.dtype)
     return where(hit != 0, value, input)
 
 

@@ -401,10 +401,16 @@ def solve_ex(A, B, *, left=True, check_errors=False):
     """Solution of AX = B (or XA = B with left=False) and LAPACK's info, without raising."""
     vector = _rhs_kind("linalg.solve", A, B, left)
     stack = tuple(B.shape[:-1 if vector else -2])
-    batch = tuple(broadcast_shapes(tuple(A.shape[:-2]), stack))
+    a_batch = tuple(A.shape[:-2])
+    batch = tuple(broadcast_shapes(a_batch, stack))
     A = A.expand(batch + tuple(A.shape[-2:]))
     B = B.expand(batch + tuple(B.shape[len(stack):]))
     X, info = _solve_ex(A, B, left=left, vector=vector)
+    extra = len(batch) - len(a_batch)       # torch's info has A's own batch shape
+    spread = tuple(range(extra)) + tuple(extra + i for i, s in enumerate(a_batch)
+                                         if s == 1 and batch[extra + i] != 1)
+    if spread and info.numel():
+        info = info.amax(spread, keepdim=True).reshape(a_batch)
     if check_errors:
         _raise_on(info, _solve_message)
     return solve_ex_result(X, info)

@@ -76,6 +76,8 @@ def _whole(name, input, pick):
     if input.numel() == 0:       # NaN, connected to the (empty) input
         return sum(input) + float("nan")
     m = _along(name, input.reshape(-1), 0, False, pick, median_result).values.detach()
+    if not input.dtype.is_differentiable:
+        return m                # integers keep their dtype and have no gradient to share
     mask = (input == m) | (isnan(input) & isnan(m))
     return m + sum(where(mask, input - m, 0)) / sum(mask)
 
