@@ -172,6 +172,9 @@ def check(torch, op, label, sample):
         return "raises", f"{type(a_err).__name__}: {str(a_err)[:120]}"
     if a_err is None:
         return "accepts", f"torch raises {type(t_err).__name__}: {str(t_err)[:120]}"
+    if isinstance(t_err, INTERNAL):
+        return None     # torch's Python code fails before its own check (None.size()): any
+                        # error of ours that is not internal is as good an answer
     if type(a_err) is not type(t_err):
         return "type", (f"{type(a_err).__name__} ({str(a_err)[:90]}), torch "
                         f"{type(t_err).__name__} ({str(t_err)[:90]})")

@@ -11,6 +11,7 @@ from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index a
 from .ops import special as sp
 from .ops import bits, stats, solve, spectral
 from .ops import complex as cx
+from .ops._checks import check_tensor
 
 
 def _m(fn):
@@ -128,9 +129,23 @@ Tensor.bfloat16 = lambda self: _to(self, _dt.bfloat16)
 Tensor.long = lambda self: _to(self, _dt.int64)
 Tensor.int = lambda self: _to(self, _dt.int32)
 Tensor.bool = lambda self: _to(self, _dt.bool)
-Tensor.type_as = lambda self, other: _to(self, other.dtype)
-Tensor.view_as = lambda self, other: sh.view(self, other.shape)
-Tensor.reshape_as = lambda self, other: sh.reshape(self, other.shape)
+
+
+def _as_other(op):
+    """Tensor.<op>_as(other): `other` must be a Tensor (torch's TypeError otherwise)."""
+    def method(self, other):
+        check_tensor(op, other, "other", 1)
+        return _AS[op](self, other)
+    method.__name__ = op
+    return method
+
+
+_AS = {"type_as": lambda self, other: _to(self, other.dtype),
+       "view_as": lambda self, other: sh.view(self, other.shape),
+       "reshape_as": lambda self, other: sh.reshape(self, other.shape)}
+for _name in _AS:
+    setattr(Tensor, _name, _as_other(_name))
+
 Tensor.T = property(lambda self: sh.permute(self, tuple(range(self.ndim))[::-1]))
 Tensor.mT = property(lambda self: sh.transpose(self, -2, -1))
 Tensor.new_zeros = lambda self, *s, dtype=None, **k: creation.zeros(*s, dtype=dtype or self.dtype)

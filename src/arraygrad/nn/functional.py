@@ -18,7 +18,7 @@ from ..core.autocast_mode import autocast_op, LOWER_PRECISION, FP32
 from ..core.grad_mode import no_grad
 from ..ops import creation, elementwise as ew, index as ix, linalg as la, reduce as rd, shape as sh
 from ..autograd.inplace import apply as _inplace
-from ..ops._checks import short_dtype_name
+from ..ops._checks import short_dtype_name, tensor_op
 from .modules.module import _size
 from ..ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d,  # noqa: F401
                         conv_transpose2d, conv_transpose3d, unfold, fold)
@@ -137,6 +137,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     return _maybe_inplace(input, ew.where(input > 0, input, input * negative_slope), inplace)
 
 
+@tensor_op(others=('weight',))
 @autocast_op(LOWER_PRECISION)
 def prelu(input, weight):
     """leaky_relu with a learned slope: one, or one per channel (dim 1)."""
@@ -163,6 +164,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     return _maybe_inplace(input, ew.where(input >= 0, input, input * slope), inplace)
 
 
+@tensor_op
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """clamp to [min_val, max_val]; the gradient is 0 at the bounds (torch's hardtanh)."""
     if min_val > max_val:
@@ -174,6 +176,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     return _maybe_inplace(input, out, inplace)
 
 
+@tensor_op
 def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
@@ -196,10 +199,12 @@ def softplus(input, beta=1.0, threshold=20.0):
     return ew.where(bx > threshold, input, soft / beta if beta != 1 else soft)
 
 
+@tensor_op
 def softsign(input):
     return input / (1 + ew.abs(input))
 
 
+@tensor_op
 def tanhshrink(input):
     return input - ew.tanh(input)
 
@@ -214,6 +219,7 @@ def softshrink(input, lambd=0.5):
     return ew.where(input > lambd, input - lambd, ew.where(input < -lambd, input + lambd, 0.0))
 
 
+@tensor_op
 def threshold(input, threshold, value, inplace=False):
     if input.dtype is _dt.bool:
         raise NotImplementedError('"threshold_cpu" not implemented for \'Bool\'')
@@ -221,6 +227,7 @@ def threshold(input, threshold, value, inplace=False):
     return _maybe_inplace(input, ew.where(input > threshold, input, value), inplace)
 
 
+@tensor_op
 def glu(input, dim=-1):
     """a * sigmoid(b) for the two halves a, b of `input` along `dim`."""
     ew.no_complex("glu", input)
@@ -234,6 +241,7 @@ def glu(input, dim=-1):
     return a * ew.sigmoid(b)
 
 
+@tensor_op
 def logsigmoid(input):
     """log(sigmoid(x)), each branch evaluated on its own side of 0 (stable, exact slope 1/2
     at 0)."""
@@ -242,12 +250,14 @@ def logsigmoid(input):
     return ew.where(input < 0, neg - ew.log1p(ew.exp(neg)), -ew.log1p(ew.exp(-pos)))
 
 
+@tensor_op
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         _implicit_dim("softmin", _stacklevel)
     return rd.softmax(-input, dim, dtype=dtype)
 
 
+@tensor_op(others=('weight',), optional=('bias',))
 @autocast_op(LOWER_PRECISION)
 def linear(input, weight, bias=None):
     """input @ weight.T + bias, weight of shape (out_features, in_features)."""
@@ -311,6 +321,7 @@ def _reduction(size_average, reduce, reduction):
     return reduction
 
 
+@tensor_op(others=('target',), optional=('weight',))
 @autocast_op(FP32)
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _reduction(size_average, reduce, reduction)
@@ -319,6 +330,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return _weighted(d * d, weight, input, reduction)
 
 
+@tensor_op(others=('target',), optional=('weight',))
 @autocast_op(FP32)
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _reduction(size_average, reduce, reduction)
@@ -326,6 +338,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _weighted(ew.abs(input - target), weight, input, reduction)
 
 
+@tensor_op(others=('target',))
 @autocast_op(FP32)
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """Huber-like loss: 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta."""
@@ -342,6 +355,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _reduce(loss, reduction)
 
 
+@tensor_op(others=('target',), optional=('weight',))
 @autocast_op(FP32)
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
@@ -389,6 +403,7 @@ def _target_hits(input, target, ignore_index, cdim):
     return ew.logical_and(ew.eq(target.unsqueeze(cdim), classes), valid_c), valid
 
 
+@tensor_op(others=('target',), optional=('weight',))
 @autocast_op(FP32)
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
@@ -436,6 +451,7 @@ def _long_name(dtype):
                                                                                   dtype.name)
 
 
+@tensor_op(others=('target',), optional=('weight',))
 @autocast_op(FP32)
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
@@ -464,6 +480,7 @@ def _check_bce_sizes(input, target):
                          "have the same size.")
 
 
+@tensor_op(others=('target',), optional=('weight',))
 @autocast_op(FP32)
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
@@ -482,6 +499,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss, reduction)
 
 
+@tensor_op(others=('target',), optional=('weight', 'pos_weight'))
 @autocast_op(FP32)
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
@@ -499,6 +517,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return _reduce(loss, reduction)
 
 
+@tensor_op(others=('target',))
 @autocast_op(FP32)
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """KL(target || exp(input)) pointwise: target (log target) * (log target - input)."""
@@ -522,6 +541,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduce(loss, reduction)
 
 
+@tensor_op(others=('target',))
 @autocast_op(FP32)
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
@@ -544,6 +564,7 @@ def _clamped_keep_grad(x, lo):
     return ew.clamp_min(x, lo).detach() + (x - x.detach())
 
 
+@tensor_op(others=('target',))
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
     """0.5 (log var + (input - target)^2 / var), var clamped at eps (gradient passes)."""
     if not isinstance(var, _t.Tensor):
@@ -568,6 +589,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     return _reduce(loss, reduction)
 
 
+@tensor_op(others=('input2', 'target'))
 @autocast_op(FP32)
 def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                         reduction="mean"):
@@ -579,6 +601,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, size_average=None, r
     return _reduce(ew.clamp_min(-target * (input1 - input2) + margin, 0), reduction)
 
 
+@tensor_op(others=('target',))
 @autocast_op(FP32)
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
@@ -590,12 +613,14 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(margin_part + self_part, reduction)
 
 
+@tensor_op(others=('target',))
 @autocast_op(FP32)
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _reduction(size_average, reduce, reduction)
     return _reduce(-logsigmoid(target * input), reduction)
 
 
+@tensor_op(others=('input2', 'target'))
 @autocast_op(FP32)
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None, reduce=None,
                           reduction="mean"):
@@ -618,6 +643,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     return _reduce(pos + neg, reduction)
 
 
+@tensor_op(others=('positive', 'negative'))
 @autocast_op(FP32)
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
@@ -648,6 +674,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     return _reduce(ew.clamp_min(margin + d_pos - d_neg, 0), reduction)
 
 
+@tensor_op(others=('target',), optional=('weight',))
 @autocast_op(FP32)
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
@@ -672,6 +699,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 
 
 
+@tensor_op(others=('target',))
 @autocast_op(FP32)
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """sum over target classes j and non-target classes i of max(0, 1 - x[j] + x[i]) / C;
@@ -694,6 +722,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         loss = loss.reshape(())
     return _reduce(loss, reduction)
 
+@tensor_op(others=('target',), optional=('weight',))
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction="mean"):
     reduction = _reduction(size_average, reduce, reduction)
@@ -717,6 +746,7 @@ def _pnorm(d, p, dim, keepdim=False):
     return ew.where(zero, 0.0, ew.where(zero, 1.0, total) ** (1.0 / p))
 
 
+@tensor_op(others=('x2',))
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """p-norm of x1 - x2 + eps along the last dim."""
     d = x1 - x2 + eps
@@ -724,6 +754,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 
 
+@tensor_op
 def pdist(input, p=2):
     """Distances between the rows of a 2-d input, the upper triangle of cdist, row-major."""
     if input.ndim != 2:
@@ -733,6 +764,7 @@ def pdist(input, p=2):
     i, j = (rows.unsqueeze(1) < rows).nonzero(as_tuple=True)
     return _pnorm(input[i] - input[j], p, -1)
 
+@tensor_op(others=('x2',))
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1/|x1| * x2/|x2|) along `dim`; the norms are clamped at eps (gradient passes)."""
     _no_complex_error("expected common dtype to be floating point, yet common dtype is {}", x1,
@@ -743,6 +775,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
+@tensor_op(optional=('out',))
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """input / max(|input|_p, eps) along `dim`."""
     if out is not None:
@@ -750,6 +783,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     return input / ew.clamp_min(rd.norm(input, p, dim, True), eps)
 
 
+@tensor_op(others=('x2',))
 @autocast_op(FP32)
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """p-norm distances between the rows of x1 (.., P, M) and x2 (.., R, M): (.., P, R)."""
@@ -790,6 +824,7 @@ def _update_running(running, value, momentum):
         running.mul_(1 - momentum).add_(value.detach() * momentum)
 
 
+@tensor_op(optional=('running_mean', 'running_var', 'weight', 'bias'))
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
     """Normalise over every dim but the channels (dim 1). In training the batch statistics
@@ -827,6 +862,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return out
 
 
+@tensor_op(optional=('running_mean', 'running_var', 'weight', 'bias'))
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
     """Normalise each (example, channel) over its spatial dims."""
@@ -857,6 +893,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return out
 
 
+@tensor_op(optional=('weight', 'bias'))
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the trailing `normalized_shape` dims."""
     ew.no_complex("layer_norm", input, kernel="LayerNormKernelImpl")
@@ -881,6 +918,7 @@ _EPS = {"float16": 0.0009765625, "bfloat16": 0.0078125, "float32": 1.19209289550
         "float64": 2.220446049250313e-16}     # torch.finfo(dtype).eps
 
 
+@tensor_op(optional=('weight',))
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     dims = tuple(range(input.ndim - len(shape), input.ndim))
@@ -891,6 +929,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return out.to(input.dtype) if out.dtype is not input.dtype else out     # as torch's kernel
 
 
+@tensor_op(optional=('weight', 'bias'))
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalise each example over groups of channels (and the spatial dims)."""
     ew.no_complex("group_norm", input, kernel="GroupNormKernelImpl")
@@ -913,6 +952,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return out
 
 
+@tensor_op
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     """input / (k + alpha * mean of input^2 over `size` neighbouring channels)^beta."""
     ew.no_complex("avg_pool", input, kernel="avg_pool2d" if input.ndim == 3 else "avg_pool3d")
@@ -1103,6 +1143,7 @@ class _PaddedLookup(Function):
         return weight_t[input]
 
 
+@tensor_op(others=('weight',))
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Rows of `weight` picked by the integer `input`: out[..., :] = weight[input[...]]."""
@@ -1222,6 +1263,7 @@ def _bags_from_offsets(input, offsets, include_last_offset, per_sample_weights):
     return idx, valid, psw
 
 
+@tensor_op(others=('input2', 'weight'), optional=('bias',))
 def bilinear(input1, input2, weight, bias=None):
     """out[..., o] = input1 @ weight[o] @ input2 + bias[o]."""
     if input1.shape[:-1] != input2.shape[:-1]:
@@ -1242,6 +1284,7 @@ def _safe_softmax(scores):
     return ew.where(dead, 0.0, rd.softmax(ew.where(dead, 0.0, scores), -1))
 
 
+@tensor_op(others=('key', 'value'), optional=('attn_mask',))
 @autocast_op(LOWER_PRECISION)
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
@@ -1254,7 +1297,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         raise RuntimeError("scaled_dot_product_attention: query, key and value must have at "
                            "least 2 dims")
     l, s = query.shape[-2], key.shape[-2]
-    scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if scale is None:       # an empty head dim gives zero scores, whatever the scale
+        scale = 1 / math.sqrt(query.shape[-1]) if query.shape[-1] else 1.0
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         rep = query.shape[-3] // key.shape[-3]
         key = key.unsqueeze(-3).expand(*key.shape[:-2], rep, *key.shape[-2:]) \
@@ -1292,6 +1336,9 @@ def _pad_last(mask):
         [mask, creation.zeros(*mask.shape[:-1], 1, dtype=mask.dtype)], -1)
 
 
+@tensor_op(others=('key', 'value'), optional=(
+    'in_proj_weight', 'in_proj_bias', 'bias_k', 'bias_v', 'out_proj_bias', 'key_padding_mask',
+    'attn_mask', 'q_proj_weight', 'k_proj_weight', 'v_proj_weight', 'static_k', 'static_v'))
 def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
                                  in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
                                  dropout_p, out_proj_weight, out_proj_bias, training=True,
@@ -1400,6 +1447,7 @@ def _as_lengths(lengths, n, name):
     return lengths.to(_dt.int64)
 
 
+@tensor_op(others=('targets',))
 @autocast_op(FP32)
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False):

@@ -6,6 +6,7 @@ failing later with an AttributeError deep inside an op.
 """
 import builtins
 import functools
+import inspect
 
 from .. import _tensor as _t
 from .. import dtypes as _dt
@@ -28,25 +29,37 @@ def check_tensor(op, value, arg="input", pos=1):
         raise not_tensor(op, arg, pos, value)
 
 
-def tensor_op(fn=None, *, others=()):
-    """Decorator of a public op whose first argument must be a Tensor; `others` names further
-    parameters that must be Tensors when given (as torch's parser checks them)."""
+def tensor_op(fn=None, *, others=(), optional=()):
+    """Decorator of a public op whose first argument must be a Tensor. `others` names further
+    parameters that must be Tensors when given (None passes by keyword, as an omitted default);
+    `optional` names parameters that may be a Tensor or None (torch's `Tensor?`)."""
     if fn is None:
-        return functools.partial(tensor_op, others=others)
+        return functools.partial(tensor_op, others=others, optional=optional)
     name = fn.__name__
-    params = fn.__code__.co_varnames[:fn.__code__.co_argcount]
-    first = params[0]
-    checked = tuple((params.index(p), p) for p in others)
+    params = [p for p in inspect.signature(fn).parameters.values()
+              if p.kind is not p.VAR_POSITIONAL and p.kind is not p.VAR_KEYWORD]
+    first = params[0].name
+    names = [p.name for p in params]
+
+    def place(p):           # (index in args, a huge one for keyword-only; name; position)
+        i = names.index(p)
+        return (i if params[i].kind is not params[i].KEYWORD_ONLY else 1 << 30), p, i + 1
+    checked = tuple(place(p) for p in others)
+    maybe = tuple(place(p) for p in optional)
 
     @functools.wraps(fn)
     def op(*args, **kwargs):
         x = args[0] if args else kwargs.get(first)
         if not isinstance(x, Tensor):
             raise not_tensor(name, first, 1, x)
-        for i, p in checked:
+        for i, p, pos in checked:
             v = args[i] if i < len(args) else kwargs.get(p)
             if not isinstance(v, Tensor) and (v is not None or i < len(args)):
-                raise not_tensor(name, p, i + 1, v)
+                raise not_tensor(name, p, pos, v)
+        for i, p, pos in maybe:
+            v = args[i] if i < len(args) else kwargs.get(p)
+            if v is not None and not isinstance(v, Tensor):
+                raise not_tensor(name, p, pos, v)
         return fn(*args, **kwargs)
     return op
 

@@ -8,21 +8,22 @@ from ._rules import binary, elementwise
 from .registry import primitive
 from ._checks import tensor_op
 from .creation import zeros_like
-from .elementwise import where, isfinite, _binop
+from .elementwise import where, isfinite, _binop, _checked
 
 
-_copysign = binary("copysign", lambda xp, x, y: xp.copysign(x, y),
+_copysign = binary("copysign", _checked("copysign", lambda xp, x, y: xp.copysign(x, y)),
                    lambda ctx, g: g * where(ctx.x == 0, 0.0, ctx.out / ctx.x),
                    lambda ctx, g: zeros_like(g), 
                    save=(0,), save_output=True, number_edges=False,
                    node_name=lambda node: "CopysignBackward" + ("1" if node.shapes[1] is None
                                                                 else "0"))
 copysign = _binop(_copysign, float_only=True)
-nextafter = _binop(binary("nextafter", lambda xp, x, y: xp.nextafter(x, y),
+nextafter = _binop(binary("nextafter", _checked("nextafter", lambda xp, x, y: xp.nextafter(x, y)),
                           lambda ctx, g: g, lambda ctx, g: g * 0, save=()))
 
 # no derivative in torch: a node whose backward raises
-_heaviside = primitive("heaviside", lambda xp, x, v: xp.heaviside(x, v).astype(x.dtype, copy=False),
+_heaviside = primitive("heaviside", _checked(
+    "heaviside", lambda xp, x, v: xp.heaviside(x, v).astype(x.dtype, copy=False)),
                        batch=elementwise)
 
 

@@ -11,7 +11,7 @@ from ..backends import silent
 from ._checks import tensor_op, short_dtype_name
 from ._rules import elementwise, to_front
 from .registry import primitive
-from .elementwise import where, convert
+from .elementwise import where, convert, _checked
 
 Tensor = _t.Tensor
 
@@ -145,7 +145,8 @@ def _complex_impl(xp, x, y):
     return out
 
 
-_complex = primitive("complex", _complex_impl, save=(), linear=True, batch=elementwise,
+_complex = primitive("complex", _checked("complex", _complex_impl), save=(), linear=True,
+                     batch=elementwise,
                      arg_names=("real", "imag"),
                      vjp=(lambda ctx, g: g.real, lambda ctx, g: g.imag))
 
@@ -167,6 +168,7 @@ def complex(real, imag):
     return _complex(real, imag)
 
 
+@tensor_op(others=("angle",))
 def polar(abs, angle):
     """abs * (cos(angle) + i sin(angle))."""
     return complex(abs * angle.cos(), abs * angle.sin())

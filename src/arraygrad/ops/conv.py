@@ -18,6 +18,7 @@ import math
 
 from ..backends import silent
 from ..core.autocast_mode import autocast_op, LOWER_PRECISION
+from ._checks import tensor_op
 from ._rules import to_front
 from .registry import primitive
 from .linalg import matmul
@@ -228,12 +229,14 @@ def convolution(input, weight, bias, stride, padding, dilation, groups, nd, op):
     return y.squeeze(0) if unbatched else y
 
 
+@tensor_op(others=('weight',), optional=('bias',))
 @autocast_op(LOWER_PRECISION)
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-d convolution (cross-correlation) of input (N, C, L) with weight (O, C/groups, k)."""
     return convolution(input, weight, bias, stride, padding, dilation, groups, 1, "conv1d")
 
 
+@tensor_op(others=('weight',), optional=('bias',))
 @autocast_op(LOWER_PRECISION)
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-d convolution of input (N, C, H, W) with weight (O, C/groups, kh, kw).
@@ -243,6 +246,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return convolution(input, weight, bias, stride, padding, dilation, groups, 2, "conv2d")
 
 
+@tensor_op(others=('weight',), optional=('bias',))
 @autocast_op(LOWER_PRECISION)
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return convolution(input, weight, bias, stride, padding, dilation, groups, 3, "conv3d")
@@ -303,6 +307,7 @@ def transposed_convolution(input, weight, bias, stride, padding, output_padding,
     return y.squeeze(0) if unbatched else y
 
 
+@tensor_op(others=('weight',), optional=('bias',))
 @autocast_op(LOWER_PRECISION)
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
@@ -310,6 +315,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                                   dilation, 1, "conv_transpose1d")
 
 
+@tensor_op(others=('weight',), optional=('bias',))
 @autocast_op(LOWER_PRECISION)
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
@@ -318,6 +324,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                                   dilation, 2, "conv_transpose2d")
 
 
+@tensor_op(others=('weight',), optional=('bias',))
 @autocast_op(LOWER_PRECISION)
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
@@ -326,6 +333,7 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 
 
 # ----------------------------------------------------------------- unfold / fold
+@tensor_op
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Sliding local blocks: (N, C, H, W) -> (N, C*kh*kw, L), as torch.nn.functional.unfold."""
     if input.ndim not in (3, 4):
@@ -352,6 +360,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     return y.squeeze(0) if unbatched else y
 
 
+@tensor_op
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """Sum sliding local blocks (N, C*kh*kw, L) into (N, C, H, W): the adjoint of unfold."""
     if input.ndim not in (2, 3):

@@ -743,7 +743,7 @@ def _isclose_impl(xp, x, y, rtol, atol, equal_nan):
     return close | (xp.isfinite(actual) & (actual <= allowed))
 
 
-_isclose = nondiff("isclose", silent(_isclose_impl), complex=True)
+_isclose = nondiff("isclose", _checked("isclose", _isclose_impl), complex=True)
 
 
 @tensor_op(others=("other",))

@@ -657,7 +657,7 @@ def _dim_index(dim, index):
     return (slice(None),) * dim + (index._data,)
 
 
-@tensor_op
+@tensor_op(others=("index",))
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     """input with src (or value) written at `index` along `dim` (unique indices for src)."""
     from .elementwise import where

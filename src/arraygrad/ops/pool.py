@@ -10,7 +10,7 @@ import math
 
 from ..core.autocast_mode import autocast_op, FP32
 from . import creation, elementwise as ew, reduce as rd
-from ._checks import short_dtype_name
+from ._checks import short_dtype_name, tensor_op
 from .conv import im2col, ntuple
 from .index import index_select
 from .linalg import matmul
@@ -105,12 +105,14 @@ def max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_in
     return y, (flat.squeeze(0) if unbatched else flat)
 
 
+@tensor_op
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     return max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, 1,
                     "max_pool1d")
 
 
+@tensor_op
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """Max over windows of (N, C, H, W); with return_indices also each max's flat h*W+w."""
@@ -118,6 +120,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                     "max_pool2d")
 
 
+@tensor_op
 @autocast_op(FP32)
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
@@ -154,12 +157,14 @@ def avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, 
     return y.squeeze(0) if unbatched else y
 
 
+@tensor_op
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
     return avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, None, 1,
                     "avg_pool1d")
 
 
+@tensor_op
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """Mean over windows of (N, C, H, W) (zero padding counted when count_include_pad)."""
@@ -167,6 +172,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                     divisor_override, 2, "avg_pool2d")
 
 
+@tensor_op
 @autocast_op(FP32)
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
@@ -221,15 +227,18 @@ def adaptive_avg_pool(input, output_size, nd, op):
     return y.squeeze(0) if unbatched else y
 
 
+@tensor_op
 def adaptive_avg_pool1d(input, output_size):
     return adaptive_avg_pool(input, output_size, 1, "adaptive_avg_pool1d")
 
 
+@tensor_op
 def adaptive_avg_pool2d(input, output_size):
     """Average of input windows chosen so that the output has `output_size` (H_out, W_out)."""
     return adaptive_avg_pool(input, output_size, 2, "adaptive_avg_pool2d")
 
 
+@tensor_op
 @autocast_op(FP32)
 def adaptive_avg_pool3d(input, output_size):
     return adaptive_avg_pool(input, output_size, 3, "adaptive_avg_pool3d")
@@ -272,15 +281,18 @@ def adaptive_max_pool(input, output_size, return_indices, nd, op):
     return values, (flat.squeeze(0) if unbatched else flat)
 
 
+@tensor_op
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     return adaptive_max_pool(input, output_size, return_indices, 1, "adaptive_max_pool1d")
 
 
+@tensor_op
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """Max over adaptive windows; with return_indices also each max's flat h*W+w."""
     return adaptive_max_pool(input, output_size, return_indices, 2, "adaptive_max_pool2d")
 
 
+@tensor_op
 @autocast_op(FP32)
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     return adaptive_max_pool(input, output_size, return_indices, 3, "adaptive_max_pool3d")

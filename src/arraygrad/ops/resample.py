@@ -9,6 +9,7 @@ import math
 
 from .. import dtypes as _dt
 from . import creation, elementwise as ew
+from ._checks import tensor_op
 from .index import index_select
 from .pool import adaptive_avg_pool, along
 from .shape import cat, narrow
@@ -29,6 +30,7 @@ def _source_index(mode, n, lo, hi):
     return ew.remainder(j, n)
 
 
+@tensor_op
 def pad(input, pad, mode="constant", value=None):
     """Pad the last len(pad)//2 dims: pad = (left_last, right_last, left_prev, right_prev, ...).
 
@@ -223,6 +225,7 @@ def _antialias_matrix(n_in, n_out, scale, align_corners, dtype, cubic):
     return _weights_matrix(n_in, ew.clamp(pos.long(), max=n_in - 1), w, dtype)
 
 
+@tensor_op
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize the spatial dims of (N, C, *spatial): modes nearest, nearest-exact, linear,
@@ -272,6 +275,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
 
 # ----------------------------------------------------------------- pixel shuffle
+@tensor_op
 def pixel_shuffle(input, upscale_factor):
     """(*, C*r*r, H, W) -> (*, C, H*r, W*r)."""
     r = upscale_factor
@@ -291,6 +295,7 @@ def pixel_shuffle(input, upscale_factor):
     return x.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
 
 
+@tensor_op
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H*r, W*r) -> (*, C*r*r, H, W), the inverse of pixel_shuffle."""
     r = downscale_factor

@@ -652,6 +652,7 @@ def triu(input, diagonal=0):
 def meshgrid(*tensors, indexing="ij"):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
+    tensor_list("meshgrid", tensors)
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"arraygrad.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
                            f"received: {indexing}")

@@ -14,7 +14,7 @@ from ..backends import silent, backend_of
 from ._rules import elementwise
 from .registry import primitive
 from .._tensor import Tensor
-from .elementwise import (unary, binary, exp, log, sign, abs, where, convert, promote,
+from .elementwise import (_checked, unary, binary, exp, log, sign, abs, where, convert, promote,
                           _float_unary)
 from ._checks import tensor_op
 
@@ -346,7 +346,7 @@ def _xlog1py_impl(xp, x, y):
     return xp.where(x == 0, xp.zeros((), dtype=x.dtype), x * xp.log1p(y))
 
 
-_xlog1py = binary("xlog1py", silent(_xlog1py_impl),
+_xlog1py = binary("xlog1py", _checked("xlog1py", _xlog1py_impl),
                   lambda ctx, g: g * xlog1py(convert(ctx.x != 0, ctx.y.dtype), ctx.y),
                   lambda ctx, g: g * ctx.x / (1 + ctx.y), node_name="SpecialXlog1PyBackward0")
 def xlog1py(input, other):
