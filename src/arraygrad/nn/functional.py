@@ -88,6 +88,7 @@ def _no_complex_error(message, *xs):
             raise RuntimeError(message.format(short_dtype_name(x.dtype)))
 
 
+@tensor_op(floating='GeluKernelImpl')
 @_in_float32
 def gelu(input, approximate="none"):
     """x * Phi(x); approximate='tanh' uses torch's tanh formula."""
@@ -101,10 +102,12 @@ def gelu(input, approximate="none"):
                        f"'{approximate}'")
 
 
+@tensor_op(floating='silu_cpu')
 def silu(input, inplace=False):
     return _maybe_inplace(input, _in_float32(lambda x: x * ew.sigmoid(x))(input), inplace)
 
 
+@tensor_op(floating='mish_cpu')
 def mish(input, inplace=False):
     return _maybe_inplace(input, _in_float32(lambda x: x * ew.tanh(softplus(x)))(input), inplace)
 
@@ -115,6 +118,7 @@ def _elu(input, alpha, scale, input_scale):
     return ew.where(input > 0, input * scale if scale != 1 else input, neg * scale)
 
 
+@tensor_op(floating='elu_cpu')
 def elu(input, alpha=1.0, inplace=False):
     return _maybe_inplace(input, _elu(input, alpha, 1.0, 1.0), inplace)
 
@@ -123,16 +127,19 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
+@tensor_op(floating='elu_cpu')
 def selu(input, inplace=False):
     return _maybe_inplace(input, _elu(input, _SELU_ALPHA, _SELU_SCALE, 1.0), inplace)
 
 
+@tensor_op(floating='elu_cpu')
 def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
         raise RuntimeError("celu: ZeroDivisionError, alpha must not be 0")
     return _maybe_inplace(input, _elu(input, alpha, 1.0, 1.0 / alpha), inplace)
 
 
+@tensor_op(floating='leaky_relu_cpu')
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     return _maybe_inplace(input, ew.where(input > 0, input, input * negative_slope), inplace)
 
@@ -155,6 +162,7 @@ def prelu(input, weight):
     return ew.where(input > 0, input, weight * input)
 
 
+@tensor_op(floating='leaky_relu_cpu')
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     """leaky_relu with slope (lower+upper)/2 in eval, a uniform random slope per element in
     training (drawn per example under vmap(randomness='different'))."""
@@ -181,17 +189,20 @@ def relu6(input, inplace=False):
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
+@tensor_op(floating='hardswish_cpu')
 def hardswish(input, inplace=False):
     mid = input * (input + 3) / 6
     out = ew.where(input <= -3, 0.0 * input, ew.where(input < 3, mid, input))
     return _maybe_inplace(input, out, inplace)
 
 
+@tensor_op(floating='hardsigmoid_cpu')
 def hardsigmoid(input, inplace=False):
     out = ew.where(input <= -3, 0.0, ew.where(input >= 3, 1.0, input / 6 + 0.5))
     return _maybe_inplace(input, out, inplace)
 
 
+@tensor_op(floating='softplus_cpu')
 def softplus(input, beta=1.0, threshold=20.0):
     """log(1 + exp(beta x)) / beta, linear where beta x > threshold."""
     bx = input * beta
@@ -209,10 +220,12 @@ def tanhshrink(input):
     return input - ew.tanh(input)
 
 
+@tensor_op(floating='hardshrink_cpu')
 def hardshrink(input, lambd=0.5):
     return ew.where((input > lambd) | (input < -lambd), input, 0.0)
 
 
+@tensor_op(floating='softshrink_check')
 def softshrink(input, lambd=0.5):
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
@@ -227,7 +240,7 @@ def threshold(input, threshold, value, inplace=False):
     return _maybe_inplace(input, ew.where(input > threshold, input, value), inplace)
 
 
-@tensor_op
+@tensor_op(floating='glu_cpu')
 def glu(input, dim=-1):
     """a * sigmoid(b) for the two halves a, b of `input` along `dim`."""
     ew.no_complex("glu", input)
@@ -241,7 +254,7 @@ def glu(input, dim=-1):
     return a * ew.sigmoid(b)
 
 
-@tensor_op
+@tensor_op(floating='log_sigmoid_cpu')
 def logsigmoid(input):
     """log(sigmoid(x)), each branch evaluated on its own side of 0 (stable, exact slope 1/2
     at 0)."""
@@ -499,7 +512,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss, reduction)
 
 
-@tensor_op(others=('target',), optional=('weight', 'pos_weight'))
+@tensor_op(floating='log_sigmoid_cpu', others=('target',), optional=('weight', 'pos_weight'))
 @autocast_op(FP32)
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
@@ -674,7 +687,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     return _reduce(ew.clamp_min(margin + d_pos - d_neg, 0), reduction)
 
 
-@tensor_op(others=('target',), optional=('weight',))
+@tensor_op(floating='multi_margin_loss_cpu_kernel', others=('target',), optional=('weight',))
 @autocast_op(FP32)
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
@@ -699,7 +712,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
 
 
 
-@tensor_op(others=('target',))
+@tensor_op(floating='multilabel_margin_loss_forward_out_frame', others=('target',))
 @autocast_op(FP32)
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """sum over target classes j and non-target classes i of max(0, 1 - x[j] + x[i]) / C;
@@ -722,7 +735,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         loss = loss.reshape(())
     return _reduce(loss, reduction)
 
-@tensor_op(others=('target',), optional=('weight',))
+@tensor_op(floating='log_sigmoid_cpu', others=('target',), optional=('weight',))
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction="mean"):
     reduction = _reduction(size_average, reduce, reduction)
@@ -824,7 +837,7 @@ def _update_running(running, value, momentum):
         running.mul_(1 - momentum).add_(value.detach() * momentum)
 
 
-@tensor_op(optional=('running_mean', 'running_var', 'weight', 'bias'))
+@tensor_op(floating='batch_norm', optional=('running_mean', 'running_var', 'weight', 'bias'))
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
     """Normalise over every dim but the channels (dim 1). In training the batch statistics
@@ -862,7 +875,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return out
 
 
-@tensor_op(optional=('running_mean', 'running_var', 'weight', 'bias'))
+@tensor_op(floating='batch_norm', optional=('running_mean', 'running_var', 'weight', 'bias'))
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5):
     """Normalise each (example, channel) over its spatial dims."""
@@ -918,7 +931,7 @@ _EPS = {"float16": 0.0009765625, "bfloat16": 0.0078125, "float32": 1.19209289550
         "float64": 2.220446049250313e-16}     # torch.finfo(dtype).eps
 
 
-@tensor_op(optional=('weight',))
+@tensor_op(floating='rms_norm', optional=('weight',))
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     dims = tuple(range(input.ndim - len(shape), input.ndim))

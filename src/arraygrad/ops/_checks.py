@@ -29,12 +29,14 @@ def check_tensor(op, value, arg="input", pos=1):
         raise not_tensor(op, arg, pos, value)
 
 
-def tensor_op(fn=None, *, others=(), optional=()):
+def tensor_op(fn=None, *, others=(), optional=(), floating=None):
     """Decorator of a public op whose first argument must be a Tensor. `others` names further
     parameters that must be Tensors when given (None passes by keyword, as an omitted default);
-    `optional` names parameters that may be a Tensor or None (torch's `Tensor?`)."""
+    `optional` names parameters that may be a Tensor or None (torch's `Tensor?`). `floating`
+    names torch's kernel of an op with floating (and complex) kernels only: an integer or bool
+    first argument gets torch's NotImplementedError naming it."""
     if fn is None:
-        return functools.partial(tensor_op, others=others, optional=optional)
+        return functools.partial(tensor_op, others=others, optional=optional, floating=floating)
     name = fn.__name__
     params = [p for p in inspect.signature(fn).parameters.values()
               if p.kind is not p.VAR_POSITIONAL and p.kind is not p.VAR_KEYWORD]
@@ -52,6 +54,8 @@ def tensor_op(fn=None, *, others=(), optional=()):
         x = args[0] if args else kwargs.get(first)
         if not isinstance(x, Tensor):
             raise not_tensor(name, first, 1, x)
+        if floating is not None and not x.dtype.is_differentiable:
+            raise not_implemented(floating, x.dtype)
         for i, p, pos in checked:
             v = args[i] if i < len(args) else kwargs.get(p)
             if not isinstance(v, Tensor) and (v is not None or i < len(args)):
@@ -139,6 +143,12 @@ def c_dtype_name(dtype):
 def short_dtype_name(dtype):
     """torch's kernel-message name of a dtype ('Float', 'Long', ...)."""
     return _SHORT[dtype.name]
+
+
+def not_implemented(kernel, dtype):
+    """torch's answer when its kernel has no version for `dtype` (integer input to a float-only
+    op): NotImplementedError '"elu_cpu" not implemented for 'Long''."""
+    return NotImplementedError(f'"{kernel}" not implemented for \'{short_dtype_name(dtype)}\'')
 
 
 class LinAlgError(RuntimeError):
