@@ -18,7 +18,7 @@ from ..core.autocast_mode import autocast_op, LOWER_PRECISION, FP32
 from ..core.grad_mode import no_grad
 from ..ops import creation, elementwise as ew, index as ix, linalg as la, reduce as rd, shape as sh
 from ..autograd.inplace import apply as _inplace
-from ..ops._checks import short_dtype_name, tensor_op
+from ..ops._checks import same_dtype, short_dtype_name, tensor_op
 from .modules.module import _size
 from ..ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d,  # noqa: F401
                         conv_transpose2d, conv_transpose3d, unfold, fold)
@@ -148,6 +148,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
 @autocast_op(LOWER_PRECISION)
 def prelu(input, weight):
     """leaky_relu with a learned slope: one, or one per channel (dim 1)."""
+    same_dtype("prelu: Type promoting not supported. Got {} and {}", input, weight)
     if weight.ndim > 1:
         raise RuntimeError(f"prelu: weight must be 0-d or 1-d, got {weight.ndim}-d")
     c = weight.numel()
@@ -500,6 +501,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     """-(t log x + (1 - t) log(1 - x)), each log clamped at -100 as torch."""
     reduction = _reduction(size_average, reduce, reduction)
     _check_bce_sizes(input, target)
+    same_dtype("binary_cross_entropy: found dtype {1} but expected {0} (the input's)", input,
+               target)
     if input._lvl is None and input.numel() and bool(((input < 0) | (input > 1)).any()):
         raise RuntimeError("binary_cross_entropy: all elements of input should be between 0 "
                            "and 1")
@@ -535,6 +538,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """KL(target || exp(input)) pointwise: target (log target) * (log target - input)."""
     _no_complex_error("kl_div: Complex inputs not supported.", input, target)
+    if not input.dtype.is_differentiable:
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if size_average is not None or reduce is not None:
         reduction = _reduction(size_average, reduce, "mean")
     elif reduction == "mean":
@@ -773,6 +778,8 @@ def pdist(input, p=2):
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     _no_complex_error("pdist only supports floating-point dtypes", input)
+    if not input.dtype.is_differentiable:
+        raise RuntimeError("pdist only supports floating-point dtypes")
     rows = creation.arange(input.shape[0])
     i, j = (rows.unsqueeze(1) < rows).nonzero(as_tuple=True)
     return _pnorm(input[i] - input[j], p, -1)
@@ -802,6 +809,11 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     """p-norm distances between the rows of x1 (.., P, M) and x2 (.., R, M): (.., P, R)."""
     _no_complex_error("cdist only supports floating-point dtypes, X1 got: {}", x1)
     _no_complex_error("cdist only supports floating-point dtypes, X2 got: {}", x2)
+    for name, x in (("X1", x1), ("X2", x2)):
+        if not x.dtype.is_differentiable:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{short_dtype_name(x.dtype)}")
+    same_dtype("cdist: expected scalar type {} but found {}", x1, x2)
     if x1.ndim < 2 or x2.ndim < 2:
         raise RuntimeError(f"cdist only supports at least 2D tensors, X1 got: {x1.ndim}D")
     if x1.shape[-1] != x2.shape[-1]:
@@ -837,6 +849,18 @@ def _update_running(running, value, momentum):
         running.mul_(1 - momentum).add_(value.detach() * momentum)
 
 
+def _param_dtypes(input, *params):
+    """torch's norm kernels take parameters of the input's dtype (float32 ones also for a
+    float16/bfloat16 input: mixed precision); they do not promote."""
+    d = input.dtype
+    for p in params:
+        if p is not None and p.dtype is not d and not (
+                p.dtype is _dt.float32 and d.is_floating_point and d.itemsize == 2):
+            raise RuntimeError(f"expected scalar type {short_dtype_name(d)} but found "
+                               f"{short_dtype_name(p.dtype)}: the parameters and running "
+                               "statistics of a norm have the input's dtype")
+
+
 @tensor_op(floating='batch_norm', optional=('running_mean', 'running_var', 'weight', 'bias'))
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5):
@@ -844,6 +868,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     are used and the running ones updated in place (unbiased variance); in eval the running
     ones are used."""
     ew.no_complex("batch_norm", input, kernel="batch_norm")
+    _param_dtypes(input, running_mean, running_var, weight, bias)
     if input.ndim < 2:
         raise ValueError(f"batch_norm: expected 2D or higher input (got {input.ndim}D input)")
     c = input.shape[1]
@@ -880,6 +905,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                   use_input_stats=True, momentum=0.1, eps=1e-5):
     """Normalise each (example, channel) over its spatial dims."""
     ew.no_complex("batch_norm", input, kernel="batch_norm")
+    _param_dtypes(input, running_mean, running_var, weight, bias)
     if input.ndim < 3:
         raise ValueError(f"instance_norm: expected 3D or higher input (got {input.ndim}D input)")
     c = input.shape[1]
@@ -910,6 +936,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the trailing `normalized_shape` dims."""
     ew.no_complex("layer_norm", input, kernel="LayerNormKernelImpl")
+    _param_dtypes(input, weight, bias)
     shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
     k = len(shape)
     if k == 0 or tuple(input.shape[input.ndim - k:]) != shape or input.ndim < k:
@@ -946,6 +973,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Normalise each example over groups of channels (and the spatial dims)."""
     ew.no_complex("group_norm", input, kernel="GroupNormKernelImpl")
+    _param_dtypes(input, weight, bias)
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.ndim}")
@@ -1279,6 +1307,8 @@ def _bags_from_offsets(input, offsets, include_last_offset, per_sample_weights):
 @tensor_op(others=('input2', 'weight'), optional=('bias',))
 def bilinear(input1, input2, weight, bias=None):
     """out[..., o] = input1 @ weight[o] @ input2 + bias[o]."""
+    same_dtype("bilinear: all tensors must have the same dtype, got input1: {}, input2: {}, "
+               "weight: {}", input1, input2, weight, bias)
     if input1.shape[:-1] != input2.shape[:-1]:
         raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
                            f"{_size(input1.shape[:-1])} and {_size(input2.shape[:-1])}")

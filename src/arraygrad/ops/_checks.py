@@ -145,6 +145,14 @@ def short_dtype_name(dtype):
     return _SHORT[dtype.name]
 
 
+def same_dtype(message, *tensors):
+    """torch's refusal to promote in ops whose kernels take one dtype: RuntimeError `message`,
+    formatted with the short names of the dtypes (None entries skipped), when they differ."""
+    ds = [t.dtype for t in tensors if t is not None]
+    if any(d is not ds[0] for d in ds):
+        raise RuntimeError(message.format(*(short_dtype_name(d) for d in ds)))
+
+
 def not_implemented(kernel, dtype):
     """torch's answer when its kernel has no version for `dtype` (integer input to a float-only
     op): NotImplementedError '"elu_cpu" not implemented for 'Long''."""

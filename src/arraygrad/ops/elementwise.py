@@ -4,7 +4,8 @@ import builtins
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..backends import silent, backend_of, array_dtype
-from ._checks import tensor_op, not_tensor, number_arg, short_dtype_name, type_name
+from ._checks import (tensor_op, not_tensor, not_implemented, same_dtype, number_arg,
+                      short_dtype_name, type_name)
 from ._rules import unary as _unary, binary, nondiff, elementwise
 from .registry import primitive
 
@@ -228,12 +229,22 @@ def _binop(prim, float_only=False):
     return op
 
 
+def _is_bool(v):
+    return getattr(v, "dtype", None) is _dt.bool or isinstance(v, builtins.bool)
+
+
 def add(input, other, *, alpha=1):
     x, y = promote(input, other, op='add')
     return _add(x, y) if alpha == 1 else _add(x, y, alpha=alpha)
 
 
 def sub(input, other, *, alpha=1):
+    if _is_bool(input) or _is_bool(other):
+        raise RuntimeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` "
+            "or `logical_xor()` operator instead." if _is_bool(input) and _is_bool(other) else
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+            "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
     x, y = promote(input, other, op='sub')
     return _sub(x, y) if alpha == 1 else _sub(x, y, alpha=alpha)
 
@@ -339,9 +350,12 @@ def _float_unary(prim):
     return tensor_op(op)
 
 
-def _tensor_unary(prim):
-    """Public form of a unary primitive: its argument must be a Tensor."""
+def _tensor_unary(prim, bool_kernel=None):
+    """Public form of a unary primitive: its argument must be a Tensor (not a bool one when
+    torch's kernel, `bool_kernel`, has no bool version)."""
     def op(input):
+        if bool_kernel is not None and input.dtype is _dt.bool:
+            raise not_implemented(bool_kernel, input.dtype)
         return prim(input)
     op.__name__ = prim.name
     op.prim = prim
@@ -362,6 +376,10 @@ def _piecewise_constant(name, impl):
                 "Unlike NumPy, torch.sign is not intended to support complex numbers. Please "
                 "use torch.sgn instead." if name == "sign" else
                 f"{name} is not supported for complex inputs")
+        if input.dtype is _dt.bool:     # torch: sign of a bool is itself; the rest refuse it
+            if name == "sign":
+                return input.clone()
+            raise not_implemented(f"{name}_vml_cpu", input.dtype)
         return prim(input)
     op.__name__ = name
     op.prim = prim
@@ -390,7 +408,7 @@ def _abs_jvp(ctx, t):
 
 abs = _tensor_unary(primitive("abs", silent(lambda xp, x: xp.abs(x)), save=(0,),
                               vjp=(lambda ctx, g: g * ctx.x.sgn(),), jvp=(_abs_jvp,),
-                              batch=elementwise, complex=True))
+                              batch=elementwise, complex=True), bool_kernel="abs_cpu")
 sign = _piecewise_constant("sign", lambda xp, x: xp.sign(x))
 tanh = _float_op("tanh", lambda xp, x: xp.tanh(x), lambda ctx: 1 - ctx.out * ctx.out,
                  save_input=False, save_output=True, complex=True,
@@ -411,6 +429,8 @@ def _no_complex_relu(op):
     def relu(input):
         if isinstance(input, Tensor) and input.dtype.is_complex:
             raise NotImplementedError("clamp is not supported for complex types")
+        if isinstance(input, Tensor) and input.dtype is _dt.bool:
+            raise RuntimeError("Boolean inputs not supported for relu")
         return op(input)
     relu.prim = op.prim
     return relu
@@ -473,6 +493,8 @@ _round = primitive("round", lambda xp, x, decimals: xp.round(x, decimals), zero_
 
 @tensor_op
 def round(input, *, decimals=0):
+    if input.dtype is _dt.bool:
+        raise not_implemented("round_vml_cpu", input.dtype)
     return _round(input, decimals=decimals)
 
 
@@ -789,7 +811,11 @@ def hypot(input, other):
     return sqrt(input * input + other * other)
 
 
+@tensor_op(others=("end",))
 def lerp(input, end, weight):
+    same_dtype("lerp: expected dtype {} for `end` but got dtype {}", input, end)
+    if isinstance(weight, Tensor):
+        same_dtype("lerp: expected dtype {} for `weight` but got dtype {}", input, weight)
     return input + weight * (end - input)
 
 

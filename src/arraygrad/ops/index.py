@@ -10,7 +10,7 @@ import warnings
 
 from .. import dtypes as _dt
 from .. import _tensor as _t
-from ._checks import tensor_op, short_dtype_name, c_dtype_name
+from ._checks import tensor_op, same_dtype, short_dtype_name, c_dtype_name
 from ._rules import all_front, batch_size, same_bdim, to_front
 from .registry import primitive
 
@@ -399,6 +399,7 @@ def scatter_add(input, dim, index, src):
     d = _t._wrap_dim(dim, input.ndim)
     if index.dtype is not _dt.int64:
         raise RuntimeError("scatter(): Expected dtype int64 for index")
+    same_dtype("scatter_add(): Expected self.dtype to be equal to src.dtype", input, src)
     if _index_value(index)._lvl is None:
         _check_dim_index("scatter_add", input, d, index, src)
     return input + scatter_into(src, index, d, input.shape)
@@ -670,6 +671,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     hit = scatter_into(ones(tuple(index.shape), dtype=input.dtype), index, d, input.shape) != 0
     if not isinstance(src, Tensor):
         return where(hit, _dt.cast_scalar(src, input.dtype), input)
+    same_dtype("scatter(): Expected self.dtype to be equal to src.dtype", input, src)
     src = src[tuple(slice(0, s) for s in index.shape)].to(input.dtype)
     return where(hit, scatter_into(src, index, d, input.shape), input)
 
@@ -693,6 +695,8 @@ def index_add(input, dim, index, source, *, alpha=1):
     d = _t._wrap_dim(dim, input.ndim)
     index = _integer_index("index_add_", index)
     _check_range(_index_value(index), input.shape[d] if input.ndim else 1, d)
+    same_dtype("index_add_(): self ({}) and source ({}) must have the same scalar type", input,
+               source)
     if alpha != 1:
         source = source * alpha
     return input + index_add_zeros(source.to(input.dtype), input.shape,

@@ -1,8 +1,10 @@
 """Matrix products. One primitive, `matmul` on >=2-d operands; vectors are reshaped."""
 from .. import _tensor as _t
+from .. import dtypes as _dt
 from ..core.autocast_mode import autocast_op, LOWER_PRECISION
 from ..backends import silent
-from ._checks import tensor_op, tensor_list, short_dtype_name, type_name, c_dtype_name
+from ._checks import (tensor_op, tensor_list, short_dtype_name, type_name, c_dtype_name,
+                      same_dtype, not_implemented)
 from ._rules import to_front
 from .registry import primitive
 
@@ -174,6 +176,7 @@ ger = outer
 @autocast_op(LOWER_PRECISION)
 @tensor_op(others=('mat1', 'mat2'))
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    same_dtype("addmm: self and mat2 must have the same dtype, but got {} and {}", input, mat2)
     out = mm(mat1, mat2)
     if alpha != 1:
         out = out * alpha
@@ -228,6 +231,7 @@ def einsum(equation, *operands):
         if not isinstance(x, Tensor):
             raise TypeError(f"einsum(): argument 'operands' must be tuple of Tensors, but found "
                             f"element of type {type_name(x)} at pos {i}")
+    same_dtype("einsum(): expected scalar type {} but found {}", *operands)
     lhs, _, rhs = eq.partition("->")
     terms = lhs.split(",")
     if len(terms) != len(operands):
@@ -309,6 +313,9 @@ def kron(input, other):
 
 @tensor_op(others=('other',))
 def cross(input, other, dim=None):
+    same_dtype("linalg.cross: expected scalar type {} but found {}", input, other)
+    if input.dtype is _dt.bool:
+        raise not_implemented("cross", input.dtype)
     from .shape import broadcast_tensors, stack
     x, y = broadcast_tensors(input, other)
     if dim is None:

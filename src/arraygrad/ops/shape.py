@@ -7,7 +7,7 @@ from .. import dtypes as _dt
 from ..core.autocast_mode import autocast_op, FP32
 from ..core.shapes import broadcasts_to, sum_to as _sum_to
 from ..backends import backend_of, default_backend
-from ._checks import tensor_op, tensor_list, type_name
+from ._checks import tensor_op, tensor_list, type_name, same_dtype
 from ._rules import all_front, same_bdim, shifted_dims, to_front
 from .registry import primitive
 
@@ -653,6 +653,7 @@ def meshgrid(*tensors, indexing="ij"):
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
     tensor_list("meshgrid", tensors)
+    same_dtype("meshgrid expects all tensors to have the same dtype", *tensors)
     if indexing not in ("ij", "xy"):
         raise RuntimeError(f"arraygrad.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
                            f"received: {indexing}")
