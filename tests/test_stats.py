@@ -137,6 +137,7 @@ def test_copysign_of_integers_and_signed_zero(torch):
     _both(torch, lambda L, a, b: L.copysign(a, b), np.array([1, 0, -1]), np.array([-0.0, 0.0, -2.0]))
 
 
+@pytest.mark.filterwarnings("ignore:torch.searchsorted.*non-contiguous")    # torch's own
 @pytest.mark.parametrize("rows", [False, True], ids=["1d_sequence", "row_per_value_row"])
 @pytest.mark.parametrize("in_dims", [(None, 0), (0, None), (0, 0), (1, 0), (0, 1)])
 @pytest.mark.parametrize("right", [False, True])
