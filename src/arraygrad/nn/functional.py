@@ -251,7 +251,7 @@ def glu(input, dim=-1):
     if n % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension "
                            f"{dim % input.ndim} is size {n}")
-    a, b = sh.chunk(input, 2, dim)
+    a, b = input.narrow(dim, 0, n // 2), input.narrow(dim, n // 2, n // 2)
     return a * ew.sigmoid(b)
 
 
@@ -316,6 +316,15 @@ def _weighted(loss, weight, input, reduction):
     return loss.sum() / weight.sum() if reduction == "mean" else _reduce(loss, reduction)
 
 
+def _difference(input, target):
+    """input - target in their promoted dtype: torch's loss kernels read a bool as 0 or 1."""
+    if input.dtype is _dt.bool or target.dtype is _dt.bool:
+        d = _dt.promote_types(input.dtype, target.dtype)
+        if d is not _dt.bool:
+            input, target = input.to(d), target.to(d)
+    return input - target
+
+
 def _check_sizes(input, target):
     if target.shape != input.shape:
         warnings.warn(f"Using a target size ({_size(target.shape)}) that is different to the "
@@ -361,7 +370,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _check_sizes(input, target)
-    d = input - target
+    d = _difference(input, target)
     a = ew.abs(d)
     if beta == 0:
         return _reduce(a, reduction)
@@ -468,7 +477,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _check_sizes(input, target)
-    d = input - target
+    d = _difference(input, target)
     a = ew.abs(d)
     loss = ew.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
     if weight is not None:
@@ -783,7 +792,11 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     """sum(x1/|x1| * x2/|x2|) along `dim`; the norms are clamped at eps (gradient passes)."""
     _no_complex_error("expected common dtype to be floating point, yet common dtype is {}", x1,
                       x2)
-    x1, x2 = sh.broadcast_tensors(x1, x2)
+    d = _dt.promote_types(x1.dtype, x2.dtype)
+    if not d.is_floating_point:
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           f"{short_dtype_name(d)}")
+    x1, x2 = sh.broadcast_tensors(x1.to(d), x2.to(d))
     n1 = _clamped_keep_grad(rd.norm(x1, 2, dim, True), eps)
     n2 = _clamped_keep_grad(rd.norm(x2, 2, dim, True), eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)

@@ -801,6 +801,7 @@ fmod = _binop(_fmod)
 
 def logaddexp(input, other):
     """log(exp(input) + exp(other)) without overflow."""
+    input, other = promote(input, other, float_only=True, op="logaddexp")
     m = maximum(input, other).detach()
     m = where(isfinite(m), m, 0.0)
     return m + log(exp(input - m) + exp(other - m))
@@ -847,6 +848,8 @@ def xlogy(input, other):
 @tensor_op
 def logit(input, eps=None):
     no_complex("logit", input)
+    if not input.dtype.is_differentiable:
+        input = convert(input, _dt.get_default_dtype())
     if eps is not None:
         input = clamp(input, eps, 1 - eps)
     return log(input / (1 - input))

@@ -402,6 +402,8 @@ def scatter_add(input, dim, index, src):
     same_dtype("scatter_add(): Expected self.dtype to be equal to src.dtype", input, src)
     if _index_value(index)._lvl is None:
         _check_dim_index("scatter_add", input, d, index, src)
+    if tuple(src.shape) != tuple(index.shape):      # only src's part under index is read
+        src = src[tuple(slice(0, s) for s in index.shape)]
     return input + scatter_into(src, index, d, input.shape)
 
 

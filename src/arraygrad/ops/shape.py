@@ -555,6 +555,7 @@ def repeat(input, *sizes):
 
 @tensor_op
 def tile(input, dims):
+    dims = (1,) * (input.ndim - len(dims)) + tuple(dims)     # torch pads the repeats with 1s
     return repeat(input, *dims)
 
 
@@ -747,7 +748,9 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     x = cat(parts, d) if len(parts) > 1 else input
     for _ in range(n):
         m = x.shape[d]
-        x = narrow(x, d, 1, m - 1) - narrow(x, d, 0, m - 1) if m else x
+        if m:       # bools differ by xor, as torch's diff
+            a, b = narrow(x, d, 1, m - 1), narrow(x, d, 0, m - 1)
+            x = a != b if x.dtype is _dt.bool else a - b
     return x
 
 

@@ -13,7 +13,7 @@ from .. import _tensor as _t
 from .. import dtypes as _dt
 from ..backends import silent
 from ..core.autocast_mode import autocast_op, FP32
-from ._checks import LinAlgError, tensor_op, short_dtype_name
+from ._checks import LinAlgError, tensor_op, short_dtype_name, not_implemented
 from ._rules import all_front
 from .registry import primitive
 from .creation import eye, tensor, zeros
@@ -479,6 +479,10 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
         if m.ndim < 2:
             raise RuntimeError(f"{op}: The input tensor {name} must have at least 2 dimensions.")
     _check_square(op, A)
+    if not A.dtype.is_differentiable:
+        raise not_implemented("triangular_solve_cpu", A.dtype)
+    if B.dtype is not A.dtype and not B.dtype.is_complex:
+        B = B.to(A.dtype)               # torch casts B to A's dtype (float64 B, float32 A: float32)
     _check_same_dtype(op, A, B)
     _no_half(A, "triangular_solve_cpu")
     if B.shape[-2 if left else -1] != A.shape[-1]:

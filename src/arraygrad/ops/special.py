@@ -196,6 +196,7 @@ erfc = _float_unary(unary("erfc", _erfc_impl,
 @tensor_op
 def ndtr(input):
     """The standard normal CDF, 0.5 * erfc(-x / sqrt(2)) (accurate in both tails)."""
+    input = input if input.dtype.is_differentiable else _float_unary_input(input)
     return 0.5 * erfc(-input * _SQRT_HALF)
 
 
@@ -313,12 +314,14 @@ i1e = _float_unary(unary("i1e", _i1e_impl, _i1e_deriv, save_output=True,
 @tensor_op
 def i0(input):
     """Modified Bessel function of the first kind, order 0."""
+    input = input if input.dtype.is_differentiable else _float_unary_input(input)
     return i0e(input) * exp(abs(input))
 
 
 @tensor_op
 def i1(input):
     """Modified Bessel function of the first kind, order 1."""
+    input = input if input.dtype.is_differentiable else _float_unary_input(input)
     return i1e(input) * exp(abs(input))
 
 
