@@ -147,7 +147,14 @@ for _name in _AS:
     setattr(Tensor, _name, _as_other(_name))
 
 Tensor.T = property(lambda self: sh.permute(self, tuple(range(self.ndim))[::-1]))
-Tensor.mT = property(lambda self: sh.transpose(self, -2, -1))
+def _mT(self):
+    if self.ndim < 2:
+        raise RuntimeError("tensor.mT is only supported on matrices or batches of matrices. Got "
+                           f"{self.ndim}-D tensor.")
+    return sh.transpose(self, -2, -1)
+
+
+Tensor.mT = property(_mT)
 Tensor.new_zeros = lambda self, *s, dtype=None, **k: creation.zeros(*s, dtype=dtype or self.dtype)
 Tensor.new_ones = lambda self, *s, dtype=None, **k: creation.ones(*s, dtype=dtype or self.dtype)
 Tensor.new_full = lambda self, s, v, dtype=None, **k: creation.full(s, v, dtype=dtype or self.dtype)

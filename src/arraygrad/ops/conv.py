@@ -18,7 +18,7 @@ import math
 
 from ..backends import silent
 from ..core.autocast_mode import autocast_op, LOWER_PRECISION
-from ._checks import tensor_op
+from ._checks import tensor_op, not_implemented
 from ._rules import to_front
 from .registry import primitive
 from .linalg import matmul
@@ -137,7 +137,7 @@ def _unbatched(input, nd, op):
 
 def _check_floats(op, input, weight, bias):
     if not input.dtype.is_floating_point:
-        raise RuntimeError(f"{op}: expected a floating point input, got {input.dtype}")
+        raise not_implemented(f"{op}_cpu", input.dtype)     # torch has no integer convolutions
     if weight.dtype != input.dtype:
         raise RuntimeError(f"{op}: Input type ({input.dtype}) and weight type ({weight.dtype}) "
                            "should be the same")

@@ -316,6 +316,8 @@ def _check_dim_index(op, input, d, index, src=None, name="input"):
             raise RuntimeError(f"Size does not match at dimension {i} expected index "
                                f"{list(index.shape)} to be no larger than self "
                                f"{list(input.shape)} apart from dimension {d}")
+    if src is not None and builtins.max(src.ndim, 1) != builtins.max(index.ndim, 1):
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
     if src is not None and builtins.any(a > b for a, b in zip(index.shape, src.shape)):
         raise RuntimeError(f"Expected index {list(index.shape)} to be no larger than self "
                            f"{list(input.shape)} apart from dimension {d} and to be no larger "
@@ -670,6 +672,10 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     if reduce is not None:
         return _scatter_with_reduce(input, dim, index, src, reduce)
     d = _t._wrap_dim(dim, input.ndim)
+    if index.dtype is not _dt.int64:
+        raise RuntimeError("scatter(): Expected dtype int64 for index")
+    if _index_value(index)._lvl is None:
+        _check_dim_index("scatter", input, d, index, src if isinstance(src, Tensor) else None)
     hit = scatter_into(ones(tuple(index.shape), dtype=input.dtype), index, d, input.shape) != 0
     if not isinstance(src, Tensor):
         return where(hit, _dt.cast_scalar(src, input.dtype), input)
@@ -699,6 +705,11 @@ def index_add(input, dim, index, source, *, alpha=1):
     _check_range(_index_value(index), input.shape[d] if input.ndim else 1, d)
     same_dtype("index_add_(): self ({}) and source ({}) must have the same scalar type", input,
                source)
+    if source.ndim != input.ndim or builtins.any(
+            s != i for k, (s, i) in enumerate(zip(source.shape, input.shape)) if k != d):
+        raise RuntimeError("index_add_(): source tensor shape must match self tensor shape, "
+                           f"excluding the specified dimension. Got self.shape = "
+                           f"{list(input.shape)} source.shape = {list(source.shape)}")
     if alpha != 1:
         source = source * alpha
     return input + index_add_zeros(source.to(input.dtype), input.shape,

@@ -10,7 +10,7 @@ import math
 
 from ..core.autocast_mode import autocast_op, FP32
 from . import creation, elementwise as ew, reduce as rd
-from ._checks import short_dtype_name, tensor_op
+from ._checks import short_dtype_name, tensor_op, not_implemented
 from .conv import im2col, ntuple
 from .index import index_select
 from .linalg import matmul
@@ -28,6 +28,9 @@ def _batched(input, nd, op):
     if input.dtype.is_complex:
         raise NotImplementedError(f'"{op}" not implemented for '
                                   f"'{short_dtype_name(input.dtype)}'")
+    if not input.dtype.is_floating_point and (input.dtype.kind == "b" or op.startswith("adapt")):
+        # torch has no bool pooling, nor integer adaptive pooling (its 1-d pools run 2-d kernels)
+        raise not_implemented(op.replace("1d", "2d"), input.dtype)
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"{op}: integer inputs are not supported yet (got {input.dtype}); "
                            "convert the input to a floating point dtype")

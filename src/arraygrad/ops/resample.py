@@ -9,7 +9,7 @@ import math
 
 from .. import dtypes as _dt
 from . import creation, elementwise as ew
-from ._checks import tensor_op
+from ._checks import tensor_op, not_implemented
 from .index import index_select
 from .pool import adaptive_avg_pool, along
 from .shape import cat, narrow
@@ -251,8 +251,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {want} input")
     ew.no_complex("interpolate", input, kernel=f"upsample_{mode.replace('-', '_')}{nd}d")
     if not input.dtype.is_floating_point and mode not in ("nearest", "nearest-exact"):
-        raise RuntimeError(f"interpolate: mode '{mode}' needs a floating point input, got "
-                           f"{input.dtype}")
+        raise not_implemented(f"upsample_{mode}{nd}d", input.dtype)
     out, scales = _output_sizes(input, nd, size, scale_factor, recompute_scale_factor)
     if any(o <= 0 for o in out):
         raise RuntimeError(f"interpolate: Input and output sizes should be greater than 0, but "
