@@ -826,7 +826,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if x1.shape[-1] != x2.shape[-1]:
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
-    if p < 0:
+    if not p >= 0:          # NaN too
         raise RuntimeError("cdist only supports non-negative p values")
     d = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     if p == 0:

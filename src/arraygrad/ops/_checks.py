@@ -110,13 +110,13 @@ def dtype_arg(op, dtype):
 
 
 def number_arg(op, value, arg, pos):
-    if isinstance(value, Tensor) or not _is_number(value):
+    if isinstance(value, Tensor) or not is_number(value):
         raise TypeError(f"{op}(): argument '{arg}' (position {pos}) must be Number, not "
                         f"{type_name(value)}")
     return value
 
 
-def _is_number(v):
+def is_number(v):
     if isinstance(v, (builtins.bool, builtins.int, builtins.float)):
         return True
     kind = getattr(getattr(v, "dtype", None), "kind", None)    # NumPy scalars

@@ -136,8 +136,10 @@ def _unbatched(input, nd, op):
 
 
 def _check_floats(op, input, weight, bias):
+    if input.dtype.kind == "b":
+        raise not_implemented(f"{op}_cpu", input.dtype)     # torch has no bool convolutions
     if not input.dtype.is_floating_point:
-        raise not_implemented(f"{op}_cpu", input.dtype)     # torch has no integer convolutions
+        raise RuntimeError(f"{op}: expected a floating point input, got {input.dtype}")
     if weight.dtype != input.dtype:
         raise RuntimeError(f"{op}: Input type ({input.dtype}) and weight type ({weight.dtype}) "
                            "should be the same")

@@ -774,9 +774,9 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if input.dtype is not other.dtype:
         raise RuntimeError(f"{short_dtype_name(input.dtype)} did not match "
                            f"{short_dtype_name(other.dtype)}")
-    if rtol < 0:
+    if not rtol >= 0:       # NaN too
         raise RuntimeError(f"rtol must be greater than or equal to zero, but got {rtol}")
-    if atol < 0:
+    if not atol >= 0:
         raise RuntimeError(f"atol must be greater than or equal to zero, but got {atol}")
     return _isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 

@@ -65,10 +65,6 @@ def _shape_error(x, y):
 
 
 def _same_dtype(x, y):
-    for t in (x, y):
-        if t.dtype is _dt.bool:     # torch has no bool matrix products
-            raise not_implemented("addmm_impl_cpu_" if x.ndim <= 2 and y.ndim <= 2 else "bmm",
-                                  t.dtype)
     if x.dtype is not y.dtype:
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{c_dtype_name(x.dtype)} != {c_dtype_name(y.dtype)}")

@@ -17,7 +17,7 @@ from .. import _tensor as _t
 from .. import dtypes as _dt
 from .._tensor import Tensor
 from ..backends import silent
-from ._checks import tensor_op, short_dtype_name
+from ._checks import tensor_op, short_dtype_name, not_tensor, number_arg, is_number
 from .creation import arange, full
 from .elementwise import where, isnan, log, exp, floor, ceil, round, convert
 from .index import gather
@@ -460,6 +460,8 @@ def histc(input, bins=100, min=0, max=0):
     if not input.dtype.is_floating_point:
         raise NotImplementedError(f'"histogram_cpu" not implemented for '
                                   f"'{short_dtype_name(input.dtype)}'")
+    number_arg("histc", min, "min", 3)
+    number_arg("histc", max, "max", 4)
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = float(min), float(max)
@@ -525,6 +527,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         raise TypeError("searchsorted(): argument 'sorted_sequence' (position 1) must be Tensor, "
                         f"not {type(sorted_sequence).__name__}")
     scalar = not isinstance(input, Tensor)
+    if scalar and not is_number(input):
+        raise not_tensor("searchsorted", "input", 2, input)
     values = tensor(input) if scalar else input
     if sorter is not None:
         sorted_sequence = gather(sorted_sequence, -1, sorter)
@@ -544,7 +548,10 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     """The bucket of each value: i with boundaries[i-1] < x <= boundaries[i] (`right`: with
     boundaries[i-1] <= x < boundaries[i])."""
-    if not isinstance(boundaries, Tensor) or boundaries.ndim != 1:
-        dims = boundaries.ndim if isinstance(boundaries, Tensor) else 0
-        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({dims})")
+    if not isinstance(input, Tensor) and not is_number(input):
+        raise not_tensor("bucketize", "input", 1, input)
+    if not isinstance(boundaries, Tensor):
+        raise not_tensor("bucketize", "boundaries", 2, boundaries)
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({boundaries.ndim})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
