@@ -136,15 +136,16 @@ def _unbatched(input, nd, op):
 
 
 def _check_floats(op, input, weight, bias):
+    # torch's order: the bias's dtype, then its kernel dispatch (no bool), then the weight's
+    if bias is not None and bias.dtype != input.dtype:
+        raise RuntimeError(f"{op}: Input type ({input.dtype}) and bias type ({bias.dtype}) "
+                           "should be the same")
     if input.dtype.kind == "b":
-        raise not_implemented(f"{op}_cpu", input.dtype)     # torch has no bool convolutions
+        raise not_implemented(f"{op}_cpu", input.dtype)
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"{op}: expected a floating point input, got {input.dtype}")
     if weight.dtype != input.dtype:
         raise RuntimeError(f"{op}: Input type ({input.dtype}) and weight type ({weight.dtype}) "
-                           "should be the same")
-    if bias is not None and bias.dtype != input.dtype:
-        raise RuntimeError(f"{op}: Input type ({input.dtype}) and bias type ({bias.dtype}) "
                            "should be the same")
 
 
@@ -192,6 +193,8 @@ def convolution(input, weight, bias, stride, padding, dilation, groups, nd, op):
                            f"input {list(x.shape)}, but got {weight.ndim}-dimensional weight of "
                            f"size {list(weight.shape)} instead")
     kernel = tuple(weight.shape[2:])
+    if 0 in kernel:
+        raise RuntimeError(f"{op}: kernel size should be greater than zero, but got {list(kernel)}")
     stride = ntuple(stride, nd, "stride", op)
     dilation = ntuple(dilation, nd, "dilation", op)
     _check_positive(op, stride=stride, dilation=dilation)
@@ -265,6 +268,8 @@ def transposed_convolution(input, weight, bias, stride, padding, output_padding,
     if isinstance(padding, str):
         raise RuntimeError(f"{op}: padding must be an int or a tuple of ints, not '{padding}'")
     kernel = tuple(weight.shape[2:])
+    if 0 in kernel:
+        raise RuntimeError(f"{op}: kernel size should be greater than zero, but got {list(kernel)}")
     stride = ntuple(stride, nd, "stride", op)
     dilation = ntuple(dilation, nd, "dilation", op)
     pads = ntuple(padding, nd, "padding", op)
