@@ -25,14 +25,10 @@ KNOWN = [
                                            "interpolate_bilinear"},
      "a float, string or NaN for an int argument (groups, padding, dim, scale_factor): torch's "
      "parser raises TypeError, arraygrad fails the value check after (RuntimeError, IndexError)"),
-    ("accepts", TENSOR_ARG + "bool", {"argmax", "argmin", "getitem_argmax_index",
-                                      "index_put_argmax_index", "kthvalue", "median",
-                                      "median_method", "nanmedian", "topk", "trace",
-                                      "pad_reflect", "pad_replicate", "local_response_norm",
-                                      "interpolate_nearest"},
-     "bool input to ops torch has no bool kernel for: arraygrad computes on False/True as 0/1"),
-    ("accepts", TENSOR_ARG + "int64", {"fold", "unfold", "interpolate_nearest"},
-     "int64 input to im2col/col2im and nearest upsampling, which torch has no Long kernel for"),
+    ("accepts", TENSOR_ARG + "(bool|int64)", {"pad_reflect", "pad_replicate",
+                                               "local_response_norm", "interpolate_nearest"},
+     "bool input to pads and pooling, int64 input to nearest upsampling, which torch has no "
+     "kernel for: arraygrad computes on the numbers"),
     ("accepts", TENSOR_ARG + "(int64|bool|float32|list)",
      {"complex_polar", "index_put_accumulate", "index_put_argmax_index", "triangular_solve",
       "multi_head_attention_forward", "kl_div", "kl_div_log_target", "huber_loss",

@@ -343,6 +343,8 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 @tensor_op
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """Sliding local blocks: (N, C, H, W) -> (N, C*kh*kw, L), as torch.nn.functional.unfold."""
+    if input.dtype.kind in "iu":        # torch's im2col has float and bool kernels only
+        raise not_implemented("im2col_out_cpu", input.dtype)
     if input.ndim not in (3, 4):
         # torch raises IndexError below 3 dims (its dim-1 lookup fails), RuntimeError above
         error = IndexError if input.ndim < 3 else RuntimeError
@@ -370,6 +372,8 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 @tensor_op
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """Sum sliding local blocks (N, C*kh*kw, L) into (N, C, H, W): the adjoint of unfold."""
+    if input.dtype.kind in "iu":
+        raise not_implemented("col2im_out_cpu", input.dtype)
     if input.ndim not in (2, 3):
         raise RuntimeError(f"fold: Expected 2D or 3D (batch mode) tensor for input, but got: "
                            f"{list(input.shape)}")

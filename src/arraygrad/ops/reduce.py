@@ -344,6 +344,8 @@ def _arg_select(name, prim):
     def op(input, dim=None, keepdim=False):
         if input.dtype.is_complex:
             raise RuntimeError(f"{name}(): does not support complex input")
+        if input.dtype is _dt.bool:
+            raise RuntimeError(f"{name}(): does not support bool input")
         if dim is None:
             _check_nonempty(name, input, (), IndexError)     # torch's type for arg* here
             return prim(input.reshape(-1), dims=(0,), keepdim=False)[1]
@@ -633,6 +635,8 @@ def sort(input, dim=-1, descending=False, stable=False):
 
 @tensor_op
 def topk(input, k, dim=-1, largest=True, sorted=True):
+    if input.dtype is _dt.bool:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     d = _t._wrap_dim(dim, input.ndim)
     n = input.shape[d] if input.ndim else 1
     if not 0 <= k <= n:

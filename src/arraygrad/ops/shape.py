@@ -7,7 +7,7 @@ from .. import dtypes as _dt
 from ..core.autocast_mode import autocast_op, FP32
 from ..core.shapes import broadcasts_to, sum_to as _sum_to
 from ..backends import backend_of, default_backend
-from ._checks import tensor_op, tensor_list, type_name, same_dtype
+from ._checks import tensor_op, tensor_list, type_name, same_dtype, not_implemented
 from ._rules import all_front, same_bdim, shifted_dims, to_front
 from .registry import primitive
 
@@ -606,6 +606,8 @@ _diagonal = _view_prim("diagonal", _diagonal_impl,
 @autocast_op(FP32)
 @tensor_op
 def trace(input):
+    if input.dtype is _dt.bool:
+        raise not_implemented("trace", input.dtype)
     if input.ndim != 2:
         raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
     return diagonal(input).sum()

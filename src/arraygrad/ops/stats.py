@@ -17,7 +17,8 @@ from .. import _tensor as _t
 from .. import dtypes as _dt
 from .._tensor import Tensor
 from ..backends import silent
-from ._checks import tensor_op, short_dtype_name, not_tensor, number_arg, is_number
+from ._checks import (tensor_op, short_dtype_name, not_tensor, not_implemented, number_arg,
+                      is_number)
 from .creation import arange, full
 from .elementwise import where, isnan, log, exp, floor, ceil, round, convert
 from .index import gather
@@ -82,6 +83,11 @@ def _whole(name, input, pick):
     return m + sum(where(mask, input - m, 0)) / sum(mask)
 
 
+def _no_bool(kernel, x):
+    if x.dtype is _dt.bool:     # torch's selection kernels have no bool version
+        raise not_implemented(kernel, x.dtype)
+
+
 @tensor_op
 def median(input, dim=None, keepdim=False):
     """The lower of the two middle values (NaN if the slice has one); with `dim`, also its index.
@@ -89,6 +95,7 @@ def median(input, dim=None, keepdim=False):
     >>> median(tensor([1., 3., 2., 4.]))
     tensor(2.)
     """
+    _no_bool("median_cpu", input)
     if dim is None:
         return _whole("median", input, _median_pos)
     return _along("median", input, dim, keepdim, _median_pos, median_result)
@@ -97,6 +104,7 @@ def median(input, dim=None, keepdim=False):
 @tensor_op
 def nanmedian(input, dim=None, keepdim=False):
     """median ignoring NaNs (NaN only where a slice is all NaN)."""
+    _no_bool("median_cpu", input)
     if dim is None:
         return _whole("nanmedian", input, _nanmedian_pos)
     return _along("nanmedian", input, dim, keepdim, _nanmedian_pos, nanmedian_result)
@@ -105,6 +113,7 @@ def nanmedian(input, dim=None, keepdim=False):
 @tensor_op
 def kthvalue(input, k, dim=-1, keepdim=False):
     """The k-th smallest value along `dim` (k counts from 1) and its index."""
+    _no_bool("kthvalue_cpu", input)
     n = input.shape[_t._wrap_dim(dim, input.ndim)] if input.ndim else 1
     if not 1 <= k <= n:
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension "
