@@ -72,7 +72,8 @@ NOT_YET = {
              'max_pool2d', 'setitem', 'unique_consecutive'],
         'a NumPy-only call signature (positional dtype, two scalars, NumPy dtype strings)':
             ['copysign', 'copysign_method', 'digamma', 'digamma_negative', 'lgamma',
-             'lgamma_negative', 'linalg.qr_r', 'polygamma', 'round', 'searchsorted'],
+             'lgamma_negative', 'linalg.qr_r', 'mvlgamma', 'polygamma', 'round', 'searchsorted',
+             'searchsorted_float'],
         'complex numbers and torch.fft (merged from main): not yet ported from NumPy calls':
             ['complex_abs_angle', 'complex_arith', 'complex_conj', 'complex_matmul',
              'complex_parts', 'complex_polar', 'complex_real_imag', 'complex_sgn', 'fft_fft',
@@ -85,7 +86,7 @@ NOT_YET = {
             ['bucketize', 'erfinv', 'histc', 'i0', 'special.i0e', 'special.i1', 'special.i1e',
              'special.ndtri'],
         'calls NumPy-only bincount':
-            ['bincount'],
+            ['bincount', 'bincount_weights'],
         'calls NumPy-only fmod':
             ['fmod'],
         'calls NumPy-only heaviside':
@@ -109,7 +110,8 @@ NOT_YET = {
         "the op builds an internal NumPy tensor (mask, index, constant) instead of one on its input's backend":
             ['adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'block_diag',
              'block_diag_mixed_dtypes', 'cholesky', 'cholesky_inverse', 'cholesky_solve',
-             'cross_entropy_smoothing', 'ctc_loss', 'diag', 'embedding_bag', 'embedding_bag_psw',
+             'cross_entropy_smoothing', 'ctc_loss', 'diag', 'div_rounding', 'embedding_bag',
+             'embedding_bag_psw', 'index_copy',
              'interpolate_antialias', 'interpolate_bicubic', 'interpolate_bilinear', 'kthvalue',
              'linalg.cholesky', 'linalg.cholesky_ex', 'linalg.householder_product', 'linalg.qr',
              'linalg.solve_triangular', 'linalg.solve_triangular_right', 'local_response_norm',

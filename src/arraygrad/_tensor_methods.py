@@ -9,7 +9,7 @@ from .autograd import engine, graph, inplace
 from .core.grad_mode import no_grad as _no_grad
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
 from .ops import special as sp
-from .ops import bits, stats, solve, spectral
+from .ops import bits, norms, stats, solve, spectral
 from .ops import complex as cx
 
 
@@ -67,6 +67,16 @@ _METHODS = {
     "cross": la.cross, "cumprod": rd.cumprod,
     "conj": cx.conj, "conj_physical": cx.conj_physical, "resolve_conj": cx.resolve_conj,
     "is_conj": cx.is_conj, "sgn": cx.sgn, "angle": cx.angle, "vdot": la.vdot,
+    "asinh": ew.asinh, "acosh": ew.acosh, "atanh": ew.atanh, "arcsin": ew.asin,
+    "arccos": ew.acos, "arctan": ew.atan, "arcsinh": ew.asinh, "arccosh": ew.acosh,
+    "arctanh": ew.atanh, "exp2": ew.exp2, "frac": ew.frac, "deg2rad": ew.deg2rad,
+    "rad2deg": ew.rad2deg, "float_power": ew.float_power, "ldexp": ew.ldexp, "gcd": ew.gcd,
+    "lcm": ew.lcm, "absolute": ew.abs, "fix": ew.trunc, "multiply": ew.mul, "subtract": ew.sub,
+    "divide": ew.div, "true_divide": ew.div, "greater": ew.gt, "greater_equal": ew.ge,
+    "less": ew.lt, "less_equal": ew.le, "not_equal": ew.ne, "bitwise_and": ew.bitwise_and,
+    "bitwise_or": ew.bitwise_or, "bitwise_xor": ew.bitwise_xor, "bitwise_not": ew.bitwise_not,
+    "addmv": la.addmv, "addr": la.addr, "index_copy": ix.index_copy, "renorm": norms.renorm,
+    "mvlgamma": sp.mvlgamma,
 }
 _METHODS.update({"lgamma": sp.lgamma, "digamma": sp.digamma, "erfinv": sp.erfinv,
                  "erfc": sp.erfc, "i0": sp.i0, "sinc": sp.sinc,
@@ -227,7 +237,18 @@ for _name in ("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "a
               "sigmoid", "relu", "clamp", "clamp_min", "clamp_max", "sin", "cos", "floor",
               "ceil", "round", "trunc", "sign", "masked_fill", "reciprocal", "square",
               "remainder", "rsqrt", "log1p", "expm1", "atan2", "lerp", "addcmul", "addcdiv",
-              "tril", "triu", "scatter", "index_add", "index_fill", "xlogy", "logit", "fmod"):
+              "tril", "triu", "scatter", "index_add", "index_fill", "xlogy", "logit", "fmod",
+              "acos", "asin", "atan", "cosh", "sinh", "tan", "erf", "erfc", "erfinv", "digamma",
+              "lgamma", "polygamma", "i0", "sinc", "log2", "log10", "sgn", "negative",
+              "conj_physical", "copysign", "hypot", "nextafter", "heaviside", "arctan2",
+              "floor_divide", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+              "logical_xor", "logical_not", "nan_to_num", "cumsum", "cumprod", "scatter_add",
+              "addmm", "addbmm", "baddbmm", "asinh", "acosh", "atanh", "arcsin", "arccos",
+              "arctan", "arcsinh", "arccosh", "arctanh", "exp2", "frac", "deg2rad", "rad2deg",
+              "ldexp", "gcd", "lcm", "absolute", "fix", "multiply", "subtract", "divide",
+              "true_divide", "greater", "greater_equal", "less", "less_equal", "not_equal",
+              "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "addmv", "addr",
+              "index_copy", "renorm", "mvlgamma"):
     setattr(Tensor, _name + "_", _inplace(_METHODS[_name]))
 Tensor.clip_ = Tensor.clamp_
 Tensor.__iadd__ = Tensor.add_

@@ -708,6 +708,19 @@ def index_fill(input, dim, index, value):
     return where(hit != 0, value, input)
 
 
+@tensor_op(others=('index', 'source'))
+def index_copy(input, dim, index, source):
+    """input with the slices of `source` copied in at `index` along `dim`."""
+    from .elementwise import where
+    from .creation import ones_like
+    d = _t._wrap_dim(dim, input.ndim)
+    index = _integer_index("index_copy_", index)
+    _check_range(_index_value(index), input.shape[d] if input.ndim else 1, d)
+    at = _dim_index(d, index)
+    hit = index_add_zeros(ones_like(source, dtype=input.dtype), input.shape, at) != 0
+    return where(hit, index_add_zeros(source.to(input.dtype), input.shape, at), input)
+
+
 # ----------------------------------------------------------------- scatter_reduce, index_reduce
 # NOTE [scatter_reduce]
 # One primitive reduces `src` into `input` along `dim` at `index` (a raw param of src's shape):
