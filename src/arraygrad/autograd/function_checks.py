@@ -70,6 +70,9 @@ _TORCH_CTX_NAMES = frozenset(("to_save", "saved_for_forward", "dirty_tensors",
                               "non_differentiable", "materialize_grads", "needs_input_grad",
                               "next_functions", "n_outputs", "_seq", "_metadata",
                               "_pre_hooks", "_post_hooks", "_tensor_hooks"))
+# what recording puts on every ctx: a ctx with nothing else needs no attribute lint
+_MACHINERY_NAMES = _TORCH_CTX_NAMES | {"_f_out_meta", "_f_out_leaves", "_f_out_spec",
+                                       "_f_in_meta", "_f_saved", "_f_recorded"}
 
 
 
@@ -158,9 +161,13 @@ def check_grad(node, g, meta, where):
 
 
 # ----------------------------------------------------------------- ctx lints
-def lint_attrs(ctx, io_ids):
+def lint_attrs(ctx, args, out_leaves):
     """Warn about tensors kept as ctx attributes (NOTE [ctx attributes]); remember the
-    versions of all of them to catch a change before backward."""
+    versions of all of them to catch a change before backward. Free when the ctx holds
+    only what the machinery put there."""
+    if not ctx.__dict__.keys() - _MACHINERY_NAMES:
+        return
+    io_ids = {id(t) for t in tree_flatten([args, out_leaves])[0] if isinstance(t, Tensor)}
     versions = {}
     name = ctx._forward_cls.__name__
     for attr, v in list(vars(ctx).items()):
