@@ -48,10 +48,10 @@ from .. import _tensor as _t
 from .._tensor import Tensor
 from ..core import dispatch, grad_mode
 from ..core.dispatch import Primitive
-from ..dtypes import of_array
 from ..utils._pytree import TreeSpec, tree_flatten, tree_unflatten, LEAF
 from .function_checks import (set_strict, is_strict, warn, validate_grads, lint_attrs,  # noqa: F401
-                              check_attr_versions, saved_versions, check_saved_unchanged)
+                              check_attr_versions, saved_versions, check_saved_unchanged,
+                              meta_of)
 from .graph import Node, SavedTensor, FREED_MSG, gradient_edge, current_saved_hooks, zeros
 from .inplace import rebase
 
@@ -409,9 +409,9 @@ def is_diff_dtype(t):
 # NOTE [plain calls]
 # Most calls pass positional tensors only. `apply` then skips flattening: `flat` is the
 # args tuple and `params` the shared `plain_params(n)`, which the rules recognise by
-# identity. Level 0 then records a single new tensor output that nothing was marked on
-# without the general output loop; any other result goes through `wrap_outputs` as
-# usual, so the two paths cannot disagree on anything but speed.
+# identity. The eager and grad rules then record a single new tensor output that nothing
+# was marked on (`single_output`) without the general output loop; any other result
+# goes through `wrap_outputs`, so the two paths cannot disagree on anything but speed.
 _PLAIN = {}         # arity -> params of a call with positional tensors only
 _NO_EDGE = (None, 0)
 
@@ -460,11 +460,10 @@ def eager_rule(prim, interp, flat, params, ctx=None):
             output = cls.forward(ctx, *args, **kwargs)
     finally:
         state.grad_enabled = prev
-    if plain and isinstance(output, Tensor) and _nothing_marked(ctx) and \
-            not _is_one_of(output, args):
+    if plain and single_output(ctx, output, args):
         if not executable:
             return output
-        meta = _meta(output)
+        meta = meta_of(output)
         if meta[1].is_differentiable:
             output.grad_fn, output._output_nr, output._requires_grad = ctx, 0, True
             if output._base is not None:    # an in-place write would bypass backward
@@ -474,16 +473,19 @@ def eager_rule(prim, interp, flat, params, ctx=None):
     return _eager_outputs(cls, ctx, args, tensor_ins, output, executable)
 
 
-def _nothing_marked(ctx):
-    d = ctx.__dict__
-    return "dirty_tensors" not in d and "non_differentiable" not in d
-
-
-def _is_one_of(x, items):
-    for i in items:
-        if i is x:
-            return True
-    return False
+def single_output(ctx, out, args):
+    """Whether `out` is one new tensor that nothing was marked on (`ctx` None: nothing
+    can be): what the rules record without the output loop (NOTE [plain calls])."""
+    if not isinstance(out, Tensor):
+        return False
+    if ctx is not None:
+        d = ctx.__dict__
+        if "dirty_tensors" in d or "non_differentiable" in d:
+            return False
+    for a in args:
+        if a is out:
+            return False
+    return True
 
 
 def _eager_outputs(cls, ctx, args, tensor_ins, output, executable):
@@ -557,19 +559,11 @@ def wrap_outputs(ctx, out_leaves, ins, wrap):
             leaves.append(o)
             continue
         orig = ins.get(id(o))
-        meta = _meta(o)
+        meta = meta_of(o)
         diff = id(o) not in nondiff and meta[1].is_differentiable
         leaves.append(wrap(i, o, len(out_meta), orig, orig is not None and id(o) in dirty, diff))
         out_meta.append(meta)
     return leaves, out_meta
-
-
-def _meta(t):
-    """(shape, dtype) of `t`, what backward needs of an input or output."""
-    if t._lvl is None:
-        d = t._data
-        return tuple(d.shape), of_array(d.dtype)
-    return tuple(t.shape), t.dtype
 
 
 def _rewrite_history(t, node, k):
@@ -599,7 +593,7 @@ def record(ctx, out_meta, out_leaves, out_spec, args, saved_outputs, level_owned
     ctx._f_out_meta = out_meta
     ctx._f_out_leaves = [isinstance(o, Tensor) for o in out_leaves]
     ctx._f_out_spec = out_spec
-    ctx._f_in_meta = [(LEAF, (_meta(a),)) if isinstance(a, Tensor) else _leaf_metas(a)
+    ctx._f_in_meta = [(LEAF, (meta_of(a),)) if isinstance(a, Tensor) else _leaf_metas(a)
                       for a in args]
     _pack_saved(ctx, saved_outputs, level_owned)
     lint_attrs(ctx, args, out_leaves)
@@ -608,7 +602,7 @@ def record(ctx, out_meta, out_leaves, out_spec, args, saved_outputs, level_owned
 def _leaf_metas(a):
     """(pytree spec of a positional argument, shape/dtype of each tensor leaf or None)."""
     leaves, spec = tree_flatten(a)
-    return spec, [_meta(x) if isinstance(x, Tensor) else None for x in leaves]
+    return spec, [meta_of(x) if isinstance(x, Tensor) else None for x in leaves]
 
 
 def _pack_saved(ctx, outputs, owner_is_output):

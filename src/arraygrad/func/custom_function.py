@@ -15,12 +15,14 @@
 from .. import _tensor as _t
 from .._tensor import Tensor
 from ..autograd.function import (BackwardCFunction, Function, FunctionCtx, FunctionPrimitive,
-                                  VmapInfo, _SingleLevelFunction, call_backward, eager_rule,
-                                  grad_args, has_setup_context, is_diff_dtype,
-                                  needs_input_grad_of, record, transform_error, wrap_outputs)
+                                  VmapInfo, _NO_EDGE, _SingleLevelFunction, call_backward,
+                                  eager_rule, grad_args, has_setup_context, is_diff_dtype,
+                                  needs_input_grad_of, plain_params, record, single_output,
+                                  transform_error, wrap_outputs)
+from ..autograd.function_checks import meta_of
 from ..autograd.graph import gradient_edge
 from ..core import grad_mode
-from ..core.dispatch import bind_rules
+from ..core.dispatch import bind_rules, mark_born, rule_for
 from ..core.shapes import sum_to
 from ..ops._rules import to_front
 from ..ops.creation import zeros
@@ -48,21 +50,37 @@ def grad_rule(prim, interp, flat, params):
     if not has_setup_context(cls):
         raise transform_error(cls)
     inner = [interp.unwrap(a) for a in flat]
-    with grad_mode.set_grad_enabled(interp.prev_grad_mode):
-        out = bind_rules(prim, inner, params)
-    level_ins = [a for a in flat if isinstance(a, Tensor)]
-    executable = grad_mode.state.grad_enabled and any(
-        a._lvl is interp and a._requires_grad for a in level_ins)
-    out_leaves, out_spec = tree_flatten(out)
-    inner_args = tree_unflatten(inner, params["spec"])
+    state = grad_mode.state
+    prev, state.grad_enabled = state.grad_enabled, interp.prev_grad_mode
+    try:        # bind_rules, one frame less per nested call
+        rule, lower, inner = rule_for(prim, inner)
+        out = mark_born(rule(prim, lower, inner, params))
+    finally:
+        state.grad_enabled = prev
+    plain = params is plain_params(len(flat))
+    if plain:
+        inner_args = tuple(inner)
+        needs = tuple([a._lvl is interp and a._requires_grad for a in flat])
+    else:
+        inner_args = tree_unflatten(inner, params["spec"])
+        needs = needs_input_grad_of(tree_unflatten(flat, params["spec"]),
+                                    lambda t: t._lvl is interp and t._requires_grad)
+    executable = prev and True in needs
     ctx = None
     if executable:
         ctx = cls._backward_cls()
-        ctx.needs_input_grad = needs_input_grad_of(
-            tree_unflatten(flat, params["spec"]), lambda t: t._lvl is interp and t._requires_grad)
-        ctx.next_functions = tuple(
-            (gradient_edge(a) if a._lvl is interp else None) or (None, 0) for a in level_ins)
+        ctx.needs_input_grad = needs
+        ctx.next_functions = tuple([(gradient_edge(a) if a._lvl is interp else None) or _NO_EDGE
+                                    for a in flat if isinstance(a, Tensor)])
         cls.setup_context(ctx, inner_args, out)
+    if plain and single_output(ctx, out, inner):
+        w = interp.lift(out)
+        if executable:
+            meta = meta_of(out)
+            if meta[1].is_differentiable:
+                w.grad_fn, w._output_nr, w._requires_grad = ctx, 0, True
+            record(ctx, (meta,), (out,), LEAF, inner_args, {}, False)
+        return w
     ins = {id(i): a for i, a in zip(inner, flat) if isinstance(a, Tensor)}
 
     def wrap(i, o, k, orig, dirty, diff):
@@ -72,6 +90,7 @@ def grad_rule(prim, interp, flat, params):
         if executable and diff and (orig is None or dirty):
             w.grad_fn, w._output_nr, w._requires_grad = ctx, k, True
         return w
+    out_leaves, out_spec = tree_flatten(out)
     wrapped, out_meta = wrap_outputs(ctx, out_leaves, ins, wrap)
     if executable:
         record(ctx, out_meta, out_leaves, out_spec, inner_args, {}, False)
