@@ -591,10 +591,10 @@ def record(ctx, out_meta, out_leaves, out_spec, args, saved_outputs, level_owned
     that may be saved as such; `level_owned`: eager's node (NOTE [saved tensors])."""
     ctx.n_outputs = len(out_meta)
     ctx._f_out_meta = out_meta
-    ctx._f_out_leaves = [isinstance(o, Tensor) for o in out_leaves]
+    ctx._f_out_leaves = tuple([isinstance(o, Tensor) for o in out_leaves])
     ctx._f_out_spec = out_spec
-    ctx._f_in_meta = [(LEAF, (meta_of(a),)) if isinstance(a, Tensor) else _leaf_metas(a)
-                      for a in args]
+    ctx._f_in_meta = tuple([(LEAF, (meta_of(a),)) if isinstance(a, Tensor) else _leaf_metas(a)
+                            for a in args])
     _pack_saved(ctx, saved_outputs, level_owned)
     lint_attrs(ctx, args, out_leaves)
 
@@ -619,7 +619,7 @@ def _pack_saved(ctx, outputs, owner_is_output):
                 packed.append(SavedTensor(t, True, outputs[id(t)][1], hooks))
             else:
                 packed.append(SavedTensor(t, hooks=hooks))
-        ctx._f_saved = packed
+        ctx._f_saved = tuple(packed)
     else:
         ctx._f_saved = ()
     ctx._f_recorded = True
