@@ -11,7 +11,7 @@ from arraygrad.autograd import Function
 from arraygrad.autograd import function as function_mod
 from arraygrad.func import custom_function, grad, jvp, vmap
 from arraygrad.utils._pytree import LEAF, TreeSpec
-from function_db import DB
+from function_db import DB, ExpSavesOutput
 
 
 def _x(*shape, seed=0, requires_grad=True):
@@ -231,3 +231,21 @@ def test_saved_tensor_hooks_that_pack_non_tensors(torch):
         y.sum().backward()
         results.append(x.grad.detach().numpy())
     np.testing.assert_allclose(results[1], results[0])
+
+
+def test_attribute_lint_runs_only_for_user_attributes(monkeypatch):
+    """A ctx holding only what the machinery put there is not walked (the lint is paid for
+    only when used); one with a user attribute is."""
+    from arraygrad.autograd import function_checks
+    walked = []
+    real = function_checks._lint_user_attrs
+    monkeypatch.setattr(function_checks, "_lint_user_attrs",
+                        lambda ctx, *a: walked.append(type(ctx).__name__) or real(ctx, *a))
+    x = _x(3)
+    Exp.apply(x).sum().backward()
+    grad(lambda t: ExpSavesOutput.apply(t).sum())(x.detach())
+    assert walked == []
+    Scale.apply(x, _x(1, seed=1))
+    with pytest.warns(UserWarning, match="KeepsInput"):
+        KeepsInput.apply(x)
+    assert walked == ["ScaleBackward", "KeepsInputBackward"]

@@ -11,7 +11,7 @@ import warnings
 from .._tensor import Tensor
 from ..dtypes import of_array
 from ..utils._pytree import tree_flatten, LEAF
-from .graph import sum_to_shape
+from .graph import Node, sum_to_shape
 
 # ----------------------------------------------------------------- strict mode
 class _Strict:
@@ -71,9 +71,11 @@ _TORCH_CTX_NAMES = frozenset(("to_save", "saved_for_forward", "dirty_tensors",
                               "non_differentiable", "materialize_grads", "needs_input_grad",
                               "next_functions", "n_outputs", "_seq", "_metadata",
                               "_pre_hooks", "_post_hooks", "_tensor_hooks"))
-# what recording puts on every ctx: a ctx with nothing else needs no attribute lint
-_MACHINERY_NAMES = _TORCH_CTX_NAMES | {"_f_out_meta", "_f_out_leaves", "_f_out_spec",
-                                       "_f_in_meta", "_f_saved", "_f_recorded"}
+# what recording puts on every ctx, and a graph node on itself (its edges, its number): a
+# ctx with nothing else needs no attribute lint
+_MACHINERY_NAMES = (_TORCH_CTX_NAMES | set(getattr(Node(((None, 0),)), "__dict__", ())) |
+                    {"_f_out_meta", "_f_out_leaves", "_f_out_spec", "_f_in_meta", "_f_saved",
+                     "_f_recorded"})
 
 
 
@@ -177,8 +179,11 @@ def lint_attrs(ctx, args, out_leaves):
     """Warn about tensors kept as ctx attributes (NOTE [ctx attributes]); remember the
     versions of all of them to catch a change before backward. Free when the ctx holds
     only what the machinery put there."""
-    if not ctx.__dict__.keys() - _MACHINERY_NAMES:
-        return
+    if ctx.__dict__.keys() - _MACHINERY_NAMES:
+        _lint_user_attrs(ctx, args, out_leaves)
+
+
+def _lint_user_attrs(ctx, args, out_leaves):
     io_ids = {id(t) for t in tree_flatten([args, out_leaves])[0] if isinstance(t, Tensor)}
     versions = {}
     name = ctx._forward_cls.__name__
