@@ -249,3 +249,19 @@ def test_attribute_lint_runs_only_for_user_attributes(monkeypatch):
     with pytest.warns(UserWarning, match="KeepsInput"):
         KeepsInput.apply(x)
     assert walked == ["ScaleBackward", "KeepsInputBackward"]
+
+
+def test_plain_path_is_taken(monkeypatch):
+    """The comparisons above compare two paths: a single new output skips the output loop,
+    unless the plain params are not recognised."""
+    loops = []
+    real = function_mod.wrap_outputs
+    monkeypatch.setattr(function_mod, "wrap_outputs", lambda *a: loops.append(1) or real(*a))
+    Exp.apply(_x(3))
+    assert loops == []
+    Identity.apply(_x(3) * 1)
+    assert loops == [1]
+    monkeypatch.setattr(function_mod, "plain_params",
+                        lambda n: {"spec": TreeSpec(tuple, None, [LEAF] * n), "kwargs": {}})
+    Exp.apply(_x(3))
+    assert loops == [1, 1]
