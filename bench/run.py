@@ -9,7 +9,7 @@ contender is first checked to compute the same result as the reference (the NumP
 there is one), then all are timed in interleaved rounds, in a shuffled order each round, so that
 background load hits them alike; the table gives the median and min-max of the rounds. torch,
 HIPS autograd and JAX are optional (`n/a` when not installed). One thread everywhere (torch,
-the BLAS, XLA), and the process is pinned to one CPU unless `--no-pin`.
+the BLAS, XLA), and with `--pin` the process is pinned to one CPU.
 """
 import os
 
@@ -746,15 +746,15 @@ def main(argv=None):
     p.add_argument("--libs", default=",".join(LIBS), help="comma-separated contenders")
     p.add_argument("--budget", type=float, default=1.0, help="scales every row's time budget")
     p.add_argument("--json", help="also write the results to this file")
-    p.add_argument("--no-pin", action="store_true", help="do not pin the process to one CPU")
+    p.add_argument("--pin", action="store_true", help="pin the process to one CPU (on a quiet machine)")
     args = p.parse_args(argv)
     rows = ROWS if not args.only else [r for r in ROWS if r.key in args.only.split(",")]
     load(args.libs.split(","))
-    if not args.no_pin and hasattr(os, "sched_setaffinity"):
+    if args.pin and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
     meta = versions()
     print(", ".join(f"{k} {v}" for k, v in meta.items() if v is not None)
-          + ("" if args.quick else "; one thread, pinned" if not args.no_pin else "; one thread"))
+          + ("; one thread" + ", pinned to one CPU" * args.pin))
     print("\n| workload | unit | NumPy floor | torch | best other | arraygrad median (min-max)"
           " | ag/torch | target | |\n|---|---|---|---|---|---|---|---|---|")
     results = []

@@ -48,8 +48,13 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         primals = tuple(args[i] for i in nums)
         flat_primals, primals_spec = tree_flatten(primals)
         basis, numels = _standard_basis(flat_out)
-        cotangents = vmap(vjp_fn, chunk_size=chunk_size)(tree_unflatten(basis, out_spec))
-        flat_jac = tree_flatten(cotangents)[0]
+        if sum(numels) == 1:
+            # one output entry: a single vjp, without a vmap level around it
+            cotangents = vjp_fn(tree_unflatten([b[0] for b in basis], out_spec))
+            flat_jac = [c.unsqueeze(0) for c in tree_flatten(cotangents)[0]]
+        else:
+            cotangents = vmap(vjp_fn, chunk_size=chunk_size)(tree_unflatten(basis, out_spec))
+            flat_jac = tree_flatten(cotangents)[0]
         # per input: split the stacked rows by output, shape each block out.shape + in.shape
         per_input = []
         for j, p in zip(flat_jac, flat_primals):
