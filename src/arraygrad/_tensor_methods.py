@@ -11,6 +11,7 @@ from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index a
 from .ops import special as sp
 from .ops import bits, stats, solve, spectral
 from .ops import complex as cx
+from .ops.device import to_device
 
 
 def _m(fn):
@@ -106,20 +107,29 @@ def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False,
         else:
             raise TypeError(f"to() received an invalid combination of arguments - got "
                             f"{type(a).__name__}; expected a dtype, a device or a Tensor")
-    _device.check(device)
-    if dtype is None or dtype is self.dtype:
-        return self.clone() if copy else self
-    return ew.convert(self, dtype)
+    out = self if device is None else to_device(self, _device.check(device))
+    if dtype is not None and dtype is not out.dtype:
+        return ew.convert(out, dtype)
+    return out.clone() if copy and out is self else out
 
 
 def _cuda(self, device=None, non_blocking=False, memory_format=None):
-    _device.check("cuda" if device is None else device)
+    """This tensor on GPU `device` (an index, "cuda:N", or the current GPU)."""
+    dev = _device.check("cuda" if device is None else
+                        f"cuda:{device}" if isinstance(device, int) else device)
+    if dev.type != "cuda":
+        raise RuntimeError(f"Invalid device, must be cuda device (got {dev})")
+    return to_device(self, dev)
+
+
+def _cpu(self, memory_format=None):
+    return to_device(self, _device.CPU)
 
 
 Tensor.to = _to
 Tensor.type = _legacy.type_method
 Tensor.new = _legacy.new_method
-Tensor.cpu = lambda self, memory_format=None: self
+Tensor.cpu = _cpu
 Tensor.cuda = _cuda
 Tensor.float = lambda self: _to(self, _dt.float32)
 Tensor.double = lambda self: _to(self, _dt.float64)

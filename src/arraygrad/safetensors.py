@@ -108,6 +108,7 @@ def save_file(tensors, filename, metadata=None):
 
 
 def load_file(filename, device="cpu"):
-    _device.check(device)
+    dev = _device.check(device)
     with open(os.fspath(filename), "rb") as f:
-        return load(f.read())
+        tensors = load(f.read())
+    return tensors if dev.type == "cpu" else {k: v.to(dev) for k, v in tensors.items()}

@@ -40,6 +40,8 @@ class DaskBackend:
     array_type = da.Array
     lazy = True
     takes_numpy = True
+    many_devices = False
+    dlpack = None           # graphs, not memory: other libraries' arrays arrive through NumPy
 
     def owns(self, array):
         return isinstance(array, da.Array)

@@ -15,6 +15,7 @@ import itertools
 import warnings
 from collections import OrderedDict, namedtuple
 
+from ... import _device
 from ... import _tensor as _t
 from ... import dtypes as _dt
 from ...autograd.function import Function
@@ -410,20 +411,34 @@ class Module:
     def to(self, *args, **kwargs):
         """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(tensor)`.
 
-        Only floating-point tensors change dtype; parameters stay the same objects.
+        Only floating-point tensors change dtype; parameters stay the same objects (their data
+        and gradients move, so an optimizer made before or after keeps working on them).
         """
-        dtype = kwargs.get("dtype")
+        dtype, device = kwargs.get("dtype"), kwargs.get("device")
         for a in args:
             if isinstance(a, _dt.dtype):
                 dtype = a
             elif isinstance(a, Tensor):
-                dtype = a.dtype
-        if dtype is None:
-            return self
-        if not dtype.is_floating_point:
+                dtype, device = a.dtype, a.device
+            elif isinstance(a, (str, _device.device)):
+                device = a
+        if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired "
                             f"dtype={dtype}")
-        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+        if device is not None:
+            device = _device.check(device)
+        if dtype is None and device is None:
+            return self
+        return self._apply(lambda t: t.to(device=device,
+                                          dtype=dtype if t.is_floating_point() else None))
+
+    def cuda(self, device=None):
+        """Every parameter and buffer on GPU `device` (an index, "cuda:N", or the current GPU)."""
+        return self.to(_device.check("cuda" if device is None else
+                                     f"cuda:{device}" if isinstance(device, int) else device))
+
+    def cpu(self):
+        return self.to("cpu")
 
     def double(self):
         return self.to(_dt.float64)
@@ -439,9 +454,6 @@ class Module:
 
     def type(self, dst_type):
         return self.to(dst_type)
-
-    def cpu(self):
-        return self
 
     # ----------------------------------------------------------- printing
     def extra_repr(self):
