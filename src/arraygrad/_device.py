@@ -89,8 +89,9 @@ _BY_NAME = {}        # a backend's device string -> device (Tensor.device)
 def register(type, devices):
     """Serve device type `type` ("cuda", "privateuseone", ...) with `devices`, an object with
     `device_count()`, `backend(index)` (the backend placing data on device `index`),
-    `current_device()`, `synchronize(index)` and `get_device_name(index)`; returns the object
-    it replaces (None), so that `register(type, previous)` undoes it.
+    `current_device()`, `synchronize(index)` and `get_device_name(index)` (and `close()`, called
+    when it is replaced, where it has one); returns the object it replaces (None), so that
+    `register(type, previous)` undoes it.
 
         register("cuda", ArrayApiDevices(array_api_strict, ...))   # a stand-in GPU in tests
     """
@@ -98,6 +99,8 @@ def register(type, devices):
         raise ValueError(f"register(): '{type}' is not a device type other than cpu; expected "
                          f"one of {', '.join(_TYPES[1:])}")
     previous = devices_of(type)
+    if previous is not None and previous is not devices and hasattr(previous, "close"):
+        previous.close()
     if devices is None:
         _TYPES_ON.pop(type, None)
     else:

@@ -141,6 +141,12 @@ class ArrayApiDevices:
         self.library_devices = list(library_devices)
         self._backends = [main.on(d, f"{type}:{i}") for i, d in enumerate(self.library_devices)]
 
+    def close(self):
+        """Stop serving: these library devices' arrays have no arraygrad device again."""
+        for b in self._backends:
+            b._on.pop(b.library_device, None)
+        self._backends = []
+
     def device_count(self):
         return len(self._backends)
 
