@@ -8,6 +8,8 @@ kernels, on the current device, so on several GPUs make the tensors' GPU current
 `.get()`) and between GPUs through DLPack. Written against CuPy's documented API; not run on a
 GPU here.
 """
+import math
+
 import numpy as np
 
 from .array_api_backend import ArrayApiBackend, device_namespace
@@ -47,8 +49,8 @@ class CupyBackend(ArrayApiBackend):
 
     def from_dlpack(self, array):
         """A copy on this GPU of `array` (in another GPU's memory)."""
-        with self.library_device:
-            return self.cupy.array(self.cupy.from_dlpack(array), copy=True)
+        with self.library_device:       # CuPy's copy() copies to the current device
+            return self.cupy.from_dlpack(array).copy()
 
     def to_numpy(self, array):
         return array.get()
@@ -57,7 +59,13 @@ class CupyBackend(ArrayApiBackend):
         return array.view()
 
     def map_scalar(self, fn, array):
-        """`fn` (a Python function of one number) on each element, through host memory."""
+        """`fn` (a Python function of one number) on each element: CuPy's kernel where it has
+        one (erf, erfc), else through host memory."""
+        kernel = {math.erf: "erf", math.erfc: "erfc"}.get(fn)
+        if kernel is not None:
+            import cupyx.scipy.special as special    # imported with the first such call
+            with self.library_device:
+                return getattr(special, kernel)(array)
         return self.asarray(map_scalar(fn, array.get()))
 
     def index_add(self, target, index, values):

@@ -46,8 +46,7 @@ def _gpu(device):
 
 
 def current_device():
-    devices, dev = _gpu(None)
-    return dev.index
+    return _gpu(None)[1].index
 
 
 def synchronize(device=None):
