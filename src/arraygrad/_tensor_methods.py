@@ -143,11 +143,17 @@ Tensor.view_as = lambda self, other: sh.view(self, other.shape)
 Tensor.reshape_as = lambda self, other: sh.reshape(self, other.shape)
 Tensor.T = property(lambda self: sh.permute(self, tuple(range(self.ndim))[::-1]))
 Tensor.mT = property(lambda self: sh.transpose(self, -2, -1))
-Tensor.new_zeros = lambda self, *s, dtype=None, **k: creation.zeros(*s, dtype=dtype or self.dtype)
-Tensor.new_ones = lambda self, *s, dtype=None, **k: creation.ones(*s, dtype=dtype or self.dtype)
-Tensor.new_full = lambda self, s, v, dtype=None, **k: creation.full(s, v, dtype=dtype or self.dtype)
-Tensor.new_empty = lambda self, *s, dtype=None, **k: creation.empty(*s, dtype=dtype or self.dtype)
-Tensor.new_tensor = lambda self, data, dtype=None, **k: creation.tensor(data, dtype=dtype or self.dtype)
+# new_*: the tensor's dtype and device unless given
+Tensor.new_zeros = lambda self, *s, dtype=None, device=None, **k: creation.zeros(
+    *s, dtype=dtype or self.dtype, device=device or self.device)
+Tensor.new_ones = lambda self, *s, dtype=None, device=None, **k: creation.ones(
+    *s, dtype=dtype or self.dtype, device=device or self.device)
+Tensor.new_full = lambda self, s, v, dtype=None, device=None, **k: creation.full(
+    s, v, dtype=dtype or self.dtype, device=device or self.device)
+Tensor.new_empty = lambda self, *s, dtype=None, device=None, **k: creation.empty(
+    *s, dtype=dtype or self.dtype, device=device or self.device)
+Tensor.new_tensor = lambda self, data, dtype=None, device=None, **k: creation.tensor(
+    data, dtype=dtype or self.dtype, device=device or self.device)
 # the creation ops autograd's machinery reaches through Tensor (it sits below ops/)
 Tensor._zeros_like = creation.zeros_like
 Tensor._ones_like = creation.ones_like

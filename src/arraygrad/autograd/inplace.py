@@ -19,10 +19,13 @@ joins the level (`promote`, with its base if it is a view), as torch's
 functorch wraps every tensor made inside; a captured outer tensor is refused.
 """
 from .. import _tensor as _t
+from ..backends import backend_of, numpy_backend
 from ..core import grad_mode
 from ..core.dispatch import born_inside
 from .graph import Node, gradient_edge, zeros
 from .views import refresh_view
+
+_ndarray = numpy_backend.array_type
 
 Tensor = _t.Tensor
 
@@ -83,6 +86,9 @@ def _conform(self, result):
             raise RuntimeError(f"result type {_short(result.dtype)} can't be cast to the desired "
                                f"output type {_short(self.dtype)}")
         result = result.to(self.dtype)
+    a, b = self._base_array(), result._base_array()
+    if type(a) is not type(b) or type(a) is not _ndarray and backend_of(a) is not backend_of(b):
+        result = result.to(self.device)     # fills made on the cpu, copy_ from another device
     return result
 
 

@@ -74,6 +74,11 @@ def _ragged(data):
 def _from_data(data, dtype, copy):
     if isinstance(data, Tensor):
         arr = data.detach()._base_array()
+        be = backend_of(arr)
+        if be is not default_backend():     # another library's array: through its namespace
+            if dtype is not None:
+                return be.xp.astype(arr, array_dtype(be.xp, dtype), copy=copy)
+            return be.xp.asarray(arr, copy=True) if copy and not be.lazy else arr
         if dtype is not None and arr.dtype != dtype.np:
             return arr.astype(dtype.np)
         return arr.copy() if copy else arr
@@ -463,8 +468,9 @@ def normal(mean, std, size=None, *, generator=None):
             raise TypeError("normal(): with a float mean and std, give the output's size: "
                             "normal(mean, std, size)")
         shape = np.broadcast_shapes(*shapes)
-    dtypes = [v.dtype for v in (mean, std) if isinstance(v, Tensor)]
-    return randn(*shape, generator=generator, dtype=dtypes[0] if dtypes else None) * std + mean
+    tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
+    return randn(*shape, generator=generator, dtype=tensors[0].dtype if tensors else None,
+                 device=tensors[0].device if tensors else None) * std + mean
 
 
 def bernoulli(input, p=None, *, generator=None):

@@ -11,6 +11,8 @@ Parameters, buffers and submodules live in three ordered dicts and are found
 by `__getattr__`, exactly as in torch, so code that walks `_parameters` or
 `_modules` directly (functional_call, state-dict tools) works unchanged.
 """
+import functools
+import inspect
 import itertools
 import warnings
 from collections import OrderedDict, namedtuple
@@ -70,6 +72,25 @@ class Module:
         d["_forward_hooks"] = OrderedDict()
         d["_backward_pre_hooks"] = OrderedDict()
         d["_backward_hooks"] = OrderedDict()
+
+    # NOTE [device= of modules]
+    # Layers take torch's `device=` and build their parameters on the cpu (the same values as
+    # there for a seed); a constructor with a `device` parameter is wrapped once, here, to move
+    # what it built to that device, instead of every layer threading it through.
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None or "device" not in inspect.signature(init).parameters:
+            return
+        signature = inspect.signature(init)
+
+        @functools.wraps(init)
+        def placed(self, *args, **kw):
+            init(self, *args, **kw)
+            device = signature.bind(self, *args, **kw).arguments.get("device")
+            if device is not None:
+                self.to(device)
+        cls.__init__ = placed
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
