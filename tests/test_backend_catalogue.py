@@ -141,10 +141,6 @@ NOT_YET = {
             ['unique'],
         'data-dependent output shape (unknown Dask chunk sizes)':
             ['bincount', 'embedding', 'getitem_bool', 'masked_select', 'unique_consecutive'],
-        "floating-point warnings at compute time (NumPy's errstate does not reach Dask's threads)":
-            ['copysign_method', 'isnan', 'logaddexp_inf', 'pow_special', 'sqrt_at_zero'],
-        'in-place write into an index of a Dask array':
-            ['index_fill'],
         "take_along_axis with an index broadcast against the data (the Dask backend's version)":
             ['ctc_loss'],
         'ufunc.accumulate (cumulative max/min/logaddexp) is NumPy-only':

@@ -186,6 +186,37 @@ def test_module_to_device_trains_as_on_the_cpu(gpu, make_opt):
     assert model[0].weight.device == ag.device("cpu") and model[0].weight.grad.device.type == "cpu"
 
 
+def test_data_made_for_a_tensor_lands_on_its_device(gpu):
+    g = ag.ones(2, 3, device="cuda:1")
+    made = [g.new_zeros(2), g.new_ones(1), g.new_full((2,), 3.0), g.new_empty(2), g.new_tensor([1.0]),
+            ag.tensor(g), ag.nn.functional.dropout(g, 0.5), ag.bernoulli(g * 0.5),
+            ag.normal(g, 1.0), g.clone().uniform_(), g.clone().fill_(2.0), g.clone().zero_(),
+            g.clone().copy_(ag.zeros(2, 3))]
+    assert all(t.device == ag.device("cuda:1") and _on(t, GPU1) for t in made)
+    assert ag.equal(made[-1].cpu(), ag.zeros(2, 3)) and made[0].dtype is g.dtype
+    src = ag.zeros(2, 3, dtype=ag.float64, requires_grad=True)
+    dst = ag.ones(2, 3, dtype=ag.float64, device="cuda")
+    dst.copy_(src * 2)                      # copy_ across devices, as torch: differentiable
+    dst.sum().backward()
+    assert src.grad.device == ag.device("cpu") and ag.equal(src.grad, ag.full((2, 3), 2.0,
+                                                                              dtype=ag.float64))
+    assert ag.tensor(g, device="cpu").device == ag.device("cpu")
+
+
+def test_modules_take_device(gpu):
+    ag.manual_seed(0)
+    ref = ag.nn.Linear(3, 2)
+    ag.manual_seed(0)
+    layers = [ag.nn.Linear(3, 2, device="cuda"), ag.nn.BatchNorm1d(3, device="cuda"),
+              ag.nn.Embedding(4, 2, device="cuda:1"), ag.nn.LSTM(2, 3, device="cuda")]
+    for m in layers:
+        tensors = list(m.parameters()) + list(m.buffers())
+        assert tensors and all(t.device.type == "cuda" for t in tensors), type(m).__name__
+    assert ag.equal(layers[0].weight.cpu(), ref.weight)     # the cpu's values for the seed
+    x = ag.randn(5, 3, device="cuda")
+    assert layers[1](x).device == x.device and layers[1].running_mean.device == x.device
+
+
 # ops whose impls create arrays of their own (xp.zeros, arange, full...): the device namespace
 # must put those on the inputs' device, or the op mixes devices
 _CREATING = {"logsumexp", "softmax", "log_softmax", "cumsum", "flip", "sort", "argsort",
