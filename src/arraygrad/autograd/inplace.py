@@ -62,6 +62,11 @@ def apply(self, result, name="inplace"):
     check(self, name)
     result = _conform(self, result)
     data = self._data
+    if self._base is not None and not backend_of(data).views:
+        raise NotImplementedError(f"{name}: an in-place write to a view of a "
+                                  f"{backend_of(data).name} tensor cannot reach its base (the "
+                                  "library's arrays share no memory); write to the base instead, "
+                                  "e.g. x[1:3] = x[1:3] + 1")
     if hasattr(data, "flags") and not data.flags.writeable:
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
                            "refers to a single memory location. Please clone() the tensor before "

@@ -36,6 +36,7 @@ class ArrayApiBackend:
     lazy = False
     takes_numpy = False
     many_devices = True     # one backend per library device: backend_of asks `of`
+    views = True            # basic indexing gives views (array_api_strict's, CuPy's)
     dlpack = "cpu"
 
     def __init__(self, xp, library_device=None, device="cpu", on=None):

@@ -43,6 +43,7 @@ class DaskBackend:
     lazy = True
     takes_numpy = True
     many_devices = False
+    views = False           # graphs: a view is a new array, so writes to it cannot reach its base
     dlpack = None           # graphs, not memory: other libraries' arrays arrive through NumPy
 
     def owns(self, array):

@@ -10,6 +10,7 @@ class NumpyBackend:
     lazy = False            # arrays hold values (Dask's hold a graph to compute)
     takes_numpy = False     # see backends.common_backend
     many_devices = False    # one backend for every array of the library (see backend_of)
+    views = True            # a view's array shares its base's memory (in-place writes reach it)
     dlpack = "cpu"          # DLPack device kind of its arrays (see backends.move)
 
     def owns(self, array):
