@@ -203,6 +203,18 @@ def test_data_made_for_a_tensor_lands_on_its_device(gpu):
     assert ag.tensor(g, device="cpu").device == ag.device("cpu")
 
 
+def test_saving_tensors_of_a_device(gpu, tmp_path):
+    model = ag.nn.Linear(3, 2, device="cuda")
+    ag.save(model.state_dict(), tmp_path / "m.pt")
+    loaded = ag.load(tmp_path / "m.pt")          # values come back on the cpu
+    assert loaded["weight"].device == ag.device("cpu")
+    assert ag.equal(loaded["weight"], model.weight.detach().cpu())
+    ag.safetensors.save_file({"w": model.weight.detach()}, tmp_path / "m.safetensors")
+    back = ag.safetensors.load_file(tmp_path / "m.safetensors", device="cuda")
+    assert back["w"].device == ag.device("cuda:0") and ag.equal(back["w"].cpu(),
+                                                                  model.weight.detach().cpu())
+
+
 def test_modules_take_device(gpu):
     ag.manual_seed(0)
     ref = ag.nn.Linear(3, 2)
