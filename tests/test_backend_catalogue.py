@@ -71,9 +71,8 @@ NOT_YET = {
              'getitem_argmax_index', 'getitem_int_tensor', 'index_add', 'index_put_argmax_index',
              'max_pool2d', 'setitem', 'unique_consecutive'],
         'a NumPy-only call signature (positional dtype, two scalars, NumPy dtype strings)':
-            ['copysign', 'copysign_method', 'digamma', 'digamma_negative', 'lgamma',
-             'lgamma_negative', 'linalg.qr_r', 'mvlgamma', 'polygamma', 'round', 'searchsorted',
-             'searchsorted_float'],
+            ['digamma', 'digamma_negative', 'lgamma', 'lgamma_negative', 'linalg.qr_r',
+             'mvlgamma', 'polygamma', 'round', 'searchsorted', 'searchsorted_float'],
         'complex numbers and torch.fft (merged from main): not yet ported from NumPy calls':
             ['complex_abs_angle', 'complex_arith', 'complex_conj', 'complex_matmul',
              'complex_parts', 'complex_polar', 'complex_real_imag', 'complex_sgn', 'fft_fft',
@@ -143,10 +142,6 @@ NOT_YET = {
             ['unique'],
         'data-dependent output shape (unknown Dask chunk sizes)':
             ['bincount', 'embedding', 'getitem_bool', 'masked_select', 'unique_consecutive'],
-        "floating-point warnings at compute time (NumPy's errstate does not reach Dask's threads)":
-            ['copysign_method', 'isnan', 'logaddexp_inf', 'pow_special', 'sqrt_at_zero'],
-        'in-place write into an index of a Dask array':
-            ['index_fill'],
         "take_along_axis with an index broadcast against the data (the Dask backend's version)":
             ['ctc_loss'],
         'ufunc.accumulate (cumulative max/min/logaddexp) is NumPy-only':

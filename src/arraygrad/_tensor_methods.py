@@ -11,6 +11,7 @@ from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index a
 from .ops import special as sp
 from .ops import bits, norms, stats, solve, spectral
 from .ops import complex as cx
+from .ops.device import to_device
 
 
 def _m(fn):
@@ -116,20 +117,29 @@ def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False,
         else:
             raise TypeError(f"to() received an invalid combination of arguments - got "
                             f"{type(a).__name__}; expected a dtype, a device or a Tensor")
-    _device.check(device)
-    if dtype is None or dtype is self.dtype:
-        return self.clone() if copy else self
-    return ew.convert(self, dtype)
+    out = self if device is None else to_device(self, _device.check(device))
+    if dtype is not None and dtype is not out.dtype:
+        return ew.convert(out, dtype)
+    return out.clone() if copy and out is self else out
 
 
 def _cuda(self, device=None, non_blocking=False, memory_format=None):
-    _device.check("cuda" if device is None else device)
+    """This tensor on GPU `device` (an index, "cuda:N", or the current GPU)."""
+    dev = _device.check("cuda" if device is None else
+                        f"cuda:{device}" if isinstance(device, int) else device)
+    if dev.type != "cuda":
+        raise RuntimeError(f"Invalid device, must be cuda device (got {dev})")
+    return to_device(self, dev)
+
+
+def _cpu(self, memory_format=None):
+    return to_device(self, _device.CPU)
 
 
 Tensor.to = _to
 Tensor.type = _legacy.type_method
 Tensor.new = _legacy.new_method
-Tensor.cpu = lambda self, memory_format=None: self
+Tensor.cpu = _cpu
 Tensor.cuda = _cuda
 Tensor.float = lambda self: _to(self, _dt.float32)
 Tensor.double = lambda self: _to(self, _dt.float64)
@@ -143,11 +153,17 @@ Tensor.view_as = lambda self, other: sh.view(self, other.shape)
 Tensor.reshape_as = lambda self, other: sh.reshape(self, other.shape)
 Tensor.T = property(lambda self: sh.permute(self, tuple(range(self.ndim))[::-1]))
 Tensor.mT = property(lambda self: sh.transpose(self, -2, -1))
-Tensor.new_zeros = lambda self, *s, dtype=None, **k: creation.zeros(*s, dtype=dtype or self.dtype)
-Tensor.new_ones = lambda self, *s, dtype=None, **k: creation.ones(*s, dtype=dtype or self.dtype)
-Tensor.new_full = lambda self, s, v, dtype=None, **k: creation.full(s, v, dtype=dtype or self.dtype)
-Tensor.new_empty = lambda self, *s, dtype=None, **k: creation.empty(*s, dtype=dtype or self.dtype)
-Tensor.new_tensor = lambda self, data, dtype=None, **k: creation.tensor(data, dtype=dtype or self.dtype)
+# new_*: the tensor's dtype and device unless given
+Tensor.new_zeros = lambda self, *s, dtype=None, device=None, **k: creation.zeros(
+    *s, dtype=dtype or self.dtype, device=device or self.device)
+Tensor.new_ones = lambda self, *s, dtype=None, device=None, **k: creation.ones(
+    *s, dtype=dtype or self.dtype, device=device or self.device)
+Tensor.new_full = lambda self, s, v, dtype=None, device=None, **k: creation.full(
+    s, v, dtype=dtype or self.dtype, device=device or self.device)
+Tensor.new_empty = lambda self, *s, dtype=None, device=None, **k: creation.empty(
+    *s, dtype=dtype or self.dtype, device=device or self.device)
+Tensor.new_tensor = lambda self, data, dtype=None, device=None, **k: creation.tensor(
+    data, dtype=dtype or self.dtype, device=device or self.device)
 # the creation ops autograd's machinery reaches through Tensor (it sits below ops/)
 Tensor._zeros_like = creation.zeros_like
 Tensor._ones_like = creation.ones_like

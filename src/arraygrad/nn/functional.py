@@ -936,7 +936,7 @@ def _keep_mask(input, p, feature_dims):
     shape = list(input.shape)
     for i in range(1, feature_dims + 1):
         shape[-i] = 1
-    return creation.rand(*shape, dtype=input.dtype) < (1 - p)
+    return creation.rand(*shape, dtype=input.dtype, device=input.device) < (1 - p)
 
 
 def _dropout(input, p, training, inplace, feature_dims):

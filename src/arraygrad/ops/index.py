@@ -703,8 +703,8 @@ def index_fill(input, dim, index, value):
     from .elementwise import where
     from .creation import ones
     d = _t._wrap_dim(dim, input.ndim)
-    hit = index_add_zeros(ones(tuple(input[(slice(None),) * d + (index,)].shape),
-                               dtype=input.dtype), input.shape, _dim_index(d, index))
+    picked = input.shape[:d] + tuple(index.shape) + input.shape[d + 1:]    # input[..., index, ...]
+    hit = index_add_zeros(ones(picked, dtype=input.dtype), input.shape, _dim_index(d, index))
     return where(hit != 0, value, input)
 
 
