@@ -18,8 +18,9 @@ KEYWORD = r"(?!arg\d)\w+:"
 KNOWN = [
     ("accepts", KEYWORD + "None", None,
      "a bool flag given None: torch's parser refuses it, arraygrad reads it as False"),
-    ("accepts", KEYWORD + "float", {"ctc_loss", "embedding"},
-     "a float where torch's parser wants an int (blank, padding_idx): arraygrad uses it"),
+    ("accepts", KEYWORD + "(float|nan)", {"ctc_loss", "embedding", "renorm"},
+     "a float where torch's parser wants an int (blank, padding_idx, dim), a NaN maxnorm: "
+     "arraygrad uses it"),
     ("type", KEYWORD + "(float|str|nan)", {"conv1d", "conv2d", "conv_transpose1d",
                                            "conv_transpose2d", "quantile", "nanquantile",
                                            "interpolate_bilinear"},
@@ -32,14 +33,15 @@ KNOWN = [
     ("accepts", TENSOR_ARG + "(int64|bool|float32|list)",
      {"complex_polar", "index_put_accumulate", "index_put_argmax_index", "triangular_solve",
       "multi_head_attention_forward", "kl_div", "kl_div_log_target", "huber_loss",
-      "binary_cross_entropy_with_logits", "gaussian_nll_loss", "poisson_nll_loss"},
+      "binary_cross_entropy_with_logits", "gaussian_nll_loss", "poisson_nll_loss", "ldexp"},
      "operands of two dtypes that torch refuses (polar, index_put, triangular_solve and the "
      "attention projections want one dtype; the losses write in place into an integer target): "
      "arraygrad promotes"),
     ("accepts", TENSOR_ARG + "(drop_dim|add_dim|empty|None)",
      {"bilinear", "cross", "group_norm", "instance_norm", "layer_norm", "rms_norm",
       "multi_head_attention_forward", "scatter_reduce_0d", "soft_margin_loss", "linalg.lstsq",
-      "meshgrid_ij", "meshgrid_xy", "multi_margin_loss", "max_binary"},
+      "meshgrid_ij", "meshgrid_xy", "multi_margin_loss", "max_binary", "addmv", "addr",
+      "index_copy"},
      "shapes torch checks and arraygrad broadcasts: norm weights of another shape than "
      "normalized_shape or the channels, meshgrid of 2-d tensors, lstsq batches, 3-d "
      "multi_margin_loss input; max(x, None)"),
@@ -58,6 +60,9 @@ KNOWN = [
                                                 "scatter_reduce_0d"},
      "empty channels or spatial dims torch normalises (to an empty result), a 0-d index into "
      "a 1-d tensor that torch reads as one element"),
+    ("raises", r"(arg0:int64|p:\+9)", {"mvlgamma"},
+     "mvlgamma of integers, and at points below (p-1)/2, which torch computes (the latter "
+     "without its documented domain check): arraygrad refuses"),
     ("raises", TENSOR_ARG + "(str|list)", {"ne"},
      "x != 'ab': torch's Tensor.__ne__ returns NotImplemented and Python answers True; "
      "arraygrad raises TypeError"),
@@ -74,9 +79,10 @@ KNOWN = [
      {"index_add", "index_add_zeros", "index_fill", "index_select", "index_put_accumulate",
       "index_put_argmax_index", "pad_constant", "kthvalue", "multi_margin_loss",
       "multi_head_attention_forward", "linalg.solve_vector_or_right", "interpolate_nearest",
-      "max_binary"},
+      "max_binary", "index_copy", "gcd_lcm", "addmv"},
      "shape errors NumPy finds first (IndexError, ValueError) where torch's own check raises "
-     "RuntimeError: these ops need torch's checks at entry"),
+     "RuntimeError (IndexError for index_copy, which torch's addmv raises for a 0-d input): "
+     "these ops need torch's checks at entry"),
     ("type", TENSOR_ARG + "(drop_dim|add_dim)",
      {"scatter_add", "scatter_reduce", "scatter_reduce_fn", "scatter_reduce_prod", "scatter_src",
       "bilinear", "linalg.householder_product", "batch_norm_train", "adaptive_avg_pool2d",

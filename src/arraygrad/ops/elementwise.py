@@ -463,7 +463,15 @@ atanh = _float_op("atanh", lambda xp, x: xp.atanh(x), lambda ctx: 1 / (1 - ctx.x
                   complex=True)
 exp2 = _float_op("exp2", lambda xp, x: xp.pow(xp.asarray(2, dtype=x.dtype), x),
                  lambda ctx: ctx.out * 0.6931471805599453, save_input=False, save_output=True)
-frac = _float_op("frac", lambda xp, x: x - xp.trunc(x), lambda ctx: 1, save_input=False)
+_frac = unary("frac", lambda xp, x: x - xp.trunc(x), lambda ctx: 1, save_input=False)
+
+
+@tensor_op(floating="frac_cpu")
+def frac(input):
+    return _frac(input)
+
+
+frac.prim = _frac
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
 erf = _float_op("erf", lambda xp, x: _erf(xp, x),
                 lambda ctx: 1.1283791670955126 * exp(-ctx.x * ctx.x))

@@ -731,6 +731,8 @@ def index_fill(input, dim, index, value):
 @tensor_op(others=('index', 'source'))
 def index_copy(input, dim, index, source):
     """input with the slices of `source` copied in at `index` along `dim`."""
+    same_dtype("index_copy_(): self and source expected to have the same dtype, but got (self) {} "
+               "and (source) {}", input, source)
     from .elementwise import where
     from .creation import ones_like
     d = _t._wrap_dim(dim, input.ndim)

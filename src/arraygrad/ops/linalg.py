@@ -184,6 +184,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 @tensor_op(others=('mat', 'vec'))
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """beta * input + alpha * (mat @ vec)."""
+    same_dtype("addmv input tensors must have the same dtype, but got {}, {}, and {}", input, mat,
+               vec)
     return _scaled_sum(input, mv(mat, vec), beta, alpha)
 
 
