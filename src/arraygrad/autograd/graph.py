@@ -22,6 +22,8 @@ from .anomaly_mode import state as anomaly, forward_stack
 from .views import refresh_view
 
 _seq = itertools.count()
+_ZEROS = {(0,) * n: (0,) * n for n in range(8)}
+_new = object.__new__
 
 FREED_MSG = ("Trying to backward through the graph a second time (or directly access saved "
              "tensors after they have already been freed). Saved intermediate values of the "
@@ -37,11 +39,12 @@ class SavedTensor:
     `pack` returned and `unpack` rebuilds the tensor; as in torch there is then no
     version check (the hooks own the value).
     """
-    __slots__ = ("value", "version", "ref", "out_nr", "hooks", "edge")
+    __slots__ = ("value", "version", "ref", "out_nr", "hooks", "edge", "fn", "vc")
 
     def __init__(self, value, owner_is_output=False, out_nr=0, hooks=None):
         self.out_nr = out_nr
         self.hooks = hooks
+        self.fn = None      # the history of the compact form (see `compact`)
         if hooks is not None:
             self.ref = self.version = None
             self.edge = _history(value, owner_is_output)
@@ -55,6 +58,27 @@ class SavedTensor:
             self.ref = None
             self.value = value
 
+    @classmethod
+    def compact(cls, t):
+        """`t`, an intermediate plain tensor, saved as its array, version counter and history
+        (torch's SavedVariable keeps the same), not as the Tensor object: a deep graph then
+        keeps two collector-tracked objects per saved input instead of four. Unpacking
+        rebuilds an equal tensor with the same history."""
+        s = _new(cls)
+        s.value = t._data
+        s.vc = t._vc
+        s.version = t._vc[0]
+        s.fn = t.grad_fn
+        s.out_nr = t._output_nr
+        s.ref = s.hooks = None
+        return s
+
+    def _expanded(self):
+        """The tensor a compact SavedTensor stands for."""
+        t = _t.make(self.value, True)
+        t.grad_fn, t._output_nr, t._vc = self.fn, self.out_nr, self.vc
+        return t
+
     def register_hooks(self, pack_hook, unpack_hook):
         """Pack the saved value now (detached, as torch) and unpack it on use."""
         if not (callable(pack_hook) and callable(unpack_hook)):
@@ -63,7 +87,11 @@ class SavedTensor:
             raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have "
                                "already been set.")
         t = self.value
-        if self.ref is not None:
+        if self.fn is not None:
+            t = self._expanded()
+            self.fn = self.vc = None
+            self.edge = _history(t, False)
+        elif self.ref is not None:
             t = self.ref()
             t = _t.make(self.value) if t is None else t
             self.edge = True
@@ -105,7 +133,9 @@ class SavedTensor:
         return t
 
     def _checked(self, v, node):
-        if self.ref is not None:
+        if self.fn is not None:
+            v = self._expanded()
+        elif self.ref is not None:
             t = self.ref()
             if t is None:
                 t = _t.make(v, True)
@@ -232,6 +262,18 @@ class Node:
     def __init__(self, next_functions=()):
         self.next_functions = next_functions
         self._seq = next(_seq)
+
+    # NOTE [node footprint]: the edges are kept as two tuples (the nodes, and the output
+    # numbers, shared when all are 0) rather than one tuple of pairs
+    @property
+    def next_functions(self):
+        return tuple(zip(self._fns, self._nrs))
+
+    @next_functions.setter
+    def next_functions(self, edges):
+        self._fns = tuple(e[0] for e in edges)
+        nrs = tuple(e[1] for e in edges)
+        self._nrs = _ZEROS.get(nrs, nrs)
         if anomaly.enabled:
             self.metadata["traceback_"] = forward_stack()
 
@@ -321,6 +363,14 @@ class _LazySaved:
 
 _NOT_SAVED = object()
 
+# NOTE [node footprint]
+# Every object a node keeps alive that the cyclic collector tracks is scanned again by each
+# collection of the oldest generation, which in a deep graph is most of the graph-building
+# time. So a node shares its dtypes tuple with every node of the same input dtypes, keeps
+# its saved values in a tuple (untracked once it holds only numbers), and keeps a saved
+# intermediate as its array, version counter and history rather than the Tensor object.
+_dtype_tuples = {}
+
 
 class PrimNode(Node, RuleCtx):
     """Node of a builtin primitive: its vjp rule applied to the saved values."""
@@ -336,7 +386,12 @@ class PrimNode(Node, RuleCtx):
             if len(keep) != len(args):
                 self._edge_pos = keep
                 next_functions = tuple(next_functions[i] for i in keep)
-        Node.__init__(self, next_functions)
+        self._fns = tuple(e[0] for e in next_functions)
+        nrs = tuple(e[1] for e in next_functions)
+        self._nrs = _ZEROS.get(nrs, nrs)
+        self._seq = next(_seq)
+        if anomaly.enabled:
+            self.metadata["traceback_"] = forward_stack()
         self.prim = prim
         self.params = params
         self.needs_input_grad = needs
@@ -345,6 +400,9 @@ class PrimNode(Node, RuleCtx):
         hooks = current_saved_hooks() if level_owned else None
         if hooks is not None:
             self.hooked = True
+        # NOTE [node footprint]: intermediates are saved compactly at level 0 (not inside
+        # a transform, whose levels look saved tensors up by identity)
+        compact = level_owned and hooks is None and not transforms_active()
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
                 if a._lvl is None:
@@ -354,17 +412,23 @@ class PrimNode(Node, RuleCtx):
                 else:
                     shapes.append(tuple(a.shape))
                     dtypes.append(a.dtype)
-                saved.append(SavedTensor(a, hooks=hooks) if save is None or i in save
-                             else _NOT_SAVED)
+                if save is not None and i not in save:
+                    saved.append(_NOT_SAVED)
+                elif compact and a.grad_fn is not None and a._lvl is None and a._base is None:
+                    saved.append(SavedTensor.compact(a))
+                else:
+                    saved.append(SavedTensor(a, hooks=hooks))
             else:
                 shapes.append(None)
                 dtypes.append(None)
                 saved.append(a)
         self.shapes = tuple(shapes)
-        self.dtypes = tuple(dtypes)
-        self._saved = saved
+        dtypes = tuple(dtypes)
+        self.dtypes = _dtype_tuples.setdefault(dtypes, dtypes)
+        self._saved = tuple(saved)
         if prim.save_output:
-            self._saved_outs = [SavedTensor(o, level_owned, i, hooks) for i, o in enumerate(outs)]
+            self._saved_outs = tuple(SavedTensor(o, level_owned, i, hooks)
+                                     for i, o in enumerate(outs))
         else:
             self._saved_outs = None
         self.n_outputs = len(outs)
