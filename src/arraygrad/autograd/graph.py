@@ -379,23 +379,13 @@ class PrimNode(Node, RuleCtx):
     hooked = False      # saved under saved-tensor hooks
     _unpacked = None    # while a hooked node runs its vjp: SavedTensor -> unpacked value
 
-    def __init__(self, prim, params, args, outs, next_functions, needs, level_owned):
-        if prim.nondiff_inputs or not prim.number_edges:
-            keep = tuple(i for i, a in enumerate(args) if i not in prim.nondiff_inputs
-                         and (prim.number_edges or isinstance(a, Tensor)))
-            if len(keep) != len(args):
-                self._edge_pos = keep
-                next_functions = tuple(next_functions[i] for i in keep)
-        self._fns = tuple(e[0] for e in next_functions)
-        nrs = tuple(e[1] for e in next_functions)
-        self._nrs = _ZEROS.get(nrs, nrs)
+    def __init__(self, prim, params, args, outs, edges, level_owned):
         self._seq = next(_seq)
         if anomaly.enabled:
             self.metadata["traceback_"] = forward_stack()
         self.prim = prim
         self.params = params
-        self.needs_input_grad = needs
-        shapes, dtypes, saved = [], [], []
+        fns, nrs, shapes, dtypes, saved = [], [], [], [], []
         save = prim.save
         hooks = current_saved_hooks() if level_owned else None
         if hooks is not None:
@@ -403,7 +393,14 @@ class PrimNode(Node, RuleCtx):
         # NOTE [node footprint]: intermediates are saved compactly at level 0 (not inside
         # a transform, whose levels look saved tensors up by identity)
         compact = level_owned and hooks is None and not transforms_active()
-        for i, a in enumerate(args):
+        i = 0
+        for a, e in zip(args, edges):
+            if e is None:
+                fns.append(None)
+                nrs.append(0)
+            else:
+                fns.append(e[0])
+                nrs.append(e[1])
             if isinstance(a, Tensor):
                 if a._lvl is None:
                     d = a._data
@@ -422,6 +419,18 @@ class PrimNode(Node, RuleCtx):
                 shapes.append(None)
                 dtypes.append(None)
                 saved.append(a)
+            i += 1
+        self.needs_input_grad = tuple([f is not None for f in fns])
+        if prim.nondiff_inputs or not prim.number_edges:
+            keep = [i for i, a in enumerate(args) if i not in prim.nondiff_inputs
+                    and (prim.number_edges or isinstance(a, Tensor))]
+            if len(keep) != len(args):
+                self._edge_pos = tuple(keep)
+                fns = [fns[i] for i in keep]
+                nrs = [nrs[i] for i in keep]
+        self._fns = tuple(fns)
+        nrs = tuple(nrs)
+        self._nrs = _ZEROS.get(nrs, nrs)
         self.shapes = tuple(shapes)
         dtypes = tuple(dtypes)
         self.dtypes = _dtype_tuples.setdefault(dtypes, dtypes)
@@ -567,21 +576,22 @@ def record(prim, params, saved_args, outs, results, edges, level_owned):
     path of the eager level and the grad levels. `saved_args`/`outs` are the values the vjp
     reads (for a grad level, those one level down); `edges` has, per arg, its gradient edge
     or None; `level_owned`: eager's node (saved-tensor hooks apply, outputs held weakly)."""
-    node = PrimNode(prim, params, saved_args, outs, tuple(e or (None, 0) for e in edges),
-                    tuple(e is not None for e in edges), level_owned)
+    node = PrimNode(prim, params, saved_args, outs, edges, level_owned)
     nondiff = prim.nondiff_outputs
-    for i, r in enumerate(results):
+    i = 0
+    for r in results:
+        if nondiff and i in nondiff:
+            i += 1
+            continue
         d = r._data
-        if i in nondiff:
-            continue
         dtype = r.dtype if d is None else of_array(d.dtype)
-        if not dtype.is_differentiable:
-            continue
-        if dtype.is_complex and d is not None and not prim.complex:
-            raise not_complex(prim)
-        r._requires_grad = True
-        r.grad_fn = node
-        r._output_nr = i
+        if dtype.is_differentiable:
+            if dtype.is_complex and d is not None and not prim.complex:
+                raise not_complex(prim)
+            r._requires_grad = True
+            r.grad_fn = node
+            r._output_nr = i
+        i += 1
     return node
 
 
