@@ -114,11 +114,11 @@ def test_no_reference_cycles_after_backward():
     assert x.grad is not None
 
 
-# GC-tracked objects a recorded op keeps alive: the output tensor, its version counter, the
-# node, its saved input and its list of saved values, the dtypes and next_functions tuples
-# and the edge tuple; every one of them adds to what each collection of the oldest
-# generation scans.
-TRACKED_PER_NODE = 8
+# GC-tracked objects a recorded op keeps alive (graph.py NOTE [node footprint]): the node,
+# its tuple of next nodes, its tuple of saved values, the saved input (array, version
+# counter and history) and that input's version counter; every one of them adds to what
+# each collection of the oldest generation scans.
+TRACKED_PER_NODE = 5
 
 
 def test_gc_tracked_objects_per_recorded_node():
