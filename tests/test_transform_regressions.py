@@ -686,3 +686,29 @@ def test_write_into_a_view_of_a_batched_clone_under_vmap_grad(torch, view, in_di
             x = x[0]
         return M.func.vmap(M.func.grad(f, argnums=(0, 1)), in_dims=in_dims)(x, y)
     _same(torch, prog)
+
+
+@pytest.mark.parametrize("transform", ["grad", "jacrev", "hessian", "jacfwd"])
+@pytest.mark.parametrize("src", ["unbatched", "batched_outer", "lower_dtype"])
+def test_broadcasting_write_under_nested_vmap_inside_a_grad_level(torch, transform, src):
+    """A write whose value broadcasts into the written tensor is broadcast at the outermost
+    level, so the grad level records a value of the written shape (fuzz case 5236 raised
+    NumPy's "cannot reshape array of size 18 into shape (1,2,3)")."""
+    def prog(M):
+        def f(x, y):
+            v0 = x.clone()
+            v0.copy_(y)
+            return v0
+        inner = M.func.vmap(f, in_dims=(-1, None), out_dims=-2)
+        outer = M.func.vmap(inner, in_dims=(-3, 0 if src == "batched_outer" else None), out_dims=-3)
+        x = M.tensor(np.linspace(-2, 2.25, 18).reshape(2, 3, 3), dtype=M.float64)
+        y = _f64(M, [1.5, 0.25] if src == "batched_outer" else 0.75)    # exact in float32
+        if src == "lower_dtype":
+            y = y.to(M.float32)
+
+        def loss(y):
+            o = outer(x, y)
+            return (o * o).sum() / 2 + o.sum()
+        t = getattr(M.func, transform)
+        return t(loss)(y)
+    _same(torch, prog)
