@@ -378,6 +378,7 @@ class PrimNode(Node, RuleCtx):
     _edge_pos = None    # the args that are edges, where not all are (Primitive.nondiff_inputs)
     hooked = False      # saved under saved-tensor hooks
     _unpacked = None    # while a hooked node runs its vjp: SavedTensor -> unpacked value
+    _saved_outs = None  # the outputs' SavedTensors, where the vjp reads them (save_output)
 
     def __init__(self, prim, params, args, outs, edges, level_owned):
         self._seq = next(_seq)
@@ -385,10 +386,11 @@ class PrimNode(Node, RuleCtx):
             self.metadata["traceback_"] = forward_stack()
         self.prim = prim
         self.params = params
-        fns, nrs, shapes, dtypes, saved = [], [], [], [], []
+        fns, nrs, needs, shapes, dtypes, saved = [], [], [], [], [], []
         save = prim.save
-        hooks = current_saved_hooks() if level_owned else None
-        if hooks is not None:
+        hooks = None
+        if level_owned and _hooks_state.stack:
+            hooks = _hooks_state.stack[-1]
             self.hooked = True
         # NOTE [node footprint]: intermediates are saved compactly at level 0 (not inside
         # a transform, whose levels look saved tensors up by identity)
@@ -398,29 +400,37 @@ class PrimNode(Node, RuleCtx):
             if e is None:
                 fns.append(None)
                 nrs.append(0)
+                needs.append(False)
             else:
                 fns.append(e[0])
                 nrs.append(e[1])
+                needs.append(True)
             if isinstance(a, Tensor):
                 if a._lvl is None:
                     d = a._data
                     shapes.append(d.shape)
                     dtypes.append(of_array(d.dtype))
+                    if save is not None and i not in save:
+                        saved.append(_NOT_SAVED)
+                    elif compact and a.grad_fn is not None and a._base is None:
+                        st = _new(SavedTensor)      # SavedTensor.compact, inlined
+                        st.value, st.vc, st.fn, st.out_nr = d, a._vc, a.grad_fn, a._output_nr
+                        st.version = a._vc[0]
+                        st.ref = st.hooks = None
+                        saved.append(st)
+                    else:
+                        saved.append(SavedTensor(a, hooks=hooks))
                 else:
                     shapes.append(tuple(a.shape))
                     dtypes.append(a.dtype)
-                if save is not None and i not in save:
-                    saved.append(_NOT_SAVED)
-                elif compact and a.grad_fn is not None and a._lvl is None and a._base is None:
-                    saved.append(SavedTensor.compact(a))
-                else:
-                    saved.append(SavedTensor(a, hooks=hooks))
+                    saved.append(SavedTensor(a, hooks=hooks) if save is None or i in save
+                                 else _NOT_SAVED)
             else:
                 shapes.append(None)
                 dtypes.append(None)
                 saved.append(a)
             i += 1
-        self.needs_input_grad = tuple([f is not None for f in fns])
+        self.needs_input_grad = tuple(needs)
         if prim.nondiff_inputs or not prim.number_edges:
             keep = [i for i, a in enumerate(args) if i not in prim.nondiff_inputs
                     and (prim.number_edges or isinstance(a, Tensor))]
@@ -438,10 +448,8 @@ class PrimNode(Node, RuleCtx):
         if prim.save_output:
             self._saved_outs = tuple(SavedTensor(o, level_owned, i, hooks)
                                      for i, o in enumerate(outs))
-        else:
-            self._saved_outs = None
-        self.n_outputs = len(outs)
-        if self.n_outputs > 1:
+        if len(outs) != 1:
+            self.n_outputs = len(outs)
             self._out_meta = [(o.shape, o.dtype) for o in outs]
 
     def __getattr__(self, name):
@@ -541,17 +549,20 @@ def _array_apply(node, grads):
     saved = node._saved
     if saved is None:
         raise RuntimeError(FREED_MSG)
+    dtype = ga.dtype
     try:
         inputs = []
         for v in saved:
             if type(v) is SavedTensor:
-                v = _plain(v.unpack(node), ga.dtype)
+                v = _saved_array(v, node, dtype)
             elif v is _NOT_SAVED:
                 v = None
             elif type(v) is not float and type(v) is not int:
                 raise _NotPlain
             inputs.append(v)
-        outs = None if node._saved_outs is None else [_plain(o, ga.dtype) for o in node.outs]
+        outs = node._saved_outs
+        if outs is not None:
+            outs = [_saved_array(o, node, dtype) for o in outs]
     except (_NotPlain, RuntimeError):
         return None
     res = node.prim.array_vjp(_np, ga, inputs, outs, node.needs_input_grad, **node.params)
@@ -562,7 +573,20 @@ class _NotPlain(Exception):
     """A saved value the array-level rules do not take."""
 
 
-def _plain(t, dtype):
+def _saved_array(s, node, dtype):
+    """The array a SavedTensor holds, when it is a plain NumPy array of `dtype` and unchanged
+    since it was saved (without building the tensor where the SavedTensor holds the array)."""
+    if s.hooks is None and (s.fn is not None or s.ref is not None):
+        if s.fn is not None:
+            changed = s.vc[0] != s.version
+        else:
+            t = s.ref()
+            changed = t is not None and t._vc[0] != s.version
+        a = s.value
+        if changed or type(a) is not _ndarray or a.dtype != dtype:
+            raise _NotPlain
+        return a
+    t = s.unpack(node)
     if t._lvl is not None or type(t._data) is not _ndarray or t._data.dtype != dtype:
         raise _NotPlain
     return t._data
