@@ -378,6 +378,8 @@ LINALG = [
     OpInfo("bmm", lambda lib, x, y: x.bmm(y), one(S((2, 2, 3), (2, 3, 4)))),
     OpInfo("mv", lambda lib, x, y: lib.mv(x, y), one(S((2, 3), (3,)))),
     OpInfo("dot", lambda lib, x, y: lib.dot(x, y), one(S((3,), (3,)), S((0,), (0,)))),
+    OpInfo("inner", lambda lib, x, y: lib.inner(x, y), one(
+        S((3,), (3,)), S((2, 3), (4, 3)), S((2, 3), (3,)), S((), (2, 3)), S((5, 2, 3), (2, 3)))),
     OpInfo("outer", lambda lib, x, y: lib.outer(x, y), one(S((3,), (4,)))),
     OpInfo("addmm", lambda lib, b, x, y: lib.addmm(b, x, y, beta=0.5, alpha=2), one(
         S((4,), (2, 3), (3, 4)))),

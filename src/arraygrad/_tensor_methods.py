@@ -56,7 +56,7 @@ _METHODS = {
     "gather": ix.gather, "index_select": ix.index_select, "masked_fill": ix.masked_fill,
     "masked_select": ix.masked_select, "nonzero": ix.nonzero, "take": ix.take,
     "scatter_add": ix.scatter_add,
-    "matmul": la.matmul, "mm": la.mm, "bmm": la.bmm, "mv": la.mv, "dot": la.dot,
+    "matmul": la.matmul, "mm": la.mm, "bmm": la.bmm, "mv": la.mv, "dot": la.dot, "inner": la.inner,
     "outer": la.outer, "addmm": la.addmm, "baddbmm": la.baddbmm, "addbmm": la.addbmm,
     "atan2": ew.atan2, "arctan2": ew.atan2, "logaddexp": ew.logaddexp, "hypot": ew.hypot,
     "lerp": ew.lerp, "addcmul": ew.addcmul, "addcdiv": ew.addcdiv, "xlogy": ew.xlogy,
