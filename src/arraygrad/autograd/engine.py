@@ -10,6 +10,7 @@ import heapq
 import threading
 
 from .. import _tensor as _t
+from ..backends import numpy_backend
 from ..core import grad_mode
 from .anomaly_mode import state as anomaly, apply_checked
 from .graph import AccumulateGrad, gradient_edge, checked_hook_result, FREED_MSG  # noqa: F401
@@ -150,6 +151,9 @@ def _needed(root_nodes, wanted):
     return needed
 
 
+_ndarray = numpy_backend.array_type
+
+
 class _RunState(threading.local):
     checkpoint_valid = True     # False while a run returns grads or fills only some leaves
 
@@ -218,7 +222,8 @@ def _dependencies(root_nodes, needed):
 
 # NOTE [engine buffers]
 # A node's incoming gradients wait in a list with one slot per output of the node; the
-# first gradient of a slot is stored as is, later ones are added to it.
+# first gradient of a slot is stored as is, the second makes a new sum, and further ones
+# are added into that sum in place (no one else holds it) when no graph is being built.
 def _deposit(buffers, node, nr, g):
     buf = buffers.get(node)
     if buf is None:
@@ -230,10 +235,14 @@ def _deposit(buffers, node, nr, g):
 def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, capture_set,
              targets):
     pop, push = heapq.heappop, heapq.heappush
+    sums = set()    # buffer slots holding a sum the engine made: later terms go in place
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
             node = pop(ready)[1]
             buf = buffers.pop(node, None)
+            if sums and buf is not None:
+                for nr in range(len(buf)):
+                    sums.discard((node, nr))
             leaf = isinstance(node, AccumulateGrad)
             if capture_set and not leaf and buf is not None:
                 # as torch: a non-leaf input's grad is captured before its tensor hooks run,
@@ -272,13 +281,32 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
                         b = buffers[nxt] = [None] * nxt.n_outputs
                     nr = nrs[i]
                     old = b[nr]
-                    b[nr] = g if old is None else old + g
+                    if old is None:
+                        b[nr] = g
+                    elif (nxt, nr) in sums and _add_into(old, g):
+                        pass
+                    else:
+                        b[nr] = old + g
+                        if not create_graph:
+                            sums.add((nxt, nr))
                 n = deps[nxt] - 1
                 deps[nxt] = n
                 if n == 0:
                     push(ready, (-nxt._seq, nxt))
             if not keep_graph:
                 node.release()
+
+
+def _add_into(total, g):
+    """`total += g` where both are plain arrays of one type, shape and dtype (the engine's
+    own sum, which no one else sees: the same additions in the same order, one buffer less
+    per term); False where that does not apply (other backends, broadcasting, promotion)."""
+    a, b = total._data, g._data
+    if type(a) is not _ndarray or type(b) is not _ndarray or a.shape != b.shape \
+            or a.dtype != b.dtype:
+        return False
+    a += b
+    return True
 
 
 def _run_tensor_hooks(node, buf):
