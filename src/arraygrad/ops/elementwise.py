@@ -6,7 +6,7 @@ from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..backends import silent, backend_of, array_dtype
 from ._checks import tensor_op, not_tensor, number_arg, short_dtype_name, type_name
-from ._rules import unary as _unary, binary, nondiff, elementwise
+from ._rules import unary as _unary, binary, nondiff, elementwise, fresh
 from .registry import primitive
 
 Tensor = _t.Tensor
@@ -384,6 +384,18 @@ sqrt = _float_op("sqrt", lambda xp, x: xp.sqrt(x), lambda ctx: 0.5 / ctx.out,
                  save_input=False, save_output=True, complex=True)
 rsqrt = _float_op("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda ctx: -0.5 * ctx.out ** 3,
                   save_input=False, save_output=True, complex=True)
+def _one_minus_square(xp, out):
+    """`1 - out * out` for tanh's array-level rule, in one buffer."""
+    t = out * out
+    return xp.subtract(1, t, out=t) if fresh(xp, t, out) else 1 - t
+
+
+def _times_one_minus(xp, out):
+    """`out * (1 - out)` for sigmoid's array-level rule, in one buffer."""
+    t = 1 - out
+    return xp.multiply(out, t, out=t) if fresh(xp, t, out) else out * t
+
+
 def _abs_jvp(ctx, t):
     s = ctx.x.sgn()
     return (t * s.conj()).real if s.dtype.is_complex else t * s
@@ -395,10 +407,10 @@ abs = _tensor_unary(primitive("abs", silent(lambda xp, x: xp.abs(x)), save=(0,),
 sign = _piecewise_constant("sign", lambda xp, x: xp.sign(x))
 tanh = _float_op("tanh", lambda xp, x: xp.tanh(x), lambda ctx: 1 - ctx.out * ctx.out,
                  save_input=False, save_output=True, complex=True,
-                 array_deriv=lambda xp, x, out: 1 - out * out)
+                 array_deriv=lambda xp, x, out: _one_minus_square(xp, out))
 sigmoid = _float_op("sigmoid", lambda xp, x: _sigmoid_impl(xp, x),
                     lambda ctx: ctx.out * (1 - ctx.out), save_input=False, save_output=True,
-                    complex=True, array_deriv=lambda xp, x, out: out * (1 - out))
+                    complex=True, array_deriv=lambda xp, x, out: _times_one_minus(xp, out))
 relu = _tensor_unary(unary(
     "relu", lambda xp, x: xp.maximum(x, xp.zeros((), dtype=x.dtype)),
     # 1 where out > 0 and where out is NaN (a NaN input passes its gradient, as torch's
