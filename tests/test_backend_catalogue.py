@@ -71,19 +71,13 @@ NOT_YET = {
              'getitem_argmax_index', 'getitem_int_tensor', 'index_add', 'index_put_argmax_index',
              'max_pool2d', 'setitem', 'unique_consecutive'],
         'a NumPy-only call signature (positional dtype, two scalars, NumPy dtype strings)':
-            ['copysign', 'copysign_method', 'digamma', 'digamma_negative', 'lgamma',
-             'lgamma_negative', 'linalg.qr_r', 'polygamma', 'round', 'searchsorted'],
-        'complex numbers and torch.fft (merged from main): not yet ported from NumPy calls':
-            ['complex_abs_angle', 'complex_arith', 'complex_conj', 'complex_matmul',
-             'complex_parts', 'complex_polar', 'complex_real_imag', 'complex_sgn', 'fft_fft',
-             'fft_hfft', 'fft_ifft2', 'fft_irfft', 'fft_rfft', 'view_as_complex'],
+            ['copysign', 'copysign_method', 'linalg.qr_r', 'round', 'searchsorted'],
         'calls NumPy-only any':
             ['take'],
         'calls NumPy-only argsort(kind=)':
             ['mode'],
         'calls NumPy-only astype':
-            ['bucketize', 'erfinv', 'histc', 'i0', 'special.i0e', 'special.i1', 'special.i1e',
-             'special.ndtri'],
+            ['bucketize', 'histc'],
         'calls NumPy-only bincount':
             ['bincount'],
         'calls NumPy-only fmod':
@@ -132,7 +126,7 @@ NOT_YET = {
             ['embedding_bag', 'embedding_bag_psw', 'getitem_mixed', 'getitem_tensor_and_slice',
              'take'],
         'a NumPy-only call signature (positional dtype, two scalars, NumPy dtype strings)':
-            ['digamma', 'digamma_negative', 'nan_to_num', 'nan_to_num_method', 'polygamma'],
+            ['nan_to_num', 'nan_to_num_method'],
         'calls NumPy-only argsort(kind=)':
             ['mode'],
         'calls NumPy-only heaviside':

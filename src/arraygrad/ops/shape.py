@@ -6,7 +6,7 @@ from .. import _tensor as _t
 from .. import dtypes as _dt
 from ..core.autocast_mode import autocast_op, FP32
 from ..core.shapes import broadcasts_to, sum_to as _sum_to
-from ..backends import backend_of, default_backend
+from ..backends import array_dtype, backend_of, default_backend
 from ._checks import tensor_op, tensor_list, type_name
 from ._rules import all_front, same_bdim, shifted_dims, to_front
 from .registry import primitive
@@ -619,6 +619,22 @@ def diag(input, diagonal_=0):
         n = input.shape[0] + builtins.abs(diagonal_)
         return _diag_scatter(zeros((n, n), dtype=input.dtype), input, offset=diagonal_, dim1=0, dim2=1)
     return _clone(diagonal(input, diagonal_))     # torch.diag copies
+
+
+# ----------------------------------------------------------------- constants beside a tensor
+# NOTE [constants in x's library]: a composition or rule that pads or masks `x` needs its
+# constants in x's array library (creation functions give NumPy arrays, which other libraries
+# refuse to mix with). These are plain tensors: constants at every level, never batched.
+def zeros_beside(x, shape, dtype=None):
+    """Zeros of `shape` (and x's dtype unless given) in the array library of `x`."""
+    xp = backend_of(x._base_array()).xp
+    return _t.make(xp.zeros(tuple(shape), dtype=array_dtype(xp, dtype or x.dtype)))
+
+
+def eye_beside(x, n, m=None, dtype=None):
+    """The n x m identity (x's dtype unless given) in the array library of `x`."""
+    xp = backend_of(x._base_array()).xp
+    return _t.make(xp.eye(n, m, dtype=array_dtype(xp, dtype or x.dtype)))
 
 
 # ----------------------------------------------------------------- triangles, grids
