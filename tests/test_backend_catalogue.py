@@ -101,22 +101,19 @@ NOT_YET = {
         "reads NumPy's dtype.kind":
             ['isclose'],
         "the op builds an internal NumPy tensor (mask, index, constant) instead of one on its input's backend":
-            ['adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'block_diag',
+            ['adaptive_avg_pool1d', 'adaptive_avg_pool2d',
              'block_diag_mixed_dtypes', 'cholesky', 'cholesky_inverse', 'cholesky_solve',
-             'cross_entropy_smoothing', 'ctc_loss', 'diag', 'embedding_bag', 'embedding_bag_psw',
+             'cross_entropy_smoothing', 'ctc_loss', 'embedding_bag', 'embedding_bag_psw',
              'interpolate_antialias', 'interpolate_bicubic', 'interpolate_bilinear', 'kthvalue',
              'linalg.cholesky', 'linalg.cholesky_ex', 'linalg.householder_product', 'linalg.qr',
              'linalg.solve_triangular', 'linalg.solve_triangular_right', 'local_response_norm',
              'logdet', 'multi_margin_loss', 'multilabel_margin_loss', 'nanquantile',
              'pad_constant', 'prod', 'prod_with_zero', 'qr_old', 'quantile',
-             'scatter_reduce_arg', 'scatter_src', 'scatter_value', 'triangular_solve', 'tril',
-             'tril_bool', 'triu', 'triu_bool'],
+             'scatter_reduce_arg', 'scatter_src', 'scatter_value', 'triangular_solve'],
         "the op returns a tensor built with NumPy, not on its input's backend":
             ['tril_indices', 'triu_indices'],
         'ufunc.accumulate (cumulative max/min/logaddexp) is NumPy-only':
             ['cummax', 'cummin', 'logcumsumexp'],
-        "writes through NumPy's diagonal view (setflags)":
-            ['diagonal', 'linalg.diagonal', 'trace'],
     },
     'dask': {
         "Dask's reshape cannot split unevenly chunked dimensions":
@@ -143,8 +140,6 @@ NOT_YET = {
             ['ctc_loss'],
         'ufunc.accumulate (cumulative max/min/logaddexp) is NumPy-only':
             ['cummax', 'cummin', 'logcumsumexp'],
-        "writes through NumPy's diagonal view (setflags)":
-            ['diag', 'diagonal', 'trace'],
     },
 }
 _REASON = {lib: {op: why for why, ops in by.items() for op in ops} for lib, by in NOT_YET.items()}
