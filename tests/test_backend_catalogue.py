@@ -74,8 +74,6 @@ NOT_YET = {
             ['copysign', 'copysign_method', 'linalg.qr_r', 'round', 'searchsorted'],
         'calls NumPy-only any':
             ['take'],
-        'calls NumPy-only argsort(kind=)':
-            ['mode'],
         'calls NumPy-only astype':
             ['bucketize', 'histc'],
         'calls NumPy-only bincount':
@@ -102,18 +100,18 @@ NOT_YET = {
             ['isclose'],
         "the op builds an internal NumPy tensor (mask, index, constant) instead of one on its input's backend":
             ['adaptive_avg_pool1d', 'adaptive_avg_pool2d',
-             'block_diag_mixed_dtypes', 'cholesky', 'cholesky_inverse', 'cholesky_solve',
+             'cholesky', 'cholesky_inverse', 'cholesky_solve',
              'cross_entropy_smoothing', 'ctc_loss', 'embedding_bag', 'embedding_bag_psw',
-             'interpolate_antialias', 'interpolate_bicubic', 'interpolate_bilinear', 'kthvalue',
+             'interpolate_antialias', 'interpolate_bicubic', 'interpolate_bilinear',
              'linalg.cholesky', 'linalg.cholesky_ex', 'linalg.householder_product', 'linalg.qr',
              'linalg.solve_triangular', 'linalg.solve_triangular_right', 'local_response_norm',
-             'logdet', 'multi_margin_loss', 'multilabel_margin_loss', 'nanquantile',
-             'pad_constant', 'prod', 'prod_with_zero', 'qr_old', 'quantile',
+             'logdet', 'multi_margin_loss', 'multilabel_margin_loss',
+             'pad_constant', 'qr_old',
              'scatter_reduce_arg', 'scatter_src', 'scatter_value', 'triangular_solve'],
+        "the sample mixes a NumPy tensor (built from a tuple or by lib.ones) with the library's":
+            ['block_diag_mixed_dtypes', 'quantile'],
         "the op returns a tensor built with NumPy, not on its input's backend":
             ['tril_indices', 'triu_indices'],
-        'ufunc.accumulate (cumulative max/min/logaddexp) is NumPy-only':
-            ['cummax', 'cummin', 'logcumsumexp'],
     },
     'dask': {
         "Dask's reshape cannot split unevenly chunked dimensions":
@@ -124,8 +122,6 @@ NOT_YET = {
              'take'],
         'a NumPy-only call signature (positional dtype, two scalars, NumPy dtype strings)':
             ['nan_to_num', 'nan_to_num_method'],
-        'calls NumPy-only argsort(kind=)':
-            ['mode'],
         'calls NumPy-only heaviside':
             ['heaviside'],
         'calls NumPy-only unique(axis=)':
@@ -138,8 +134,6 @@ NOT_YET = {
             ['index_fill'],
         "take_along_axis with an index broadcast against the data (the Dask backend's version)":
             ['ctc_loss'],
-        'ufunc.accumulate (cumulative max/min/logaddexp) is NumPy-only':
-            ['cummax', 'cummin', 'logcumsumexp'],
     },
 }
 _REASON = {lib: {op: why for why, ops in by.items() for op in ops} for lib, by in NOT_YET.items()}

@@ -10,6 +10,7 @@ from ._checks import tensor_op, short_dtype_name
 from ._rules import adjoint, along_dim, reduction
 from .registry import primitive
 from .elementwise import convert, exp, where, log
+from .shape import eye_beside, full_beside
 
 Tensor = _t.Tensor
 
@@ -131,14 +132,13 @@ _EXACT_PROD_BUDGET = 1 << 20
 
 
 def _prod_others(x, dims):
-    from .creation import eye
     k = len(dims)
     rest = [s for i, s in enumerate(x.shape) if i not in dims]
     moved = x.movedim(dims, tuple(range(x.ndim - k, x.ndim)))
     flat = moved.reshape(tuple(rest) + (-1,))
     n = flat.shape[-1]
     square = flat.unsqueeze(-2).expand(tuple(rest) + (n, n))
-    others = _prod(where(eye(n, dtype=_dt.bool), 1.0, square), dims=(len(rest) + 1,),
+    others = _prod(where(eye_beside(x, n, dtype=_dt.bool), 1.0, square), dims=(len(rest) + 1,),
                    keepdim=False)
     return others.reshape(moved.shape).movedim(tuple(range(x.ndim - k, x.ndim)), dims)
 
@@ -157,8 +157,7 @@ def _prod_grad(ctx, g, dims, keepdim):
 
 
 def _prod_jvp(ctx, t, dims, keepdim):
-    from .creation import ones
-    d = _prod_grad(ctx, ones(tuple(ctx.out.shape), dtype=ctx.out.dtype), dims, keepdim)
+    d = _prod_grad(ctx, full_beside(ctx.out, ctx.out.shape, 1), dims, keepdim)
     return _sum(d * t, dims=dims, keepdim=keepdim)
 
 

@@ -648,10 +648,14 @@ def diag(input, diagonal_=0):
 # NOTE [constants in x's library]: a composition or rule that pads or masks `x` needs its
 # constants in x's array library (creation functions give NumPy arrays, which other libraries
 # refuse to mix with). These are plain tensors: constants at every level, never batched.
-def zeros_beside(x, shape, dtype=None):
-    """Zeros of `shape` (and x's dtype unless given) in the array library of `x`."""
+def full_beside(x, shape, fill, dtype=None):
+    """`fill` in `shape` (and x's dtype unless given) in the array library of `x`."""
     xp = backend_of(x._base_array()).xp
-    return _t.make(xp.zeros(tuple(shape), dtype=array_dtype(xp, dtype or x.dtype)))
+    return _t.make(xp.full(tuple(shape), fill, dtype=array_dtype(xp, dtype or x.dtype)))
+
+
+def zeros_beside(x, shape, dtype=None):
+    return full_beside(x, shape, 0, dtype)
 
 
 def eye_beside(x, n, m=None, dtype=None):
