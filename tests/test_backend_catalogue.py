@@ -20,17 +20,29 @@ from op_db import OPS, cases, run
 
 
 class _Lib:
-    """`arraygrad` as op_db's `lib`, with `tensor` placing NumPy data in another library."""
+    """`arraygrad` as op_db's `lib`, with `tensor` placing NumPy data (and sequences) in another
+    library, and the creation functions that samples call giving tensors of that library (as
+    torch's would with `device=`)."""
+
+    _CREATION = ("eye", "ones", "zeros")
 
     def __init__(self, place):
         self.place = place
 
     def __getattr__(self, name):
-        return getattr(ag, name)
+        fn = getattr(ag, name)
+        if name not in self._CREATION:
+            return fn
+        return lambda *args, **kwargs: self._placed(fn(*args, **kwargs))
+
+    def _placed(self, t):
+        return ag.tensor(self.place(t.detach().numpy()), requires_grad=t.requires_grad)
 
     def tensor(self, data, **kwargs):
         if isinstance(data, np.ndarray):
-            data = self.place(data)
+            return ag.tensor(self.place(data), **kwargs)
+        if isinstance(data, (list, tuple)):
+            return self._placed(ag.tensor(data, **kwargs))
         return ag.tensor(data, **kwargs)
 
 
