@@ -46,30 +46,42 @@ def _flat(xp, a):
     return xp.asarray(xp.reshape(a, (size,) + a.shape[-2:]), copy=True)
 
 
+def _swap_rows(xp, a, j, p):
+    """`a` (a stack over its first dim) with rows j and p[i] of each a[i] exchanged: in place
+    where the library writes through integer indices (NumPy), else by `where` (the standard
+    writes through slices only)."""
+    if hasattr(a, "strides"):
+        rows = xp.arange(a.shape[0])
+        top = a[rows, j].copy()
+        a[rows, j] = a[rows, p]
+        a[rows, p] = top
+        return a
+    rest = (1,) * (a.ndim - 2)
+    at = xp.reshape(xp.arange(a.shape[1]), (1, a.shape[1]) + rest)
+    p = xp.reshape(p, (a.shape[0], 1) + rest)
+    row_p = xp.take_along_axis(a, xp.broadcast_to(p, (a.shape[0], 1) + a.shape[2:]), axis=1)
+    return xp.where(at == j, row_p, xp.where(at == p, a[:, j:j + 1, ...], a))
+
+
 def _lu_raw(xp, a):
     """LAPACK's getrf (partial pivoting) on a stack: LU packed, 1-based int32 pivots, info
-    (the first zero pivot, 1-based; 0 if none). Loops over columns, not over the stack; each
-    step swaps the pivot rows and updates the trailing block with `where` (no item writes)."""
+    (the first zero pivot, 1-based; 0 if none). Loops over columns, not over the stack."""
     batch, (m, n) = a.shape[:-2], a.shape[-2:]
     lu = _flat(xp, a)
     b, k = lu.shape[0], min(m, n)
-    rows = xp.reshape(xp.arange(m), (1, m, 1))
-    cols = xp.reshape(xp.arange(n), (1, 1, n))
     pivots = []
     info = xp.zeros((b,), dtype=xp.int32)
     for j in range(k):
         p = xp.argmax(xp.abs(lu[:, j:, j]), axis=-1) + j
         pivots.append(p)
-        p = xp.reshape(p, (b, 1, 1))
-        row_p = xp.take_along_axis(lu, xp.broadcast_to(p, (b, 1, n)), axis=1)
-        lu = xp.where(rows == j, row_p, xp.where(rows == p, lu[:, j:j + 1, :], lu))
-        pivot = lu[:, j:j + 1, j:j + 1]
+        lu = _swap_rows(xp, lu, j, p)
+        pivot = lu[:, j, j]
         zero = pivot == 0
-        info = xp.where((info == 0) & zero[:, 0, 0], j + 1, info)
-        below = rows > j
-        col = xp.where(below, lu[:, :, j:j + 1] / xp.where(zero, 1, pivot), lu[:, :, j:j + 1])
-        lu = xp.where(below & (cols > j), lu - col * lu[:, j:j + 1, :],
-                      xp.where(cols == j, col, lu))
+        info = xp.where((info == 0) & zero, j + 1, info)
+        if b and j + 1 < m:     # (Dask refuses writes into empty slices)
+            lu[:, j + 1:, j] /= xp.where(zero, 1, pivot)[:, None]
+            if j + 1 < n:
+                lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j:j + 1] * lu[:, j:j + 1, j + 1:]
     piv = xp.astype(xp.stack(pivots, axis=-1) + 1, xp.int32) if k else \
         xp.zeros((b, 0), dtype=xp.int32)
     return (xp.reshape(lu, a.shape), xp.reshape(piv, batch + (k,)),
@@ -81,12 +93,9 @@ def _permutation_raw(xp, piv, m):
     batch = piv.shape[:-1]
     flat = xp.astype(_flat(xp, piv[..., None])[..., 0], xp.int64) - 1
     b = flat.shape[0]
-    at = xp.reshape(xp.arange(m, dtype=xp.int64), (1, m))
-    perm = xp.broadcast_to(at, (b, m))
+    perm = xp.asarray(xp.broadcast_to(xp.arange(m, dtype=xp.int64), (b, m)), copy=True)
     for j in range(flat.shape[1]):
-        p = flat[:, j:j + 1]
-        perm = xp.where(at == j, xp.take_along_axis(perm, p, axis=1),
-                        xp.where(at == p, perm[:, j:j + 1], perm))
+        perm = _swap_rows(xp, perm, j, flat[:, j])
     return xp.reshape(perm, batch + (m,))
 
 
@@ -95,6 +104,8 @@ def _trisolve_raw(xp, a, b, upper, unit):
     diagonal gives inf/nan as LAPACK's)."""
     n = a.shape[-1]
     x = xp.zeros(b.shape, dtype=b.dtype)
+    if not math.prod(b.shape):      # (Dask refuses writes into empty slices)
+        return x
     for i in (range(n - 1, -1, -1) if upper else range(n)):
         done = slice(i + 1, n) if upper else slice(0, i)
         s = b[..., i, :] - xp.matmul(a[..., i:i + 1, done], x[..., done, :])[..., 0, :]
@@ -115,16 +126,19 @@ def _cholesky_raw(xp, a):
     shape, n = a.shape, a.shape[-1]
     l = xp.tril(_flat(xp, a))
     info = xp.zeros((l.shape[0],), dtype=xp.int32)
+    rows = xp.reshape(xp.arange(n), (1, n, 1))
+    cols = xp.reshape(xp.arange(n), (1, 1, n))
     for j in range(n):
         ok = info == 0
         d = l[:, j, j] - xp.sum(l[:, j, :j] ** 2, axis=-1)
         bad = ok & ~(d > 0)
         info = xp.where(bad, j + 1, info)
-        l[:, j, j] = xp.where(ok, xp.where(bad, d, xp.sqrt(xp.where(bad, 1, d))), l[:, j, j])
-        ok = info == 0
-        col = (l[:, j + 1:, j] - xp.matmul(l[:, j + 1:, :j], l[:, j, :j, None])[..., 0]) / \
-            xp.where(ok, l[:, j, j], 1)[:, None]
-        l[:, j + 1:, j] = xp.where(ok[:, None], col, l[:, j + 1:, j])
+        diag = xp.where(ok, xp.where(bad, d, xp.sqrt(xp.where(bad, 1, d))), l[:, j, j])
+        l = xp.where((rows == j) & (cols == j), diag[:, None, None], l)
+        ok = (info == 0)[:, None, None]
+        col = (l[:, :, j:j + 1] - xp.matmul(l[:, :, :j], l[:, j, :j, None])) / \
+            xp.where(ok, l[:, j:j + 1, j:j + 1], 1)
+        l = xp.where(ok & (rows > j) & (cols == j), col, l)
     return xp.reshape(l, shape), xp.reshape(info, shape[:-2])
 
 
@@ -342,29 +356,30 @@ def logdet(input):
 # (XA = B, left=False) or as a vector; the primitive takes B as given, with `left` and
 # `vector`, so that its node is the result's grad_fn as torch's is. Its impl and rules work on
 # the matrix form (`_as_rhs`) and hand results back in B's form (`_from_rhs`).
-def _as_rhs(x, left, vector):
-    """Arrays and tensors alike (the impl and the rules share it)."""
+def _as_rhs(x, left, vector, mT=_mT):
+    """Arrays and tensors alike (the impl and the rules share it; the impl passes its
+    namespace's matrix_transpose as `mT`)."""
     if vector:
         return x[..., None]
-    return x if left else x.mT
+    return x if left else mT(x)
 
 
-def _from_rhs(x, left, vector):
+def _from_rhs(x, left, vector, mT=_mT):
     if vector:
         return x[..., 0]
-    return x if left else x.mT
+    return x if left else mT(x)
 
 
 @silent
 def _solve_ex_impl(xp, a, b, left, vector):
     a = a if left else xp.matrix_transpose(a)
-    b = _as_rhs(b, left, vector)
+    b = _as_rhs(b, left, vector, xp.matrix_transpose)
     try:
         x, info = xp.linalg.solve(a, b), xp.zeros(a.shape[:-2], dtype=xp.int32)
     except _lapack_error(xp):
         lu, piv, info = _lu_raw(xp, a)
         x = _lu_solve_raw(xp, lu, piv, b)
-    return _from_rhs(x, left, vector), info
+    return _from_rhs(x, left, vector, xp.matrix_transpose), info
 
 
 def _solve_vjp(ctx, g, _info, left, vector):
