@@ -363,8 +363,10 @@ argmin = _arg_select("argmin", _min_dim)
 @silent
 def _logsumexp_impl(xp, x, dims, keepdim):
     dtype, x = x.dtype, _wide(xp, x)
-    m = xp.max(x, axis=dims, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, dtype=x.dtype)
-    m = xp.where(xp.isfinite(m), m, xp.zeros((), dtype=x.dtype))
+    # complex x: shifted by the largest real part (as torch), exp(x - m) is then at most 1 in size
+    r = xp.real(x) if xp.isdtype(x.dtype, "complex floating") else x
+    m = xp.max(r, axis=dims, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, dtype=r.dtype)
+    m = xp.where(xp.isfinite(m), m, xp.zeros((), dtype=r.dtype))
     out = xp.log(xp.sum(xp.exp(x - m), axis=dims, keepdims=True)) + m
     return xp.astype(out if keepdim else xp.squeeze(out, axis=dims), dtype, copy=False)
 
@@ -374,9 +376,9 @@ def _lse_weights(ctx, dims, keepdim):
 
 
 _logsumexp = primitive(
-    "logsumexp", _logsumexp_impl, save_output=True,
+    "logsumexp", _logsumexp_impl, save_output=True, complex=True,
     vjp=(lambda ctx, g, dims, keepdim:
-         _unreduce(g, ctx.shapes[0], dims, keepdim) * _lse_weights(ctx, dims, keepdim),),
+         _unreduce(g, ctx.shapes[0], dims, keepdim) * _lse_weights(ctx, dims, keepdim).conj(),),
     jvp=(lambda ctx, t, dims, keepdim:
          _sum(t * _lse_weights(ctx, dims, keepdim), dims=dims, keepdim=keepdim),),
     batch=reduction)
@@ -668,10 +670,10 @@ def count_nonzero(input, dim=None):
 # tail after z), and keeping that factor makes second derivatives at zeros exact too.
 # Both rules are written with masks (torch's cumprod_backward does the same).
 def _cumprod_parts(x, dim):
-    zero = convert(x == 0, x.dtype)
-    seen = _cumsum(zero, dim=dim)                       # zeros at or before each position
+    zero = x == 0
+    seen = _cumsum(convert(zero, _dt.int64), dim=dim)   # zeros at or before each position
     before = seen == 0
-    first = (seen == 1) & (zero != 0)
+    first = (seen == 1) & zero
     safe = where(before, x, 1.0)
     head = _prod(safe, dims=(dim,), keepdim=True)       # product before the first zero
     tail = where(before | first, 1.0, x)
@@ -704,7 +706,8 @@ def _cumprod_jvp(ctx, t, dim):
 
 
 _cumprod = primitive("cumprod", silent(lambda xp, x, dim: xp.cumulative_prod(x, axis=dim)),
-                     save_output=True, vjp=(_cumprod_vjp,), jvp=(_cumprod_jvp,), batch=along_dim)
+                     save_output=True, vjp=(adjoint(_cumprod_vjp),), jvp=(_cumprod_jvp,),
+                     complex=True, batch=along_dim)
 
 
 @tensor_op
