@@ -246,34 +246,56 @@ def _finite_out(out):
 
 def _lcse_vjp(ctx, g, dim):
     x = ctx.x
-    out, empty = _finite_out(ctx.out)
     if x.ndim == 0:
         rev = lambda v: _logcumsumexp(v, dim=dim)                       # noqa: E731
     else:
         rev = lambda v: _logcumsumexp(v.flip(dim), dim=dim).flip(dim)   # noqa: E731
+    if x.dtype.is_complex:      # the complex log keeps the signs: one sum (torch's rule)
+        return exp(x + rev(log(g.conj()) - ctx.out)).conj()
+    out, empty = _finite_out(ctx.out)
     gp, gn = _log_parts(where(empty, 0.0, g))
     return exp(x + rev(gp - out)) - exp(x + rev(gn - out))
 
 
 def _lcse_jvp(ctx, t, dim):
     x = ctx.x
+    if x.dtype.is_complex:
+        return exp(_logcumsumexp(x + log(t), dim=dim) - ctx.out)
     out, empty = _finite_out(ctx.out)
     tp, tn = _log_parts(t)
     return where(empty, 0.0, exp(_logcumsumexp(x + tp, dim=dim) - out)
                  - exp(_logcumsumexp(x + tn, dim=dim) - out))
 
 
+def _logaddexp_complex(xp):
+    """log(exp(a) + exp(b)) for complex a, b (NumPy's logaddexp is real only): the term of
+    larger real part factored out, as torch's; -inf where both real parts are -inf."""
+    def fn(a, b):
+        first = xp.real(a) >= xp.real(b)
+        hi, lo = xp.where(first, a, b), xp.where(first, b, a)
+        out = hi + xp.log1p(xp.exp(lo - hi))
+        return xp.where(xp.real(hi) == -math.inf, hi, out)
+    return fn
+
+
+@silent
+def _logcumsumexp_impl(xp, x, dim):
+    if not x.ndim:
+        return xp.asarray(x, copy=True)
+    if xp.isdtype(x.dtype, "complex floating"):
+        return _scan(xp, _logaddexp_complex(xp), x, dim, complex(-math.inf, 0.0))
+    return _scan(xp, xp.logaddexp, x, dim, -math.inf)
+
+
 _logcumsumexp = primitive(
-    "logcumsumexp", silent(lambda xp, x, dim: _scan(xp, xp.logaddexp, x, dim, -math.inf)
-                           if x.ndim else xp.asarray(x, copy=True)),
-    vjp=(_lcse_vjp,), jvp=(_lcse_jvp,), save=(0,), save_output=True,
-    batch=along_dim)
+    "logcumsumexp", _logcumsumexp_impl, vjp=(_lcse_vjp,), jvp=(_lcse_jvp,), save=(0,),
+    save_output=True, complex=True, batch=along_dim)
 
 
 @tensor_op
 def logcumsumexp(input, dim):
     """log(cumsum(exp(input))) along `dim`, computed without overflow or underflow."""
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
                                   f"'{short_dtype_name(input.dtype)}'")
     return _logcumsumexp(input, dim=_t._wrap_dim(dim, input.ndim))
