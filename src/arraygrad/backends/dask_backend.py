@@ -35,6 +35,7 @@ def _take_along_axis(x, index, axis=-1):
 def _stacked(fn, signature, nout=1, sizes=None):
     def run(*arrays, **kwargs):
         arrays = [da.asarray(a) for a in arrays]
+        arrays = [a.rechunk({a.ndim - 2: -1, a.ndim - 1: -1}) for a in arrays]   # each matrix whole
         dtype = arrays[-1].dtype
         f = functools.partial(fn, **kwargs) if kwargs else fn
         if any(0 in a.shape for a in arrays):      # nothing to compute (Dask cannot chunk it)
@@ -42,8 +43,7 @@ def _stacked(fn, signature, nout=1, sizes=None):
             return tuple(map(da.asarray, out)) if nout > 1 else da.asarray(out)
         out = da.apply_gufunc(f, signature(*arrays, **kwargs) if callable(signature) else
                               signature, *arrays, output_dtypes=(dtype,) * nout if nout > 1
-                              else dtype, output_sizes=sizes(*arrays) if sizes else None,
-                              allow_rechunk=True)
+                              else dtype, output_sizes=sizes(*arrays) if sizes else None)
         return tuple(out) if nout > 1 else out
     return run
 

@@ -426,9 +426,11 @@ _log_softmax = primitive(
     batch=along_dim)
 
 
-def _floating(op, input):
+def _floating(op, input, d):
+    """torch's refusal of complex and integer softmax, naming the kernel it dispatches to."""
     if not input.dtype.is_floating_point:
-        raise NotImplementedError(f'"{op}" not implemented for '
+        kernel = "lastdim_kernel_impl" if d >= input.ndim - 1 else "kernel_impl"
+        raise NotImplementedError(f'"{op}_{kernel}" not implemented for '
                                   f"'{short_dtype_name(input.dtype)}'")
 
 
@@ -436,10 +438,10 @@ def _floating(op, input):
 def softmax(input, dim=None, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
-    _floating("softmax_lastdim_kernel_impl", input)
     if dim is None:
         dim = 0 if input.ndim in (0, 1, 3) else 1
     d = _t._wrap_dim(dim, input.ndim)
+    _floating("softmax", input, d)
     if input.ndim == 0:
         return _softmax(input.reshape(1), dim=0).reshape(())
     return _softmax(input, dim=d)
@@ -449,10 +451,10 @@ def softmax(input, dim=None, dtype=None):
 def log_softmax(input, dim=None, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
-    _floating("log_softmax_lastdim_kernel_impl", input)
     if dim is None:
         dim = 0 if input.ndim in (0, 1, 3) else 1
     d = _t._wrap_dim(dim, input.ndim)
+    _floating("log_softmax", input, d)
     if input.ndim == 0:
         return _log_softmax(input.reshape(1), dim=0).reshape(())
     return _log_softmax(input, dim=d)

@@ -186,8 +186,11 @@ def _check_same_dtype(op, A, B, a_name="A"):
 
 def _failure(info):
     """(batch element, info code, whether there is a batch) of the first nonzero info, or None.
-    Inside vmap the physical stack counts, as in torch's message."""
+    Inside vmap the physical stack counts, as in torch's message. A lazy library's factors
+    are not at hand: NumPy's routine raises when its graph runs."""
     raw = info._base_array()
+    if backend_of(raw).lazy:
+        return None
     xp = backend_of(raw).xp
     flat = xp.reshape(raw, (-1,))
     bad = flat != 0
@@ -289,7 +292,7 @@ def _cofactors(a, det):
         return a * 0 + 1 if n else a * 0
     small = (det.abs() < 100 * _EPS[a.dtype]).unsqueeze(-1).unsqueeze(-1)
     raw = small._base_array()       # (inside transforms too: the values are at hand)
-    if not bool(backend_of(raw).xp.any(raw)):
+    if backend_of(raw).lazy or not bool(backend_of(raw).xp.any(raw)):     # (lazy: not at hand)
         return det.unsqueeze(-1).unsqueeze(-1) * _mT(_inv_ex(a)[0])
     fast = det.unsqueeze(-1).unsqueeze(-1) * _mT(_inv_ex(where(small, eye_beside(a, n), a))[0])
     others = tensor([[r for r in range(n) if r != i] for i in range(n)])
