@@ -135,3 +135,22 @@ def test_nan_to_num_defaults_per_dtype(torch):
 
 def test_copysign_of_integers_and_signed_zero(torch):
     _both(torch, lambda L, a, b: L.copysign(a, b), np.array([1, 0, -1]), np.array([-0.0, 0.0, -2.0]))
+
+
+@pytest.mark.filterwarnings("ignore:torch.searchsorted.*non-contiguous")    # torch's own
+@pytest.mark.parametrize("rows", [False, True], ids=["1d_sequence", "row_per_value_row"])
+@pytest.mark.parametrize("in_dims", [(None, 0), (0, None), (0, 0), (1, 0), (0, 1)])
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_under_vmap_as_torch(torch, rows, in_dims, right):
+    rng = np.random.default_rng(3)
+    base = np.sort(rng.uniform(-2, 2, (3, 5) if rows else (5,)), -1)
+    if not rows and in_dims[0] == 1:
+        pytest.skip("a 1-d sequence has no dim 1 to batch")
+    seq = base if in_dims[0] is None else np.stack(
+        [np.sort(base + rng.uniform(-0.1, 0.1, base.shape), -1) for _ in range(4)], in_dims[0])
+    vals = rng.uniform(-2, 2, (3, 2))
+    vals = vals if in_dims[1] is None else np.stack(
+        [vals + rng.uniform(-0.5, 0.5, vals.shape) for _ in range(4)], in_dims[1])
+    res = [M.func.vmap(lambda s, v: M.searchsorted(s, v, right=right), in_dims=in_dims)(
+        M.tensor(seq), M.tensor(vals)).numpy() for M in (ag, torch)]
+    np.testing.assert_array_equal(*res)

@@ -22,7 +22,7 @@ from .elementwise import where, isnan, log, exp, floor, ceil, round, convert
 from .index import gather
 from .reduce import argsort, sort, sum
 from .shape import full_beside
-from ._rules import along_dim
+from ._rules import along_dim, batch_size, to_front
 from .registry import primitive
 
 median_result = namedtuple("median", ["values", "indices"])
@@ -519,7 +519,21 @@ def _searchsorted_impl(xp, seq, x, right):
     return lo
 
 
-_searchsorted = primitive("searchsorted", _searchsorted_impl, differentiable=False)
+def _searchsorted_batch(prim, args, bdims, right):
+    """Batch dims in front of both; a shared 1-D sequence needs none."""
+    (seq, x), (ds, dx) = args, bdims
+    if ds is None and seq.ndim == 1:
+        return prim(seq, x, right=right), dx
+    b = batch_size(args, bdims)
+    seq = seq.expand((b,) + tuple(seq.shape)) if ds is None else to_front(seq, ds)
+    x = x.expand((b,) + tuple(x.shape)) if dx is None else to_front(x, dx)
+    if seq.ndim == 2:       # one sorted row per example, searched for all its values
+        return prim(seq, x.reshape(b, -1), right=right).reshape(x.shape), 0
+    return prim(seq, x, right=right), 0
+
+
+_searchsorted = primitive("searchsorted", _searchsorted_impl, differentiable=False,
+                          batch=_searchsorted_batch)
 
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
