@@ -588,7 +588,8 @@ def _diag_scatter_impl(xp, z, g, offset, dim1, dim2):
     if hasattr(z, "strides"):
         out = xp.asarray(z, copy=True)
         d = xp.diagonal(out, offset, dim1, dim2)
-        d.setflags(write=True)
+        if hasattr(d, "setflags"):
+            d.setflags(write=True)      # NumPy's diagonal view is read-only
         d[...] = g
         return out
     z, back = _to_last_two(xp, z, dim1, dim2)
