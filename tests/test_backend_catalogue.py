@@ -80,13 +80,13 @@ NOT_YET = {
              'getitem_argmax_index', 'getitem_int_tensor', 'index_add', 'index_put_argmax_index',
              'max_pool2d', 'setitem', 'unique_consecutive'],
         'a NumPy-only call signature (positional dtype, two scalars, NumPy dtype strings)':
-            ['copysign', 'copysign_method', 'round', 'searchsorted'],
+            ['mvlgamma', 'round', 'searchsorted', 'searchsorted_float'],
         'calls NumPy-only any':
             ['take'],
         'calls NumPy-only astype':
             ['bucketize', 'histc'],
         'calls NumPy-only bincount':
-            ['bincount'],
+            ['bincount', 'bincount_weights'],
         'calls NumPy-only fmod':
             ['fmod'],
         'calls NumPy-only heaviside':
@@ -104,10 +104,10 @@ NOT_YET = {
             ['isclose'],
         "the op builds an internal NumPy tensor (mask, index, constant) instead of one on its input's backend":
             ['adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'cross_entropy_smoothing',
-             'ctc_loss', 'embedding_bag', 'embedding_bag_psw', 'interpolate_antialias',
-             'interpolate_bicubic', 'interpolate_bilinear', 'local_response_norm',
-             'multi_margin_loss', 'multilabel_margin_loss', 'pad_constant', 'scatter_reduce_arg',
-             'scatter_src', 'scatter_value'],
+             'ctc_loss', 'div_rounding', 'embedding_bag', 'embedding_bag_psw', 'index_copy',
+             'interpolate_antialias', 'interpolate_bicubic', 'interpolate_bilinear',
+             'local_response_norm', 'multi_margin_loss', 'multilabel_margin_loss', 'pad_constant',
+             'scatter_reduce_arg', 'scatter_src', 'scatter_value'],
         "the op returns a tensor built with NumPy, not on its input's backend":
             ['tril_indices', 'triu_indices'],
     },
@@ -126,10 +126,6 @@ NOT_YET = {
             ['unique'],
         'data-dependent output shape (unknown Dask chunk sizes)':
             ['bincount', 'embedding', 'getitem_bool', 'masked_select', 'unique_consecutive'],
-        "floating-point warnings at compute time (NumPy's errstate does not reach Dask's threads)":
-            ['copysign_method', 'isnan', 'logaddexp_inf', 'pow_special', 'sqrt_at_zero'],
-        'in-place write into an index of a Dask array':
-            ['index_fill'],
         "take_along_axis with an index broadcast against the data (the Dask backend's version)":
             ['ctc_loss'],
     },
