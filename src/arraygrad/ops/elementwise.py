@@ -201,18 +201,25 @@ def _pow_dx(ctx, g):
     return g * y * x ** (y - 1)
 
 
+def _real_nonnegative(y):
+    """Where d(x ** y)/dy at x = 0 is 0 (torch's rule): y real and >= 0."""
+    if isinstance(y, Tensor) and y.dtype.is_complex:
+        return (y.imag == 0) & (y.real >= 0)
+    return y >= 0
+
+
 def _pow_dy(ctx, g):
     x = ctx.x
     if not isinstance(x, Tensor):
         import cmath
         import math
         if isinstance(x, builtins.complex) or ctx.out.dtype.is_complex:
-            return g * ctx.out * cmath.log(x) if x != 0 else g * 0 * ctx.out
+            if x != 0:
+                return g * ctx.out * cmath.log(x)
+            # 0 ** y: as torch, 0 for a real y >= 0, else out * log(0)
+            return g * where(_real_nonnegative(ctx.y), 0.0, ctx.out * -math.inf)
         return g * ctx.out * math.log(x) if x > 0 else g * 0 * ctx.out
-    y = ctx.y
-    if isinstance(y, Tensor) and y.dtype.is_complex:
-        y = y.real
-    return g * where((x == 0) & (y >= 0), 0.0, ctx.out * log(x))
+    return g * where((x == 0) & _real_nonnegative(ctx.y), 0.0, ctx.out * log(x))
 
 
 _pow = binary("pow", _checked("pow", lambda xp, x, y: xp.pow(x, y)), _pow_dx, _pow_dy,
@@ -380,8 +387,12 @@ def no_complex(op, *xs, kernel=None):
 exp = _float_op("exp", lambda xp, x: xp.exp(x), lambda ctx: ctx.out, save_input=False,
                 save_output=True, complex=True, array_deriv=lambda xp, x, out: out)
 log = _float_op("log", lambda xp, x: xp.log(x), lambda ctx: 1 / ctx.x, complex=True)
-sqrt = _float_op("sqrt", lambda xp, x: xp.sqrt(x), lambda ctx: 0.5 / ctx.out,
-                 save_input=False, save_output=True, complex=True)
+# torch's sqrt rules divide by 2 sqrt(x): at 0 that is a complex division by zero, inf in each
+# part, where multiplying by 0.5 / sqrt(x) would give nan
+sqrt = _float_unary(primitive(
+    "sqrt", lambda xp, x: xp.sqrt(x), save=(), save_output=True, complex=True,
+    vjp=(lambda ctx, g: g / (2 * ctx.out.conj()),), jvp=(lambda ctx, t: t / (2 * ctx.out),),
+    batch=elementwise))
 rsqrt = _float_op("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda ctx: -0.5 * ctx.out ** 3,
                   save_input=False, save_output=True, complex=True)
 def _one_minus_square(xp, out):
