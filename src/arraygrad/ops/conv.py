@@ -16,7 +16,8 @@ never over pixels or batch entries.
 import itertools
 import math
 
-from ..backends import silent
+from .. import _tensor as _t
+from ..backends import backend_of, numpy_backend, silent
 from ..core.autocast_mode import autocast_op, LOWER_PRECISION
 from ._rules import to_front
 from .registry import primitive
@@ -30,29 +31,37 @@ def _window_slices(offset, dilation, stride, out):
                  for k, d, s, m in zip(offset, dilation, stride, out))
 
 
+def padded(xp, x, pads, fill):
+    """x with its last len(pads) dims padded by (lo, hi) pairs of `fill` (one copy)."""
+    lead = (slice(None),) * (x.ndim - len(pads))
+    out = xp.full(tuple(x.shape[:x.ndim - len(pads)]) + tuple(
+        s + lo + hi for s, (lo, hi) in zip(x.shape[x.ndim - len(pads):], pads)),
+        fill, dtype=x.dtype)
+    out[lead + tuple(slice(lo, lo + s) for s, (lo, _) in
+                     zip(x.shape[x.ndim - len(pads):], pads))] = x
+    return out
+
+
 def _im2col_impl(xp, x, kernel, dilation, padding, stride, out, fill):
-    nd = len(kernel)
     if any(lo or hi for lo, hi in padding):
-        x = xp.pad(x, ((0, 0), (0, 0)) + tuple(padding), constant_values=fill)
+        x = padded(xp, x, padding, fill)
     n, c = x.shape[:2]
-    cols = xp.empty((n, c) + tuple(kernel) + tuple(out), dtype=x.dtype)
-    if cols.size:
-        for off in itertools.product(*(range(k) for k in kernel)):
-            cols[(slice(None), slice(None)) + off] = \
-                x[(slice(None), slice(None)) + _window_slices(off, dilation, stride, out)]
-    return cols
+    cols = xp.stack([x[(slice(None), slice(None)) + _window_slices(off, dilation, stride, out)]
+                     for off in itertools.product(*(range(k) for k in kernel))], axis=2)
+    return xp.reshape(cols, (n, c) + tuple(kernel) + tuple(out))
 
 
 @silent      # sums of infinities give nan silently, as torch
 def _col2im_impl(xp, cols, size, kernel, dilation, padding, stride):
     nd = len(kernel)
     n, c, out = cols.shape[0], cols.shape[1], cols.shape[2 + nd:]
-    padded = tuple(s + lo + hi for s, (lo, hi) in zip(size, padding))
-    img = xp.zeros((n, c) + padded, dtype=cols.dtype)
-    if cols.size:
+    padded_size = tuple(s + lo + hi for s, (lo, hi) in zip(size, padding))
+    img = xp.zeros((n, c) + padded_size, dtype=cols.dtype)
+    rest = (slice(None),) * nd
+    if n * c and math.prod(out):
         for off in itertools.product(*(range(k) for k in kernel)):
             img[(slice(None), slice(None)) + _window_slices(off, dilation, stride, out)] += \
-                cols[(slice(None), slice(None)) + off]
+                cols[(slice(None), slice(None)) + off + rest]
     return img[(slice(None), slice(None)) + tuple(slice(lo, lo + s)
                                                   for s, (lo, _) in zip(size, padding))]
 
@@ -107,6 +116,13 @@ def col2im(cols, size, kernel, dilation, padding, stride):
 def out_size(size, kernel, dilation, padding, stride):
     return tuple((s + lo + hi - d * (k - 1) - 1) // st + 1
                  for s, k, d, (lo, hi), st in zip(size, kernel, dilation, padding, stride))
+
+
+def beside(x, constant):
+    """`constant`, a plain tensor made by creation ops (NumPy), in the array library of `x`:
+    the indices and weight matrices of a composition must live where x's data does."""
+    be = backend_of(x._base_array())
+    return constant if be is numpy_backend else _t.make(be.asarray(constant._data))
 
 
 # ----------------------------------------------------------------- argument checks
