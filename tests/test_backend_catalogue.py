@@ -59,17 +59,16 @@ NOT_YET = {
             ['det', 'index_reduce_', 'inverse', 'linalg.det', 'linalg.inv', 'linalg.slogdet',
              'linalg.solve', 'linalg.solve_vector_or_right', 'put_', 'scatter_reduce_'],
         'NumPy index arrays (or NumPy-style advanced indexing) in the impl':
-            ['adaptive_max_pool2d', 'combinations', 'getitem_list', 'index_add_zeros',
-             'index_put_accumulate', 'interpolate_nearest', 'pad_circular', 'pad_reflect',
-             'pad_replicate', 'pdist'],
+            ['combinations', 'getitem_list', 'index_add_zeros', 'index_put_accumulate', 'pdist'],
         'NumPy strides (as_strided views)':
             ['as_strided', 'unfold_0d', 'unfold_method'],
         'NumPy-style advanced indexing that mixes index arrays and slices':
-            ['getitem_mixed', 'getitem_tensor_and_slice', 'index_fill', 'index_select'],
+            ['adaptive_max_pool2d', 'getitem_mixed', 'getitem_tensor_and_slice', 'index_fill',
+             'index_select', 'interpolate_nearest'],
         'NumPy-style indexing with fewer indices than dimensions (no trailing ellipsis)':
-            ['avg_pool2d', 'conv2d', 'conv_transpose1d', 'conv_transpose2d', 'embedding', 'fold',
-             'getitem_argmax_index', 'getitem_int_tensor', 'index_add', 'index_put_argmax_index',
-             'max_pool2d', 'setitem', 'unique_consecutive'],
+            ['embedding', 'embedding_bag', 'embedding_bag_psw', 'getitem_argmax_index',
+             'getitem_int_tensor', 'index_add', 'index_put_argmax_index', 'setitem',
+             'unique_consecutive'],
         'a NumPy-only call signature (positional dtype, two scalars, NumPy dtype strings)':
             ['copysign', 'copysign_method', 'digamma', 'digamma_negative', 'lgamma',
              'lgamma_negative', 'linalg.qr_r', 'polygamma', 'round', 'searchsorted'],
@@ -95,8 +94,6 @@ NOT_YET = {
              'scatter_reduce_fn', 'scatter_reduce_prod'],
         'calls NumPy-only nan_to_num':
             ['nan_to_num', 'nan_to_num_method'],
-        'calls NumPy-only pad':
-            ['avg_pool1d', 'conv1d', 'conv3d', 'max_pool1d', 'unfold'],
         'calls NumPy-only unique':
             ['unique'],
         "calls NumPy-only xp.array (the standard's is xp.asarray)":
@@ -107,15 +104,12 @@ NOT_YET = {
         "reads NumPy's dtype.kind":
             ['isclose'],
         "the op builds an internal NumPy tensor (mask, index, constant) instead of one on its input's backend":
-            ['adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'block_diag',
-             'block_diag_mixed_dtypes', 'cholesky', 'cholesky_inverse', 'cholesky_solve',
-             'cross_entropy_smoothing', 'ctc_loss', 'diag', 'embedding_bag', 'embedding_bag_psw',
-             'interpolate_antialias', 'interpolate_bicubic', 'interpolate_bilinear', 'kthvalue',
+            ['block_diag', 'block_diag_mixed_dtypes', 'cholesky', 'cholesky_inverse',
+             'cholesky_solve', 'cross_entropy_smoothing', 'ctc_loss', 'diag', 'kthvalue',
              'linalg.cholesky', 'linalg.cholesky_ex', 'linalg.householder_product', 'linalg.qr',
-             'linalg.solve_triangular', 'linalg.solve_triangular_right', 'local_response_norm',
-             'logdet', 'multi_margin_loss', 'multilabel_margin_loss', 'nanquantile',
-             'pad_constant', 'prod', 'prod_with_zero', 'qr_old', 'quantile',
-             'scatter_reduce_arg', 'scatter_src', 'scatter_value', 'triangular_solve', 'tril',
+             'linalg.solve_triangular', 'linalg.solve_triangular_right', 'logdet',
+             'multi_margin_loss', 'multilabel_margin_loss', 'nanquantile', 'prod',
+             'prod_with_zero', 'qr_old', 'quantile', 'scatter_reduce_arg', 'scatter_src', 'scatter_value', 'triangular_solve', 'tril',
              'tril_bool', 'triu', 'triu_bool'],
         "the op returns a tensor built with NumPy, not on its input's backend":
             ['tril_indices', 'triu_indices'],
@@ -126,8 +120,7 @@ NOT_YET = {
     },
     'dask': {
         "Dask's reshape cannot split unevenly chunked dimensions":
-            ['conv1d', 'conv_transpose1d', 'group_norm', 'reshape', 'reshape_varargs', 'view',
-             'view_as'],
+            ['group_norm', 'reshape', 'reshape_varargs', 'view', 'view_as'],
         'NumPy-style advanced indexing that Dask does not support':
             ['embedding_bag', 'embedding_bag_psw', 'getitem_mixed', 'getitem_tensor_and_slice',
              'take'],

@@ -237,7 +237,12 @@ def convolution(input, weight, bias, stride, padding, dilation, groups, nd, op):
     if groups == 1:
         y = matmul(weight.reshape(o, k), cols.reshape(n, k, length))
     else:
-        y = matmul(weight.reshape(groups, o // groups, k), cols.reshape(n, groups, k, length))
+        # NOTE [split, then merge]: each reshape only splits or only merges dims, which is
+        # what Dask's reshape can do on chunked dims (a view either way on NumPy)
+        w = weight.reshape((groups, o // groups) + tuple(weight.shape[1:]))
+        cols = cols.reshape((n, groups, c // groups) + tuple(cols.shape[2:]))
+        y = matmul(w.reshape(groups, o // groups, k), cols.reshape(n, groups, k, length))
+        y = y.reshape(n, o, length)
     y = y.reshape((n, o) + out)
     if bias is not None:
         y = y + bias.reshape((o,) + (1,) * nd)
@@ -310,8 +315,12 @@ def transposed_convolution(input, weight, bias, stride, padding, output_padding,
         cols = matmul(weight.reshape(c, o * kk).t(), x.reshape(n, c, length))
     else:
         cg = c // groups
-        cols = matmul(weight.reshape(groups, cg, (o // groups) * kk).transpose(1, 2),
+        # NOTE [split, then merge]
+        w = weight.reshape((groups, cg) + tuple(weight.shape[1:]))
+        x = x.reshape((n, groups, cg) + spatial)
+        cols = matmul(w.reshape(groups, cg, (o // groups) * kk).transpose(1, 2),
                       x.reshape(n, groups, cg, length))
+        cols = cols.reshape((n, groups, o // groups) + kernel + spatial)
     cols = cols.reshape((n, o) + kernel + spatial)
     y = col2im(cols, size, kernel, dilation, tuple((p, p) for p in pads), stride)
     if bias is not None:

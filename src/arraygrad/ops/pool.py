@@ -260,7 +260,7 @@ def avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, 
         else:
             ones = creation.ones((1, 1) + spatial, dtype=x.dtype)
             cpads = pads
-        y = total / _windows(ones, kernel, cpads, stride, dilation, 0.0).sum(2)
+        y = total / beside(x, _windows(ones, kernel, cpads, stride, dilation, 0.0).sum(2))
     return y.squeeze(0) if unbatched else y
 
 
@@ -327,7 +327,7 @@ def adaptive_avg_pool(input, output_size, nd, op):
     out = _adaptive_sizes(x, output_size, nd, op)
     y = x
     for j, o in enumerate(out):
-        y = along(y, 2 + j, _averaging_matrix(x.shape[2 + j], o, x.dtype))
+        y = along(y, 2 + j, beside(x, _averaging_matrix(x.shape[2 + j], o, x.dtype)))
     return y.squeeze(0) if unbatched else y
 
 
@@ -357,14 +357,13 @@ def adaptive_max_pool(input, output_size, return_indices, nd, op):
         k = -(-size // o) + (1 if size % o else 0) if o else 1
         start, end = _window_bounds(size, o)
         idx = ew.minimum(start.unsqueeze(1) + creation.arange(k), (end - 1).unsqueeze(1))
-        y = index_select(y, 2 + j, idx.reshape(-1))
+        y = index_select(y, 2 + j, beside(x, idx.reshape(-1)))
         starts.append(start)
         ends.append(end)
         lengths.append(k)
     n, c = x.shape[0], x.shape[1]
     y = y.reshape((n, c) + tuple(v for o, k in zip(out, lengths) for v in (o, k)))
-    y = y.permute((0, 1) + tuple(2 + 2 * j for j in range(nd)) + tuple(3 + 2 * j for j in range(nd)))
-    values, arg = rd.max(y.reshape((n, c) + out + (math.prod(lengths),)), -1)
+    values, arg = _window_max(y, dims=tuple(3 + 2 * j for j in range(nd)))
     if unbatched:
         values = values.squeeze(0)
     if not return_indices:
@@ -377,7 +376,7 @@ def adaptive_max_pool(input, output_size, return_indices, nd, op):
     for j, (start, end, off) in enumerate(zip(starts, ends, offsets)):
         shape = [1] * nd
         shape[j] = out[j]
-        pos = ew.minimum(start.reshape(shape) + off, (end - 1).reshape(shape))
+        pos = ew.minimum(beside(x, start.reshape(shape)) + off, beside(x, (end - 1).reshape(shape)))
         flat = pos if flat is None else flat * x.shape[2 + j] + pos
     return values, (flat.squeeze(0) if unbatched else flat)
 
