@@ -11,7 +11,7 @@ import math
 
 from ..backends import backend_of
 from ..core.autocast_mode import autocast_op, FP32
-from . import creation, elementwise as ew, reduce as rd
+from . import creation, elementwise as ew
 from ._checks import short_dtype_name
 from ._rules import all_front, to_front
 from .conv import beside, im2col, ntuple
