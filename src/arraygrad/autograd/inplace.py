@@ -55,8 +55,23 @@ def check(self, name):
 def apply(self, result, name="inplace"):
     """Make `self` hold `result` in place (see NOTE [in-place]); returns self."""
     if self._lvl is not None or result._lvl is not None:
-        return _apply_wrapped(self, result, name)
+        return _apply_wrapped(self, _conform(self, result), name)
     check(self, name)
+    result = _conform(self, result)
+    data = self._data
+    if hasattr(data, "flags") and not data.flags.writeable:
+        raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
+                           "refers to a single memory location. Please clone() the tensor before "
+                           "performing the operation.")
+    data[...] = result._data
+    self._vc[0] += 1
+    track(self, result, name)
+    return self
+
+
+def _conform(self, result):
+    """`result` broadcast to `self`'s shape and cast to its dtype, at the outermost level, so
+    every level below records a value of the written tensor's shape."""
     if result.shape != self.shape:
         try:
             result = result.expand(self.shape)
@@ -68,15 +83,7 @@ def apply(self, result, name="inplace"):
             raise RuntimeError(f"result type {_short(result.dtype)} can't be cast to the desired "
                                f"output type {_short(self.dtype)}")
         result = result.to(self.dtype)
-    data = self._data
-    if hasattr(data, "flags") and not data.flags.writeable:
-        raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
-                           "refers to a single memory location. Please clone() the tensor before "
-                           "performing the operation.")
-    data[...] = result._data
-    self._vc[0] += 1
-    track(self, result, name)
-    return self
+    return result
 
 
 def track(self, result, name):

@@ -1,9 +1,10 @@
 """Elementwise ops on the bits of floats: nan_to_num, copysign, heaviside, nextafter.
 
 copysign's gradient is torch's: out / x where x != 0 (0 at x == 0), none to `other`;
-heaviside and nextafter are not differentiable in torch, so they are non-differentiable here.
+nextafter's is the identity to `input` (torch's); heaviside has no derivative in torch, so its
+backward raises.
 """
-from ._rules import binary, nondiff, elementwise
+from ._rules import binary, elementwise
 from .registry import primitive
 from ._checks import tensor_op
 from .creation import zeros_like
@@ -17,9 +18,12 @@ _copysign = binary("copysign", lambda xp, x, y: xp.copysign(x, y),
                    node_name=lambda node: "CopysignBackward" + ("1" if node.shapes[1] is None
                                                                 else "0"))
 copysign = _binop(_copysign, float_only=True)
-nextafter = _binop(nondiff("nextafter", lambda xp, x, y: xp.nextafter(x, y)))
+nextafter = _binop(binary("nextafter", lambda xp, x, y: xp.nextafter(x, y),
+                          lambda ctx, g: g, lambda ctx, g: g * 0, save=()))
 
-_heaviside = nondiff("heaviside", lambda xp, x, v: xp.heaviside(x, v).astype(x.dtype, copy=False))
+# no derivative in torch: a node whose backward raises
+_heaviside = primitive("heaviside", lambda xp, x, v: xp.heaviside(x, v).astype(x.dtype, copy=False),
+                       batch=elementwise)
 
 
 @tensor_op(others=("values",))
