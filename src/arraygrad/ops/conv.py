@@ -31,7 +31,7 @@ def _window_slices(offset, dilation, stride, out):
                  for k, d, s, m in zip(offset, dilation, stride, out))
 
 
-def padded(xp, x, pads, fill):
+def _padded(xp, x, pads, fill):
     """x with its last len(pads) dims padded by (lo, hi) pairs of `fill` (one copy)."""
     lead = (slice(None),) * (x.ndim - len(pads))
     out = xp.full(tuple(x.shape[:x.ndim - len(pads)]) + tuple(
@@ -44,7 +44,7 @@ def padded(xp, x, pads, fill):
 
 def _im2col_impl(xp, x, kernel, dilation, padding, stride, out, fill):
     if any(lo or hi for lo, hi in padding):
-        x = padded(xp, x, padding, fill)
+        x = _padded(xp, x, padding, fill)
     n, c = x.shape[:2]
     cols = xp.stack([x[(slice(None), slice(None)) + _window_slices(off, dilation, stride, out)]
                      for off in itertools.product(*(range(k) for k in kernel))], axis=2)
