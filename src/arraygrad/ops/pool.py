@@ -49,13 +49,16 @@ def _windows_first(xp, x, dims):
 
 def _window_max_impl(xp, x, dims):
     w = _windows_first(xp, x, dims)
-    best, arg = w[0, ...], xp.zeros(w.shape[1:], dtype=xp.int64)
+    # the scan keeps positions in the smallest integer type that holds them (less memory
+    # traffic per step), widened to torch's int64 once at the end
+    small = xp.int8 if w.shape[0] <= 127 else xp.int16 if w.shape[0] <= 32767 else xp.int64
+    best, arg = w[0, ...], xp.zeros(w.shape[1:], dtype=small)
     for flat in range(1, w.shape[0]):
         v = w[flat, ...]
         # positions come in increasing order, so the maximum of the indices is the last taken
-        arg = xp.maximum(arg, xp.astype((v > best) | xp.isnan(v), xp.int64) * flat)
+        arg = xp.maximum(arg, xp.astype((v > best) | xp.isnan(v), small) * flat)
         best = xp.maximum(best, v)
-    return xp.asarray(best, copy=True) if w.shape[0] == 1 else best, arg
+    return xp.asarray(best, copy=True) if w.shape[0] == 1 else best, xp.astype(arg, xp.int64)
 
 
 def _window_take_impl(xp, arg, x, dims):
