@@ -16,7 +16,7 @@ DOC = os.path.join(os.path.dirname(__file__), os.pardir, "docs", "coverage.md")
 
 # data-dependent output shapes (or, for searchsorted, a per-row boundary search): vmap runs
 # them only through the per-example loop fallback
-NO_BATCH_RULE = {"bincount", "searchsorted", "unique", "unique_consecutive"}
+NO_BATCH_RULE = {"unique", "unique_consecutive"}
 
 
 def test_coverage_page_is_current():

@@ -19,6 +19,7 @@ joins the level (`promote`, with its base if it is a view), as torch's
 functorch wraps every tensor made inside; a captured outer tensor is refused.
 """
 from .. import _tensor as _t
+from .. import dtypes as _dt
 from ..core import grad_mode
 from ..core.dispatch import born_inside
 from .graph import Node, gradient_edge, zeros
@@ -80,8 +81,8 @@ def _conform(self, result):
                                f"shape {list(result.shape)}") from None
     if result.dtype is not self.dtype:
         if result.dtype._category > max(self.dtype._category, 1):
-            raise RuntimeError(f"result type {_short(result.dtype)} can't be cast to the desired "
-                               f"output type {_short(self.dtype)}")
+            raise RuntimeError(f"result type {_dt.short_name(result.dtype)} can't be cast to the desired "
+                               f"output type {_dt.short_name(self.dtype)}")
         result = result.to(self.dtype)
     return result
 
@@ -144,12 +145,6 @@ def snapshot(t):
     snap.grad_fn = t.grad_fn
     snap._output_nr = t._output_nr
     return snap
-
-
-def _short(dtype):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}[dtype.name]
 
 
 class CopySlices(Node):
