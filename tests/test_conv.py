@@ -266,6 +266,24 @@ def test_max_pool_ties_nans_and_infinite_cotangents_follow_torch(torch, name, kw
                  torch.autograd.grad(want, t_x, torch.tensor(g))[0])
 
 
+def test_max_pool_backward_runs_no_scatter_and_no_argmax(monkeypatch):
+    """The cotangent of max pooling is a masked product per window offset: NumPy's scatter-add
+    (ufunc.at) and argmax along a short strided axis were most of a small CNN's pooling time."""
+    from arraygrad.backends import numpy_backend
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("max pooling called a scatter-add")
+    monkeypatch.setattr(numpy_backend, "index_add", refuse)
+    calls = []
+    argmax = np.argmax
+    monkeypatch.setattr(np, "argmax", lambda *a, **k: calls.append(1) or argmax(*a, **k))
+    for size in (8, 7):
+        x = ag.tensor(_rng(12).standard_normal((2, 3, 8, size)), requires_grad=True)
+        for kw in (dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1)):
+            ag.autograd.grad(F.max_pool2d(x, **kw).sum(), x)
+    assert not calls
+
+
 def test_same_padding_with_even_kernels_pads_more_on_the_right(torch):
     """torch's 'same': total d*(k-1), left total//2, the rest right (asymmetric for even k)."""
     rng = _rng(9)

@@ -177,10 +177,7 @@ def _windows(x, kernel, pads, stride, dilation, fill):
 
 
 def _tiles(x, kernel, out):
-    """(N, C, o1, k1, o2, k2, ...): the windows as a view, when they tile x's top-left part."""
-    for j, (o, k) in enumerate(zip(out, kernel)):
-        if x.shape[2 + j] != o * k:
-            x = x.narrow(2 + j, 0, o * k)
+    """(N, C, o1, k1, o2, k2, ...): the windows as a view of x, which they tile exactly."""
     return x.reshape(tuple(x.shape[:2]) + tuple(v for o, k in zip(out, kernel) for v in (o, k)))
 
 
@@ -192,7 +189,8 @@ def max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_in
             raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, but "
                                f"got pad={p}, kernel_size={k} and dilation={d}")
     pads, out = _geometry(x, kernel, stride, padding, dilation, ceil_mode, op)
-    if stride == kernel and all(p == (0, 0) for p in pads) and all(d == 1 for d in dilation):
+    if stride == kernel and all(p == (0, 0) for p in pads) and all(d == 1 for d in dilation) \
+            and all(s == o * k for s, o, k in zip(x.shape[2:], out, kernel)):
         y, arg = _window_max(_tiles(x, kernel, out), dims=tuple(3 + 2 * j for j in range(nd)))
     else:
         cols = im2col(x, kernel, dilation, pads, stride, fill=float("-inf"))
