@@ -54,20 +54,7 @@ def _arr(t):
 # torch's autograd refuses these for complex outputs; arraygrad's compositions of complex-
 # verified primitives give the conjugate-Wirtinger gradient: their values are checked
 TORCH_AUTOGRAD_REFUSES = "does not support automatic differentiation for outputs with complex"
-# complex pow/sqrt at 0 and infinities: NumPy's special values differ from torch's
-SPECIAL_VALUES_DIFFER = {"sqrt_at_zero", "pow_special", "pow_scalar_base_zero"}
-
-
-def _xfail(param):
-    op = param.values[0]
-    if op.name not in SPECIAL_VALUES_DIFFER:
-        return param
-    return pytest.param(*param.values, id=param.id, marks=pytest.mark.xfail(
-        reason="complex special values differ from torch's", strict=True))
-
-
-CASES = [_xfail(p) for p in
-         first_cases(OPS, lambda op, s: op.grad and all(a.size for a in float_arrays(s)))]
+CASES = first_cases(OPS, lambda op, s: op.grad and all(a.size for a in float_arrays(s)))
 
 
 def _family(e):

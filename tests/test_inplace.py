@@ -351,3 +351,35 @@ def test_mixed_setitem_program_matches_torch():
         y[idx] = y[idx] * 3
         return y * y
     check(f, X, V)
+
+
+@pytest.mark.parametrize("prog", [
+    lambda M, x: (x * 2).t_() * M.tensor([[1.0, 2], [3, 4], [5, 6]], dtype=M.float64),
+    lambda M, x: (x * 1.0).unsqueeze_(0).transpose_(0, 2).squeeze_(1).sin(),
+    lambda M, x: (x * 1.0).swapdims_(0, 1).as_strided_((2, 2), (1, 2)).exp(),
+])
+def test_inplace_view_ops_as_torch(torch, prog):
+    """t_/transpose_/squeeze_/unsqueeze_/swapdims_/as_strided_: the tensor becomes the view,
+    its version moves on, and gradients flow as torch's."""
+    outs = []
+    for M in (ag, torch):
+        x = M.tensor([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]], dtype=M.float64, requires_grad=True)
+        y = prog(M, x)
+        outs.append((y.detach().numpy(), M.autograd.grad(y.sum(), x)[0].numpy()))
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+def test_inplace_view_op_on_a_view_writes_through_to_its_base(torch):
+    for M in (ag, torch):
+        x = M.tensor([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]], dtype=M.float64, requires_grad=True)
+        z = x * 1.0
+        v = z[0]
+        v.unsqueeze_(0)
+        assert tuple(v.shape) == (1, 3) and v._base is z
+        v.mul_(3)
+        g, = M.autograd.grad((z * M.arange(6.0, dtype=M.float64).reshape(2, 3)).sum(), x)
+        np.testing.assert_allclose(g.numpy(), [[0.0, 3, 6], [3, 4, 5]])
+        leaf = M.ones(2, 3, requires_grad=True)
+        with pytest.raises(RuntimeError, match="leaf Variable"):
+            leaf.t_()

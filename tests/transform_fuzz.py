@@ -408,7 +408,7 @@ def _smooth(r, a, b):
     s = _bshape(sa, sb)
     opts = [(f"T.nn.functional.softplus({na})", sa), (f"T.nn.functional.gelu({na})", sa),
             (f"T.nn.functional.silu({na})", sa), (f"T.nn.functional.elu({na})", sa),
-            (f"T.erf({na})", sa), (f"T.special.xlogy({na} * {na} + 1, {na})", sa)]
+            (f"T.erf({na})", sa), (f"T.special.xlogy({na}, {na} * {na} + 0.5)", sa)]
     if sa and sa[-1] >= 2:
         opts += [(f"T.nn.functional.layer_norm({na}, {na}.shape[-1:])", sa),
                  (f"T.nn.functional.normalize({na}, dim=-1)", sa), (f"T.diff({na}, dim=-1)",

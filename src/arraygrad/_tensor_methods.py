@@ -312,6 +312,26 @@ def _bernoulli_(self, p=0.5, *, generator=None):
     return inplace.apply(self, draw, "BernoulliBackward2")
 
 
+def _inplace_view(view):
+    """`x.t_()` and its kin: x itself becomes the view `view(x, ...)` (its data, history and
+    base), and its version moves on, as torch's in-place view ops."""
+    def method(self, *args, **kwargs):
+        inplace.check(self, view.__name__ + "_")
+        new = view(self, *args, **kwargs)
+        base = new._base
+        for name in Tensor.__slots__[:-2]:
+            setattr(self, name, getattr(new, name))
+        self.__dict__.clear()
+        self.__dict__.update(new.__dict__)
+        if base is self:            # a view of x itself: x stays a tensor of its own
+            self._base = self._view_fn = None
+        self._vc[0] += 1
+        return self
+    return method
+
+
+for _name in ("t", "transpose", "swapdims", "swapaxes", "squeeze", "unsqueeze", "as_strided"):
+    setattr(Tensor, _name + "_", _inplace_view(getattr(sh, _name)))
 Tensor.fill_ = _fill_
 Tensor.zero_ = _zero_
 Tensor.copy_ = _copy_

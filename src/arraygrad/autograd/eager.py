@@ -51,8 +51,15 @@ def process(prim, args, params):
     else:
         outs = [_t.make(out if type(out) is _ndarray else backend.result(out))]
     if needs_grad and prim.differentiable and grad_mode.state.grad_enabled:
-        record(prim, params, args, outs, outs,
-               [gradient_edge(a) if isinstance(a, Tensor) else None for a in args], True)
+        edges = []
+        for a in args:
+            if not isinstance(a, Tensor) or not a._requires_grad:
+                edges.append(None)
+            elif a.grad_fn is not None and a._base is None:    # gradient_edge's common case
+                edges.append((a.grad_fn, a._output_nr))
+            else:
+                edges.append(gradient_edge(a))
+        record(prim, params, args, outs, outs, edges, True)
     if prim.is_view:
         mark_view(prim, args[0], params, outs[0])
     return outs if prim.multiple_results else outs[0]

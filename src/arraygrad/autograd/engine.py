@@ -10,6 +10,7 @@ import heapq
 import threading
 
 from .. import _tensor as _t
+from ..backends import numpy_backend
 from ..core import grad_mode
 from .anomaly_mode import state as anomaly, apply_checked
 from .graph import AccumulateGrad, gradient_edge, checked_hook_result, FREED_MSG  # noqa: F401
@@ -133,21 +134,24 @@ def _needed(root_nodes, wanted):
     for root in root_nodes:
         if root in needed:
             continue
-        stack = [(root, iter(root.next_functions))]
+        stack = [(root, iter(root._fns))]
         on_stack = {root}
         while stack:
             node, it = stack[-1]
-            for nxt, _ in it:
+            for nxt in it:
                 if nxt is not None and nxt not in needed and nxt not in on_stack:
                     on_stack.add(nxt)
-                    stack.append((nxt, iter(nxt.next_functions)))
+                    stack.append((nxt, iter(nxt._fns)))
                     break
             else:
                 stack.pop()
                 on_stack.discard(node)
                 needed[node] = node in wanted or any(
-                    needed.get(nxt, False) for nxt, _ in node.next_functions if nxt is not None)
+                    needed.get(nxt, False) for nxt in node._fns if nxt is not None)
     return needed
+
+
+_ndarray = numpy_backend.array_type
 
 
 class _RunState(threading.local):
@@ -164,14 +168,6 @@ def is_checkpoint_valid():
     return _run_state.checkpoint_valid
 
 
-def _add(a, b):
-    if a is None:
-        return b
-    if b is None:
-        return a
-    return a + b
-
-
 def run(root_edges, root_grads, keep_graph, create_graph, capture=None, targets=None):
     """Execute the graph. `capture` edges are returned instead of accumulated;
     `targets` restricts accumulation to some leaves (backward(inputs=...))."""
@@ -182,27 +178,11 @@ def run(root_edges, root_grads, keep_graph, create_graph, capture=None, targets=
     elif targets is not None:
         wanted = set(targets)
     needed = _needed(root_nodes, wanted) if wanted is not None else None
-
-    # count dependencies among the nodes that will run
-    deps = {}
-    seen = set(root_nodes)
-    stack = list(root_nodes)
-    while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
-            if nxt is None or (needed is not None and not needed.get(nxt)):
-                continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if nxt not in seen:
-                seen.add(nxt)
-                stack.append(nxt)
+    deps = _dependencies(root_nodes, needed)
 
     buffers = {}
     for (node, nr), g in zip(root_edges, root_grads):
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = {}
-        buf[nr] = _add(buf.get(nr), g)
+        _deposit(buffers, node, nr, g)
 
     captured = {} if capture is not None else None
     capture_set = set(capture) if capture is not None else ()
@@ -220,23 +200,60 @@ def run(root_edges, root_grads, keep_graph, create_graph, capture=None, targets=
     return [captured.get(e) for e in capture]
 
 
+def _dependencies(root_nodes, needed):
+    """How many edges of the nodes that will run point at each node."""
+    deps = {}
+    seen = set(root_nodes)
+    stack = list(root_nodes)
+    while stack:
+        for nxt in stack.pop()._fns:
+            if nxt is None or (needed is not None and not needed.get(nxt)):
+                continue
+            n = deps.get(nxt)
+            if n is None:
+                deps[nxt] = 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+            else:
+                deps[nxt] = n + 1
+    return deps
+
+
+# NOTE [engine buffers]
+# A node's incoming gradients wait in a list with one slot per output of the node; the
+# first gradient of a slot is stored as is, the second makes a new sum, and further ones
+# are added into that sum in place (no one else holds it) when no graph is being built.
+def _deposit(buffers, node, nr, g):
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = [None] * node.n_outputs
+    old = buf[nr]
+    buf[nr] = g if old is None else old + g
+
+
 def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, capture_set,
              targets):
+    pop, push = heapq.heappop, heapq.heappush
+    sums = set()    # buffer slots holding a sum the engine made: later terms go in place
     with grad_mode.set_grad_enabled(create_graph):
         while ready:
-            _, node = heapq.heappop(ready)
-            buf = buffers.pop(node, {})
+            node = pop(ready)[1]
+            buf = buffers.pop(node, None)
+            if sums and buf is not None:
+                for nr in range(len(buf)):
+                    sums.discard((node, nr))
             leaf = isinstance(node, AccumulateGrad)
-            if capture_set and not leaf:
+            if capture_set and not leaf and buf is not None:
                 # as torch: a non-leaf input's grad is captured before its tensor hooks run,
                 # a leaf's after its hooks
-                for nr, g in buf.items():
-                    if (node, nr) in capture_set:
+                for nr, g in enumerate(buf):
+                    if g is not None and (node, nr) in capture_set:
                         captured[(node, nr)] = g
-            if node._tensor_hooks:
+            if node._tensor_hooks and buf is not None:
                 _run_tensor_hooks(node, buf)
             if leaf:
-                g = buf.get(0)
+                g = None if buf is None else buf[0]
                 if g is not None:
                     if captured is not None:
                         if (node, 0) in capture_set:
@@ -244,66 +261,90 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
                     elif targets is None or node in targets:
                         node.accumulate(g, create_graph)
                 continue
-            if needed is not None and not any(
-                    needed.get(nxt) for nxt, _ in node.next_functions if nxt is not None):
+            fns = node._fns
+            if needed is not None and not any(needed.get(nxt) for nxt in fns if nxt is not None):
                 continue
-            if not buf:
+            if buf is None:
                 in_grads = ()
             elif anomaly.enabled:
                 in_grads = apply_checked(node, _apply, buf)
             else:
                 in_grads = _apply(node, buf)
-            nexts = node.next_functions
-            for i, (nxt, nr) in enumerate(nexts):
+            nrs = node._nrs
+            for i, nxt in enumerate(fns):
                 if nxt is None or (needed is not None and not needed.get(nxt)):
                     continue
                 g = in_grads[i] if in_grads else None
                 if g is not None:
                     b = buffers.get(nxt)
                     if b is None:
-                        b = buffers[nxt] = {}
-                    b[nr] = _add(b.get(nr), g)
-                deps[nxt] -= 1
-                if deps[nxt] == 0:
-                    heapq.heappush(ready, (-nxt._seq, nxt))
+                        b = buffers[nxt] = [None] * nxt.n_outputs
+                    nr = nrs[i]
+                    old = b[nr]
+                    if old is None:
+                        b[nr] = g
+                    elif (nxt, nr) in sums and _add_into(old, g):
+                        pass
+                    else:
+                        b[nr] = old + g
+                        if not create_graph:
+                            sums.add((nxt, nr))
+                n = deps[nxt] - 1
+                deps[nxt] = n
+                if n == 0:
+                    push(ready, (-nxt._seq, nxt))
             if not keep_graph:
                 node.release()
 
 
+def _add_into(total, g):
+    """`total += g` where both are plain arrays of one type, shape and dtype (the engine's
+    own sum, which no one else sees: the same additions in the same order, one buffer less
+    per term); False where that does not apply (other backends, broadcasting, promotion)."""
+    a, b = total._data, g._data
+    if type(a) is not _ndarray or type(b) is not _ndarray or a.shape != b.shape \
+            or a.dtype != b.dtype:
+        return False
+    a += b
+    return True
+
+
 def _run_tensor_hooks(node, buf):
-    hooks = node._tensor_hooks
-    if hooks:
-        for nr, fns in hooks.items():
-            g = buf.get(nr)
-            if g is None:
-                continue
-            for fn in fns:
-                r = fn(g)
-                if r is not None:
-                    g = checked_hook_result(fn, g, r)
-            buf[nr] = g
+    for nr, fns in node._tensor_hooks.items():
+        g = buf[nr]
+        if g is None:
+            continue
+        for fn in fns:
+            r = fn(g)
+            if r is not None:
+                g = checked_hook_result(fn, g, r)
+        buf[nr] = g
 
 
 def swap_apply(apply):
-    """Make `apply(node, buf)` the way the engine runs a node; returns the previous one. The
+    """Make `apply(node, grads)` the way the engine runs a node; returns the previous one. The
     profiler times backward nodes this way while it runs, so nothing is paid when it is off."""
     global _apply
     prev, _apply = _apply, apply
     return prev
 
 
-def _apply(node, buf):
-    n_out = node.n_outputs
-    grads = [buf.get(i) for i in range(n_out)] if n_out != 1 else [buf.get(0)]
+def _apply(node, grads):
+    """The node's input gradients from its output gradients (a list, None where none came)."""
     if node._pre_hooks:
         for hook in node._pre_hooks:
             r = hook(tuple(grads))
             if r is not None:
                 grads = list(r)
-    if all(g is None for g in grads):
-        return ()
-    if n_out != 1:
+    if node.n_outputs != 1:
+        for g in grads:
+            if g is not None:
+                break
+        else:
+            return ()
         grads = node.materialize(grads)
+    elif grads[0] is None:
+        return ()
     in_grads = node.apply(grads)
     if node._post_hooks:
         for hook in node._post_hooks:

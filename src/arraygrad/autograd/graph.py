@@ -22,6 +22,8 @@ from .anomaly_mode import state as anomaly, forward_stack
 from .views import refresh_view
 
 _seq = itertools.count()
+_ZEROS = {(0,) * n: (0,) * n for n in range(8)}
+_new = object.__new__
 
 FREED_MSG = ("Trying to backward through the graph a second time (or directly access saved "
              "tensors after they have already been freed). Saved intermediate values of the "
@@ -37,11 +39,12 @@ class SavedTensor:
     `pack` returned and `unpack` rebuilds the tensor; as in torch there is then no
     version check (the hooks own the value).
     """
-    __slots__ = ("value", "version", "ref", "out_nr", "hooks", "edge")
+    __slots__ = ("value", "version", "ref", "out_nr", "hooks", "edge", "fn", "vc")
 
     def __init__(self, value, owner_is_output=False, out_nr=0, hooks=None):
         self.out_nr = out_nr
         self.hooks = hooks
+        self.fn = None      # the history of the compact form (see `compact`)
         if hooks is not None:
             self.ref = self.version = None
             self.edge = _history(value, owner_is_output)
@@ -55,6 +58,27 @@ class SavedTensor:
             self.ref = None
             self.value = value
 
+    @classmethod
+    def compact(cls, t):
+        """`t`, an intermediate plain tensor, saved as its array, version counter and history
+        (torch's SavedVariable keeps the same), not as the Tensor object: a deep graph then
+        keeps two collector-tracked objects per saved input instead of four. Unpacking
+        rebuilds an equal tensor with the same history."""
+        s = _new(cls)
+        s.value = t._data
+        s.vc = t._vc
+        s.version = t._vc[0]
+        s.fn = t.grad_fn
+        s.out_nr = t._output_nr
+        s.ref = s.hooks = None
+        return s
+
+    def _expanded(self):
+        """The tensor a compact SavedTensor stands for."""
+        t = _t.make(self.value, True)
+        t.grad_fn, t._output_nr, t._vc = self.fn, self.out_nr, self.vc
+        return t
+
     def register_hooks(self, pack_hook, unpack_hook):
         """Pack the saved value now (detached, as torch) and unpack it on use."""
         if not (callable(pack_hook) and callable(unpack_hook)):
@@ -63,7 +87,11 @@ class SavedTensor:
             raise RuntimeError("Calling register_hooks on a saved tensor whose hooks have "
                                "already been set.")
         t = self.value
-        if self.ref is not None:
+        if self.fn is not None:
+            t = self._expanded()
+            self.fn = self.vc = None
+            self.edge = _history(t, False)
+        elif self.ref is not None:
             t = self.ref()
             t = _t.make(self.value) if t is None else t
             self.edge = True
@@ -105,7 +133,9 @@ class SavedTensor:
         return t
 
     def _checked(self, v, node):
-        if self.ref is not None:
+        if self.fn is not None:
+            v = self._expanded()
+        elif self.ref is not None:
             t = self.ref()
             if t is None:
                 t = _t.make(v, True)
@@ -232,6 +262,18 @@ class Node:
     def __init__(self, next_functions=()):
         self.next_functions = next_functions
         self._seq = next(_seq)
+
+    # NOTE [node footprint]: the edges are kept as two tuples (the nodes, and the output
+    # numbers, shared when all are 0) rather than one tuple of pairs
+    @property
+    def next_functions(self):
+        return tuple(zip(self._fns, self._nrs))
+
+    @next_functions.setter
+    def next_functions(self, edges):
+        self._fns = tuple(e[0] for e in edges)
+        nrs = tuple(e[1] for e in edges)
+        self._nrs = _ZEROS.get(nrs, nrs)
         if anomaly.enabled:
             self.metadata["traceback_"] = forward_stack()
 
@@ -321,6 +363,14 @@ class _LazySaved:
 
 _NOT_SAVED = object()
 
+# NOTE [node footprint]
+# Every object a node keeps alive that the cyclic collector tracks is scanned again by each
+# collection of the oldest generation, which in a deep graph is most of the graph-building
+# time. So a node shares its dtypes tuple with every node of the same input dtypes, keeps
+# its saved values in a tuple (untracked once it holds only numbers), and keeps a saved
+# intermediate as its array, version counter and history rather than the Tensor object.
+_dtype_tuples = {}
+
 
 class PrimNode(Node, RuleCtx):
     """Node of a builtin primitive: its vjp rule applied to the saved values."""
@@ -328,47 +378,78 @@ class PrimNode(Node, RuleCtx):
     _edge_pos = None    # the args that are edges, where not all are (Primitive.nondiff_inputs)
     hooked = False      # saved under saved-tensor hooks
     _unpacked = None    # while a hooked node runs its vjp: SavedTensor -> unpacked value
+    _saved_outs = None  # the outputs' SavedTensors, where the vjp reads them (save_output)
 
-    def __init__(self, prim, params, args, outs, next_functions, needs, level_owned):
-        if prim.nondiff_inputs or not prim.number_edges:
-            keep = tuple(i for i, a in enumerate(args) if i not in prim.nondiff_inputs
-                         and (prim.number_edges or isinstance(a, Tensor)))
-            if len(keep) != len(args):
-                self._edge_pos = keep
-                next_functions = tuple(next_functions[i] for i in keep)
-        Node.__init__(self, next_functions)
+    def __init__(self, prim, params, args, outs, edges, level_owned):
+        self._seq = next(_seq)
+        if anomaly.enabled:
+            self.metadata["traceback_"] = forward_stack()
         self.prim = prim
         self.params = params
-        self.needs_input_grad = needs
-        shapes, dtypes, saved = [], [], []
+        fns, nrs, needs, shapes, dtypes, saved = [], [], [], [], [], []
         save = prim.save
-        hooks = current_saved_hooks() if level_owned else None
-        if hooks is not None:
+        hooks = None
+        if level_owned and _hooks_state.stack:
+            hooks = _hooks_state.stack[-1]
             self.hooked = True
-        for i, a in enumerate(args):
+        # NOTE [node footprint]: intermediates are saved compactly at level 0 (not inside
+        # a transform, whose levels look saved tensors up by identity)
+        compact = level_owned and hooks is None and not transforms_active()
+        i = 0
+        for a, e in zip(args, edges):
+            if e is None:
+                fns.append(None)
+                nrs.append(0)
+                needs.append(False)
+            else:
+                fns.append(e[0])
+                nrs.append(e[1])
+                needs.append(True)
             if isinstance(a, Tensor):
                 if a._lvl is None:
                     d = a._data
                     shapes.append(d.shape)
                     dtypes.append(of_array(d.dtype))
+                    if save is not None and i not in save:
+                        saved.append(_NOT_SAVED)
+                    elif compact and a.grad_fn is not None and a._base is None:
+                        st = _new(SavedTensor)      # SavedTensor.compact, inlined
+                        st.value, st.vc, st.fn, st.out_nr = d, a._vc, a.grad_fn, a._output_nr
+                        st.version = a._vc[0]
+                        st.ref = st.hooks = None
+                        saved.append(st)
+                    else:
+                        saved.append(SavedTensor(a, hooks=hooks))
                 else:
                     shapes.append(tuple(a.shape))
                     dtypes.append(a.dtype)
-                saved.append(SavedTensor(a, hooks=hooks) if save is None or i in save
-                             else _NOT_SAVED)
+                    saved.append(SavedTensor(a, hooks=hooks) if save is None or i in save
+                                 else _NOT_SAVED)
             else:
                 shapes.append(None)
                 dtypes.append(None)
                 saved.append(a)
+            i += 1
+        self.needs_input_grad = tuple(needs)
+        if prim.nondiff_inputs or not prim.number_edges:
+            keep = [i for i, a in enumerate(args) if i not in prim.nondiff_inputs
+                    and (prim.number_edges or isinstance(a, Tensor))]
+            if len(keep) != len(args):
+                self._edge_pos = tuple(keep)
+                fns = [fns[i] for i in keep]
+                nrs = [nrs[i] for i in keep]
+        self._fns = tuple(fns)
+        nrs = tuple(nrs)
+        self._nrs = _ZEROS.get(nrs, nrs)
         self.shapes = tuple(shapes)
-        self.dtypes = tuple(dtypes)
-        self._saved = saved
+        dtypes = tuple(dtypes)
+        self.dtypes = _dtype_tuples.setdefault(dtypes, dtypes)
+        self._saved = tuple(saved)
         if prim.save_output:
-            self._saved_outs = [SavedTensor(o, level_owned, i, hooks) for i, o in enumerate(outs)]
-        else:
-            self._saved_outs = None
-        self.n_outputs = len(outs)
-        if self.n_outputs > 1:
+            self._saved_outs = tuple(SavedTensor(o, level_owned, i, hooks)
+                                     for i, o in enumerate(outs))
+        if len(outs) != 1:
+            self.n_outputs = len(outs)
             self._out_meta = [(o.shape, o.dtype) for o in outs]
 
     def __getattr__(self, name):
@@ -468,17 +549,20 @@ def _array_apply(node, grads):
     saved = node._saved
     if saved is None:
         raise RuntimeError(FREED_MSG)
+    dtype = ga.dtype
     try:
         inputs = []
         for v in saved:
             if type(v) is SavedTensor:
-                v = _plain(v.unpack(node), ga.dtype)
+                v = _saved_array(v, node, dtype)
             elif v is _NOT_SAVED:
                 v = None
             elif type(v) is not float and type(v) is not int:
                 raise _NotPlain
             inputs.append(v)
-        outs = None if node._saved_outs is None else [_plain(o, ga.dtype) for o in node.outs]
+        outs = node._saved_outs
+        if outs is not None:
+            outs = [_saved_array(o, node, dtype) for o in outs]
     except (_NotPlain, RuntimeError):
         return None
     res = node.prim.array_vjp(_np, ga, inputs, outs, node.needs_input_grad, **node.params)
@@ -489,7 +573,20 @@ class _NotPlain(Exception):
     """A saved value the array-level rules do not take."""
 
 
-def _plain(t, dtype):
+def _saved_array(s, node, dtype):
+    """The array a SavedTensor holds, when it is a plain NumPy array of `dtype` and unchanged
+    since it was saved (without building the tensor where the SavedTensor holds the array)."""
+    if s.hooks is None and (s.fn is not None or s.ref is not None):
+        if s.fn is not None:
+            changed = s.vc[0] != s.version
+        else:
+            t = s.ref()
+            changed = t is not None and t._vc[0] != s.version
+        a = s.value
+        if changed or type(a) is not _ndarray or a.dtype != dtype:
+            raise _NotPlain
+        return a
+    t = s.unpack(node)
     if t._lvl is not None or type(t._data) is not _ndarray or t._data.dtype != dtype:
         raise _NotPlain
     return t._data
@@ -503,21 +600,22 @@ def record(prim, params, saved_args, outs, results, edges, level_owned):
     path of the eager level and the grad levels. `saved_args`/`outs` are the values the vjp
     reads (for a grad level, those one level down); `edges` has, per arg, its gradient edge
     or None; `level_owned`: eager's node (saved-tensor hooks apply, outputs held weakly)."""
-    node = PrimNode(prim, params, saved_args, outs, tuple(e or (None, 0) for e in edges),
-                    tuple(e is not None for e in edges), level_owned)
+    node = PrimNode(prim, params, saved_args, outs, edges, level_owned)
     nondiff = prim.nondiff_outputs
-    for i, r in enumerate(results):
+    i = 0
+    for r in results:
+        if nondiff and i in nondiff:
+            i += 1
+            continue
         d = r._data
-        if i in nondiff:
-            continue
         dtype = r.dtype if d is None else of_array(d.dtype)
-        if not dtype.is_differentiable:
-            continue
-        if dtype.is_complex and d is not None and not prim.complex:
-            raise not_complex(prim)
-        r._requires_grad = True
-        r.grad_fn = node
-        r._output_nr = i
+        if dtype.is_differentiable:
+            if dtype.is_complex and d is not None and not prim.complex:
+                raise not_complex(prim)
+            r._requires_grad = True
+            r.grad_fn = node
+            r._output_nr = i
+        i += 1
     return node
 
 

@@ -5,6 +5,7 @@ Every op on a Dask-backed tensor adds to a Dask graph instead of computing, back
 graph that `arraygrad.compute` runs at once. `xp` is array-api-compat's array API namespace
 over `dask.array`; NumPy arrays join Dask ops as one-chunk Dask arrays.
 """
+import functools
 import types
 from concurrent.futures import ThreadPoolExecutor
 
@@ -29,10 +30,74 @@ def _take_along_axis(x, index, axis=-1):
     return da.map_blocks(np.take_along_axis, x, index, axis=axis, dtype=x.dtype, chunks=chunks)
 
 
+# NOTE [Dask linalg and fft]: dask.array's own linalg takes one 2-D matrix (tall-and-skinny
+# chunks) and its fft needs one chunk along each transformed axis. arraygrad's impls work on
+# stacks of small matrices, so here NumPy's routines run as generalised ufuncs: one task per
+# chunk of the stack dims, each matrix (each transformed axis) gathered into one chunk.
+def _stacked(fn, signature, nout=1, sizes=None):
+    def run(*arrays, **kwargs):
+        arrays = [da.asarray(a) for a in arrays]
+        arrays = [a.rechunk({a.ndim - 2: -1, a.ndim - 1: -1}) for a in arrays]   # each matrix whole
+        dtype = arrays[-1].dtype
+        f = functools.partial(fn, **kwargs) if kwargs else fn
+        if any(0 in a.shape for a in arrays):      # nothing to compute (Dask cannot chunk it)
+            out = f(*[a.compute() for a in arrays])
+            return tuple(map(da.asarray, out)) if nout > 1 else da.asarray(out)
+        out = da.apply_gufunc(f, signature(*arrays, **kwargs) if callable(signature) else
+                              signature, *arrays, output_dtypes=(dtype,) * nout if nout > 1
+                              else dtype, output_sizes=sizes(*arrays) if sizes else None)
+        return tuple(out) if nout > 1 else out
+    return run
+
+
+def _k(a):
+    return {"k": min(a.shape[-2:])}
+
+
+def _svd_signature(a, full_matrices=True):
+    return "(m,n)->(m,m),(k),(n,n)" if full_matrices else "(m,n)->(m,k),(k),(k,n)"
+
+
+def _qr_signature(a, mode="reduced"):
+    return "(m,n)->(m,m),(m,n)" if mode == "complete" else "(m,n)->(m,k),(k,n)"
+
+
+linalg = types.ModuleType("arraygrad.backends.dask_backend.xp.linalg")
+linalg.__dict__.update({k: v for k, v in vars(dxp.linalg).items() if not k.startswith("__")})
+linalg.__dict__.update(
+    inv=_stacked(np.linalg.inv, "(n,n)->(n,n)"),
+    det=_stacked(np.linalg.det, "(n,n)->()"),
+    slogdet=_stacked(np.linalg.slogdet, "(n,n)->(),()", 2),
+    cholesky=_stacked(np.linalg.cholesky, "(n,n)->(n,n)"),
+    solve=_stacked(np.linalg.solve, "(n,n),(n,k)->(n,k)"),
+    eigh=_stacked(np.linalg.eigh, "(n,n)->(n),(n,n)", 2),
+    eigvalsh=_stacked(np.linalg.eigvalsh, "(n,n)->(n)"),
+    svd=_stacked(np.linalg.svd, _svd_signature, 3, _k),
+    svdvals=_stacked(np.linalg.svdvals, "(m,n)->(k)", sizes=_k),
+    qr=_stacked(np.linalg.qr, _qr_signature, 2, _k))
+
+
+def _whole_axes(fn, axes_arg):
+    """A dask.array.fft function with each transformed axis in one chunk first."""
+    def run(x, *args, **kwargs):
+        axes = kwargs.get(axes_arg, -1 if axes_arg == "axis" else None)
+        axes = range(x.ndim) if axes is None else [axes] if axes_arg == "axis" else axes
+        return fn(x.rechunk({a % x.ndim: -1 for a in axes}), *args, **kwargs)
+    return run
+
+
+fft = types.ModuleType("arraygrad.backends.dask_backend.xp.fft")
+fft.__dict__.update({k: v for k, v in vars(dxp.fft).items() if not k.startswith("__")})
+fft.__dict__.update({name: _whole_axes(getattr(dxp.fft, name), axes)
+                     for name, axes in (("fftn", "axes"), ("ifftn", "axes"), ("rfft", "axis"),
+                                        ("irfft", "axis"))})
+
 # array-api-compat's namespace over dask.array, plus what it lacks
 xp = types.ModuleType("arraygrad.backends.dask_backend.xp")
 xp.__dict__.update({k: v for k, v in vars(dxp).items() if not k.startswith("__")})
 xp.take_along_axis = _take_along_axis
+xp.linalg = linalg
+xp.fft = fft
 
 
 class DaskBackend:

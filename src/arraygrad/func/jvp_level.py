@@ -121,7 +121,7 @@ class JvpInterpreter(Interpreter):
         if type(node) is PrimNode and node.prim is prim and eager_below(outs[0]):
             dual_of = {id(p): a for p, a in zip(primals, args) if type(a) is Tensor and a._lvl is self}
             dual_of.update((id(o), w) for o, w in zip(outs, wrapped))
-            save_duals(node._saved + (node._saved_outs or []), dual_of)
+            save_duals(node._saved + (node._saved_outs or ()), dual_of)
         return wrapped if prim.multiple_results else wrapped[0]
 
     def tangents(self, prim, params, primals, tangents, outs):

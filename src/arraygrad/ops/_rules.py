@@ -102,11 +102,22 @@ def unary(name, impl, deriv, *, save_input=True, save_output=False, array_deriv=
     array_vjp = None
     if array_deriv is not None:
         def array_vjp(xp, g, inputs, outs, needs):
-            return (g * array_deriv(xp, inputs[0], outs[0] if outs else None),)
+            x, out = inputs[0], outs[0] if outs else None
+            d = array_deriv(xp, x, out)
+            if fresh(xp, d, g) and d is not x and d is not out:
+                return (xp.multiply(g, d, out=d),)     # the same product, one buffer less
+            return (g * d,)
     return primitive(name, impl, vjp=(vjp,),
                      jvp=(lambda ctx, t: t * deriv(ctx),), batch=elementwise,
                      save=(0,) if save_input else (), save_output=save_output,
                      array_vjp=array_vjp, **kw)
+
+
+def fresh(xp, d, like):
+    """Whether `d`, a temporary of an array-level rule (which runs on NumPy), can take a
+    result shaped as array `like` in place (0-d operations give NumPy scalars, not arrays)."""
+    return type(d) is type(like) is xp.ndarray and d.shape == like.shape \
+        and d.dtype == like.dtype
 
 
 def binary(name, impl, dx, dy, *, save=(0, 1), save_output=False, **kw):

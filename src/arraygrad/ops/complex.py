@@ -5,6 +5,9 @@ These ops are not holomorphic, so each rule is written out: for f(z), with the W
 derivatives df/dz and df/dconj(z), the jvp is df/dz t + df/dconj(z) conj(t) and the vjp is
 g conj(df/dz) + conj(g) df/dconj(z); a real input keeps the real part of its cotangent.
 """
+import builtins
+import math
+
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..backends import silent
@@ -21,10 +24,10 @@ def _real_dtype(d):
 
 
 # ----------------------------------------------------------------- real, imag (views)
-_real = primitive("real", lambda xp, x: x.real, vjp=(lambda ctx, g: g.to(ctx.dtypes[0]),),
+_real = primitive("real", lambda xp, x: xp.real(x), vjp=(lambda ctx, g: g.to(ctx.dtypes[0]),),
                   linear=True, save=(), is_view=True, batch=elementwise,
                   node_name="SelectBackward0")   # torch: view_as_real(z).select(-1, i)
-_imag = primitive("imag", lambda xp, x: x.imag,
+_imag = primitive("imag", lambda xp, x: xp.imag(x),
                   vjp=(lambda ctx, g: g.to(ctx.dtypes[0]) * 1j,),
                   linear=True, save=(), is_view=True, batch=elementwise,
                   node_name="SelectBackward0")   # torch: view_as_real(z).select(-1, i)
@@ -74,7 +77,7 @@ def is_conj(input):
 @silent
 def _sgn_impl(xp, x):
     r = xp.abs(x)
-    return xp.where(r == 0, xp.zeros((), x.dtype), x / xp.where(r == 0, 1, r))
+    return xp.where(r == 0, xp.zeros((), dtype=x.dtype), x / xp.where(r == 0, 1, r))
 
 
 def _sgn_parts(ctx):
@@ -122,8 +125,14 @@ def _angle_jvp(ctx, t):
     return where(r2 == 0, 0.0, (z.conj() * t).imag / where(r2 == 0, 1.0, r2))
 
 
-_angle = primitive("angle", silent(lambda xp, x: xp.angle(x).astype(
-                       x.real.dtype if x.dtype.kind in "fc" else "float32", copy=False)),
+@silent
+def _angle_impl(xp, x):
+    if xp.isdtype(x.dtype, "complex floating"):
+        return xp.atan2(xp.imag(x), xp.real(x))
+    return xp.atan2(xp.zeros_like(x), x)        # pi for negative reals (and -0.0), as torch
+
+
+_angle = primitive("angle", _angle_impl,
                    vjp=(_angle_vjp,), jvp=(_angle_jvp,), save=(0,), batch=elementwise,
                    complex=True)
 
@@ -138,11 +147,20 @@ def angle(input):
 
 # ----------------------------------------------------------------- complex(), polar
 def _complex_impl(xp, x, y):
-    out = xp.empty(xp.broadcast_shapes(x.shape, y.shape),
-                   dtype=xp.complex128 if x.dtype == xp.float64 else xp.complex64)
-    out.real = x
-    out.imag = y
-    return out
+    c = xp.complex128 if x.dtype == xp.float64 else xp.complex64
+    if hasattr(x, "strides"):     # strided libraries (NumPy): write the parts in place
+        out = xp.empty(xp.broadcast_shapes(x.shape, y.shape), dtype=c)
+        out.real = x
+        out.imag = y
+        return out
+    # the standard has no constructor from parts: x + y*1j, with y's infinities and nans
+    # placed where complex multiplication would make a nan real part
+    iy = xp.astype(y, c) * 1j
+    unit = builtins.complex
+    for special in (math.inf, -math.inf):
+        iy = xp.where(y == special, unit(0, special), iy)
+    iy = xp.where(xp.isnan(y), unit(0, math.nan), iy)
+    return xp.astype(x, c) + iy
 
 
 _complex = primitive("complex", _complex_impl, save=(), linear=True, batch=elementwise,
@@ -173,7 +191,12 @@ def polar(abs, angle):
 
 
 # ----------------------------------------------------------------- view_as_real / complex
+# NOTE [complex views]: on a strided library (NumPy) view_as_real and view_as_complex are
+# views sharing memory, as torch's; the array API standard has neither strides nor views, so
+# there they are copies (as every "view" is on such a library: see the backends' `alias`).
 def _view_as_real_impl(xp, x):
+    if not hasattr(x, "strides"):
+        return xp.stack([xp.real(x), xp.imag(x)], axis=-1)
     r = x.real
     half = r.itemsize
     return xp.lib.stride_tricks.as_strided(r, r.shape + (2,), r.strides + (half,),
@@ -200,6 +223,8 @@ def view_as_real(input):
 
 def _view_as_complex_impl(xp, x):
     c = xp.complex128 if x.dtype == xp.float64 else xp.complex64
+    if not hasattr(x, "strides"):
+        return _complex_impl(xp, x[..., 0], x[..., 1])
     if x.strides[-1] != x.itemsize:
         x = xp.ascontiguousarray(x)     # a batch dim moved to the front: not a user's view
     return x.view(c)[..., 0]
@@ -218,6 +243,7 @@ def view_as_complex(input):
                            f"but got a tensor of scalar type: {short_dtype_name(input.dtype)}")
     if input.ndim == 0 or input.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
-    if input._lvl is None and input._data.strides[-1] != input._data.itemsize:
+    strides = getattr(input._data, "strides", None) if input._lvl is None else None
+    if strides is not None and strides[-1] != input._data.itemsize:
         raise RuntimeError("Tensor must have a last dimension with stride 1")
     return _view_as_complex(input)

@@ -6,7 +6,7 @@ from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..backends import silent, backend_of, array_dtype
 from ._checks import tensor_op, not_tensor, number_arg, short_dtype_name, type_name
-from ._rules import unary as _unary, binary, nondiff, elementwise
+from ._rules import unary as _unary, binary, nondiff, elementwise, fresh
 from .registry import primitive
 
 Tensor = _t.Tensor
@@ -201,18 +201,25 @@ def _pow_dx(ctx, g):
     return g * y * x ** (y - 1)
 
 
+def _real_nonnegative(y):
+    """Where d(x ** y)/dy at x = 0 is 0 (torch's rule): y real and >= 0."""
+    if isinstance(y, Tensor) and y.dtype.is_complex:
+        return (y.imag == 0) & (y.real >= 0)
+    return y >= 0
+
+
 def _pow_dy(ctx, g):
     x = ctx.x
     if not isinstance(x, Tensor):
         import cmath
         import math
         if isinstance(x, builtins.complex) or ctx.out.dtype.is_complex:
-            return g * ctx.out * cmath.log(x) if x != 0 else g * 0 * ctx.out
+            if x != 0:
+                return g * ctx.out * cmath.log(x)
+            # 0 ** y: as torch, 0 for a real y >= 0, else out * log(0)
+            return g * where(_real_nonnegative(ctx.y), 0.0, ctx.out * -math.inf)
         return g * ctx.out * math.log(x) if x > 0 else g * 0 * ctx.out
-    y = ctx.y
-    if isinstance(y, Tensor) and y.dtype.is_complex:
-        y = y.real
-    return g * where((x == 0) & (y >= 0), 0.0, ctx.out * log(x))
+    return g * where((x == 0) & _real_nonnegative(ctx.y), 0.0, ctx.out * log(x))
 
 
 _pow = binary("pow", _checked("pow", lambda xp, x, y: xp.pow(x, y)), _pow_dx, _pow_dy,
@@ -380,10 +387,26 @@ def no_complex(op, *xs, kernel=None):
 exp = _float_op("exp", lambda xp, x: xp.exp(x), lambda ctx: ctx.out, save_input=False,
                 save_output=True, complex=True, array_deriv=lambda xp, x, out: out)
 log = _float_op("log", lambda xp, x: xp.log(x), lambda ctx: 1 / ctx.x, complex=True)
-sqrt = _float_op("sqrt", lambda xp, x: xp.sqrt(x), lambda ctx: 0.5 / ctx.out,
-                 save_input=False, save_output=True, complex=True)
+# torch's sqrt rules divide by 2 sqrt(x): at 0 that is a complex division by zero, inf in each
+# part, where multiplying by 0.5 / sqrt(x) would give nan
+sqrt = _float_unary(primitive(
+    "sqrt", lambda xp, x: xp.sqrt(x), save=(), save_output=True, complex=True,
+    vjp=(lambda ctx, g: g / (2 * ctx.out.conj()),), jvp=(lambda ctx, t: t / (2 * ctx.out),),
+    batch=elementwise))
 rsqrt = _float_op("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda ctx: -0.5 * ctx.out ** 3,
                   save_input=False, save_output=True, complex=True)
+def _one_minus_square(xp, out):
+    """`1 - out * out` for tanh's array-level rule, in one buffer."""
+    t = out * out
+    return xp.subtract(1, t, out=t) if fresh(xp, t, out) else 1 - t
+
+
+def _times_one_minus(xp, out):
+    """`out * (1 - out)` for sigmoid's array-level rule, in one buffer."""
+    t = 1 - out
+    return xp.multiply(out, t, out=t) if fresh(xp, t, out) else out * t
+
+
 def _abs_jvp(ctx, t):
     s = ctx.x.sgn()
     return (t * s.conj()).real if s.dtype.is_complex else t * s
@@ -395,10 +418,10 @@ abs = _tensor_unary(primitive("abs", silent(lambda xp, x: xp.abs(x)), save=(0,),
 sign = _piecewise_constant("sign", lambda xp, x: xp.sign(x))
 tanh = _float_op("tanh", lambda xp, x: xp.tanh(x), lambda ctx: 1 - ctx.out * ctx.out,
                  save_input=False, save_output=True, complex=True,
-                 array_deriv=lambda xp, x, out: 1 - out * out)
+                 array_deriv=lambda xp, x, out: _one_minus_square(xp, out))
 sigmoid = _float_op("sigmoid", lambda xp, x: _sigmoid_impl(xp, x),
                     lambda ctx: ctx.out * (1 - ctx.out), save_input=False, save_output=True,
-                    complex=True, array_deriv=lambda xp, x, out: out * (1 - out))
+                    complex=True, array_deriv=lambda xp, x, out: _times_one_minus(xp, out))
 relu = _tensor_unary(unary(
     "relu", lambda xp, x: xp.maximum(x, xp.zeros((), dtype=x.dtype)),
     # 1 where out > 0 and where out is NaN (a NaN input passes its gradient, as torch's

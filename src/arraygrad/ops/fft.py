@@ -16,7 +16,7 @@ from ._checks import tensor_op
 from ._rules import to_front
 from .registry import primitive
 from .elementwise import convert
-from .shape import cat, narrow
+from .shape import cat, narrow, zeros_beside
 
 Tensor = _t.Tensor
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -39,7 +39,7 @@ def _shift_batch_dim(prim, args, bdims, dim, **params):
 # ----------------------------------------------------------------- primitives
 def _c2c_impl(xp, x, dims, norm, forward):
     f = xp.fft.fftn if forward else xp.fft.ifftn
-    return f(x, axes=dims, norm=norm).astype(x.dtype, copy=False)
+    return xp.astype(f(x, axes=dims, norm=norm), x.dtype, copy=False)
 
 
 _c2c = primitive(
@@ -51,7 +51,7 @@ _c2c = primitive(
 
 def _r2c_impl(xp, x, dim, norm):
     c = xp.complex128 if x.dtype == xp.float64 else xp.complex64
-    return xp.fft.rfft(x, axis=dim, norm=norm).astype(c, copy=False)
+    return xp.astype(xp.fft.rfft(x, axis=dim, norm=norm), c, copy=False)
 
 
 def _r2c_vjp(ctx, g, dim, norm):
@@ -60,7 +60,7 @@ def _r2c_vjp(ctx, g, dim, norm):
     if pad:
         shape = list(g.shape)
         shape[dim] = pad
-        g = cat([g, g.new_zeros(tuple(shape))], dim)
+        g = cat([g, zeros_beside(g, shape)], dim)
     return _c2c(g, dims=(dim,), norm=_DUAL[norm], forward=False).real
 
 
@@ -72,7 +72,7 @@ _r2c = primitive(
 
 def _c2r_impl(xp, x, dim, n, norm):
     r = xp.float64 if x.dtype == xp.complex128 else xp.float32
-    return xp.fft.irfft(x, n=n, axis=dim, norm=norm).astype(r, copy=False)
+    return xp.astype(xp.fft.irfft(x, n=n, axis=dim, norm=norm), r, copy=False)
 
 
 def _c2r_vjp(ctx, g, dim, n, norm):
@@ -111,7 +111,7 @@ def _resize(x, dim, n):
         return narrow(x, dim, 0, n)
     shape = list(x.shape)
     shape[dim] = n - have
-    return cat([x, x.new_zeros(tuple(shape))], dim)
+    return cat([x, zeros_beside(x, shape)], dim)
 
 
 def _dims_sizes(op, x, s, dim, default_all):

@@ -10,6 +10,7 @@ from ._checks import tensor_op, short_dtype_name
 from ._rules import adjoint, along_dim, reduction
 from .registry import primitive
 from .elementwise import convert, exp, where, log
+from .shape import eye_beside, full_beside
 
 Tensor = _t.Tensor
 
@@ -131,14 +132,13 @@ _EXACT_PROD_BUDGET = 1 << 20
 
 
 def _prod_others(x, dims):
-    from .creation import eye
     k = len(dims)
     rest = [s for i, s in enumerate(x.shape) if i not in dims]
     moved = x.movedim(dims, tuple(range(x.ndim - k, x.ndim)))
     flat = moved.reshape(tuple(rest) + (-1,))
     n = flat.shape[-1]
     square = flat.unsqueeze(-2).expand(tuple(rest) + (n, n))
-    others = _prod(where(eye(n, dtype=_dt.bool), 1.0, square), dims=(len(rest) + 1,),
+    others = _prod(where(eye_beside(x, n, dtype=_dt.bool), 1.0, square), dims=(len(rest) + 1,),
                    keepdim=False)
     return others.reshape(moved.shape).movedim(tuple(range(x.ndim - k, x.ndim)), dims)
 
@@ -157,8 +157,7 @@ def _prod_grad(ctx, g, dims, keepdim):
 
 
 def _prod_jvp(ctx, t, dims, keepdim):
-    from .creation import ones
-    d = _prod_grad(ctx, ones(tuple(ctx.out.shape), dtype=ctx.out.dtype), dims, keepdim)
+    d = _prod_grad(ctx, full_beside(ctx.out, ctx.out.shape, 1), dims, keepdim)
     return _sum(d * t, dims=dims, keepdim=keepdim)
 
 
@@ -364,8 +363,10 @@ argmin = _arg_select("argmin", _min_dim)
 @silent
 def _logsumexp_impl(xp, x, dims, keepdim):
     dtype, x = x.dtype, _wide(xp, x)
-    m = xp.max(x, axis=dims, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, dtype=x.dtype)
-    m = xp.where(xp.isfinite(m), m, xp.zeros((), dtype=x.dtype))
+    # complex x: shifted by the largest real part (as torch), exp(x - m) is then at most 1 in size
+    r = xp.real(x) if xp.isdtype(x.dtype, "complex floating") else x
+    m = xp.max(r, axis=dims, keepdims=True) if x.size else xp.zeros((1,) * x.ndim, dtype=r.dtype)
+    m = xp.where(xp.isfinite(m), m, xp.zeros((), dtype=r.dtype))
     out = xp.log(xp.sum(xp.exp(x - m), axis=dims, keepdims=True)) + m
     return xp.astype(out if keepdim else xp.squeeze(out, axis=dims), dtype, copy=False)
 
@@ -375,9 +376,9 @@ def _lse_weights(ctx, dims, keepdim):
 
 
 _logsumexp = primitive(
-    "logsumexp", _logsumexp_impl, save_output=True,
+    "logsumexp", _logsumexp_impl, save_output=True, complex=True,
     vjp=(lambda ctx, g, dims, keepdim:
-         _unreduce(g, ctx.shapes[0], dims, keepdim) * _lse_weights(ctx, dims, keepdim),),
+         _unreduce(g, ctx.shapes[0], dims, keepdim) * _lse_weights(ctx, dims, keepdim).conj(),),
     jvp=(lambda ctx, t, dims, keepdim:
          _sum(t * _lse_weights(ctx, dims, keepdim), dims=dims, keepdim=keepdim),),
     batch=reduction)
@@ -425,9 +426,11 @@ _log_softmax = primitive(
     batch=along_dim)
 
 
-def _floating(op, input):
+def _floating(op, input, d):
+    """torch's refusal of complex and integer softmax, naming the kernel it dispatches to."""
     if not input.dtype.is_floating_point:
-        raise NotImplementedError(f'"{op}" not implemented for '
+        kernel = "lastdim_kernel_impl" if d >= input.ndim - 1 else "kernel_impl"
+        raise NotImplementedError(f'"{op}_{kernel}" not implemented for '
                                   f"'{short_dtype_name(input.dtype)}'")
 
 
@@ -435,10 +438,10 @@ def _floating(op, input):
 def softmax(input, dim=None, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
-    _floating("softmax_lastdim_kernel_impl", input)
     if dim is None:
         dim = 0 if input.ndim in (0, 1, 3) else 1
     d = _t._wrap_dim(dim, input.ndim)
+    _floating("softmax", input, d)
     if input.ndim == 0:
         return _softmax(input.reshape(1), dim=0).reshape(())
     return _softmax(input, dim=d)
@@ -448,10 +451,10 @@ def softmax(input, dim=None, dtype=None):
 def log_softmax(input, dim=None, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
-    _floating("log_softmax_lastdim_kernel_impl", input)
     if dim is None:
         dim = 0 if input.ndim in (0, 1, 3) else 1
     d = _t._wrap_dim(dim, input.ndim)
+    _floating("log_softmax", input, d)
     if input.ndim == 0:
         return _log_softmax(input.reshape(1), dim=0).reshape(())
     return _log_softmax(input, dim=d)
@@ -669,10 +672,10 @@ def count_nonzero(input, dim=None):
 # tail after z), and keeping that factor makes second derivatives at zeros exact too.
 # Both rules are written with masks (torch's cumprod_backward does the same).
 def _cumprod_parts(x, dim):
-    zero = convert(x == 0, x.dtype)
-    seen = _cumsum(zero, dim=dim)                       # zeros at or before each position
+    zero = x == 0
+    seen = _cumsum(convert(zero, _dt.int64), dim=dim)   # zeros at or before each position
     before = seen == 0
-    first = (seen == 1) & (zero != 0)
+    first = (seen == 1) & zero
     safe = where(before, x, 1.0)
     head = _prod(safe, dims=(dim,), keepdim=True)       # product before the first zero
     tail = where(before | first, 1.0, x)
@@ -705,7 +708,8 @@ def _cumprod_jvp(ctx, t, dim):
 
 
 _cumprod = primitive("cumprod", silent(lambda xp, x, dim: xp.cumulative_prod(x, axis=dim)),
-                     save_output=True, vjp=(_cumprod_vjp,), jvp=(_cumprod_jvp,), batch=along_dim)
+                     save_output=True, vjp=(adjoint(_cumprod_vjp),), jvp=(_cumprod_jvp,),
+                     complex=True, batch=along_dim)
 
 
 @tensor_op

@@ -6,7 +6,7 @@ from .. import _tensor as _t
 from .. import dtypes as _dt
 from ..core.autocast_mode import autocast_op, FP32
 from ..core.shapes import broadcasts_to, sum_to as _sum_to
-from ..backends import backend_of, default_backend
+from ..backends import array_dtype, backend_of, default_backend
 from ._checks import tensor_op, tensor_list, type_name
 from ._rules import all_front, same_bdim, shifted_dims, to_front
 from .registry import primitive
@@ -567,17 +567,42 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 
 
 def _diag_embed_like(g, shape, offset, dim1, dim2):
-    from .creation import zeros
-    z = zeros(shape, dtype=g.dtype)
-    return _diag_scatter(z, g, offset=offset, dim1=dim1, dim2=dim2)
+    return _diag_scatter(zeros_beside(g, shape), g, offset=offset, dim1=dim1, dim2=dim2)
+
+
+def _to_last_two(xp, x, dim1, dim2):
+    """`x` with dims dim1, dim2 moved last (the others keep their order), and the order
+    that moves them back."""
+    n = x.ndim
+    if (dim1, dim2) == (n - 2, n - 1):
+        return x, None
+    order = [d for d in range(n) if d not in (dim1, dim2)] + [dim1, dim2]
+    return xp.permute_dims(x, tuple(order)), tuple(order.index(d) for d in range(n))
 
 
 def _diag_scatter_impl(xp, z, g, offset, dim1, dim2):
-    out = z.copy()
-    d = xp.diagonal(out, offset, dim1, dim2)
-    d.setflags(write=True)
-    d[...] = g
-    return out
+    """z with its `offset` diagonal over (dim1, dim2) replaced by g (whose last dim runs
+    along that diagonal): a `where` over the plane, g gathered by each cell's place on it;
+    strided libraries (NumPy) write a copy through its diagonal view instead, in a third of the
+    time."""
+    if hasattr(z, "strides"):
+        out = xp.asarray(z, copy=True)
+        d = xp.diagonal(out, offset, dim1, dim2)
+        if hasattr(d, "setflags"):
+            d.setflags(write=True)      # NumPy's diagonal view is read-only
+        d[...] = g
+        return out
+    z, back = _to_last_two(xp, z, dim1, dim2)
+    rows, cols, size = z.shape[-2], z.shape[-1], g.shape[-1]
+    i = xp.reshape(xp.arange(rows), (rows, 1))
+    j = xp.reshape(xp.arange(cols), (1, cols))
+    if size:
+        along = xp.reshape(xp.minimum(xp.minimum(i, j), size - 1), (-1,))
+        values = xp.reshape(xp.take(g, along, axis=-1), g.shape[:-1] + (rows, cols))
+        out = xp.where((j - i) == offset, values, z)
+    else:
+        out = xp.asarray(z, copy=True)
+    return out if back is None else xp.permute_dims(out, back)
 
 
 def _diag_scatter_batch(prim, args, bdims, offset, dim1, dim2):
@@ -589,7 +614,7 @@ _diag_scatter = primitive("diagonal_scatter", _diag_scatter_impl, save=(),
                                lambda ctx, g, offset, dim1, dim2: _diagonal(g, offset=offset, dim1=dim1, dim2=dim2)),
                           linear=True, batch=_diag_scatter_batch)
 def _diagonal_impl(xp, x, offset, dim1, dim2):
-    d = xp.diagonal(x, offset, dim1, dim2)
+    d = xp.linalg.diagonal(_to_last_two(xp, x, dim1, dim2)[0], offset=offset)
     flags = getattr(d, "flags", None)
     if flags is not None and not flags.writeable and x.flags.writeable:
         d.setflags(write=True)  # NumPy's diagonal view is read-only; torch's can be written
@@ -615,38 +640,60 @@ def diag(input, diagonal_=0):
     if input.ndim not in (1, 2):
         raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
     if input.ndim == 1:
-        from .creation import zeros
         n = input.shape[0] + builtins.abs(diagonal_)
-        return _diag_scatter(zeros((n, n), dtype=input.dtype), input, offset=diagonal_, dim1=0, dim2=1)
+        return _diag_scatter(zeros_beside(input, (n, n)), input, offset=diagonal_, dim1=0, dim2=1)
     return _clone(diagonal(input, diagonal_))     # torch.diag copies
 
 
+# ----------------------------------------------------------------- constants beside a tensor
+# NOTE [constants in x's library]: a composition or rule that pads or masks `x` needs its
+# constants in x's array library (creation functions give NumPy arrays, which other libraries
+# refuse to mix with). These are plain tensors: constants at every level, never batched.
+def full_beside(x, shape, fill, dtype=None):
+    """`fill` in `shape` (and x's dtype unless given) in the array library of `x`."""
+    xp = backend_of(x._base_array()).xp
+    return _t.make(xp.full(tuple(shape), fill, dtype=array_dtype(xp, dtype or x.dtype)))
+
+
+def zeros_beside(x, shape, dtype=None):
+    return full_beside(x, shape, 0, dtype)
+
+
+def eye_beside(x, n, m=None, dtype=None):
+    """The n x m identity (x's dtype unless given) in the array library of `x`."""
+    xp = backend_of(x._base_array()).xp
+    return _t.make(xp.eye(n, m, dtype=array_dtype(xp, dtype or x.dtype)))
+
+
 # ----------------------------------------------------------------- triangles, grids
-def _tri_mask(shape, diagonal, lower):
-    from .creation import arange
-    if len(shape) < 2:
-        raise RuntimeError(f"{'tril' if lower else 'triu'}: input tensor must have at least 2 "
-                           "dimensions")
-    offset = arange(shape[-1]).unsqueeze(0) - arange(shape[-2]).unsqueeze(1)
-    return offset <= diagonal if lower else offset >= diagonal
+def _triangle_batch(prim, args, bdims, diagonal):
+    return prim(to_front(args[0], bdims[0]), diagonal=diagonal), 0
 
 
-def _zero_of(input):
-    """A 0-d zero of input's dtype: tril/triu keep the dtype (a bare 0 would promote bool)."""
-    from .creation import zeros
-    return zeros((), dtype=input.dtype)
+_tril = primitive("tril", lambda xp, x, diagonal: xp.tril(x, k=diagonal), linear=True, save=(),
+                  vjp=(lambda ctx, g, diagonal: _tril(g, diagonal=diagonal),),
+                  node_name="TrilBackward0", batch=_triangle_batch)
+_triu = primitive("triu", lambda xp, x, diagonal: xp.triu(x, k=diagonal), linear=True, save=(),
+                  vjp=(lambda ctx, g, diagonal: _triu(g, diagonal=diagonal),),
+                  node_name="TriuBackward0", batch=_triangle_batch)
+
+
+def _triangle(prim, op, input, diagonal):
+    if input.ndim < 2:
+        raise RuntimeError(f"{op}: input tensor must have at least 2 dimensions")
+    return prim(input, diagonal=diagonal)
 
 
 @tensor_op
 def tril(input, diagonal=0):
-    from .elementwise import where
-    return where(_tri_mask(input.shape, diagonal, True), input, _zero_of(input))
+    """The lower triangle (on and below the `diagonal`-th diagonal) of the last two dims."""
+    return _triangle(_tril, "tril", input, diagonal)
 
 
 @tensor_op
 def triu(input, diagonal=0):
-    from .elementwise import where
-    return where(_tri_mask(input.shape, diagonal, False), input, _zero_of(input))
+    """The upper triangle (on and above the `diagonal`-th diagonal) of the last two dims."""
+    return _triangle(_triu, "triu", input, diagonal)
 
 
 def meshgrid(*tensors, indexing="ij"):
@@ -718,8 +765,8 @@ def block_diag(*tensors):
     rows, left = [], 0
     for b in blocks:
         n, m = b.shape
-        rows.append(cat([zeros(n, left, dtype=dtype), b.to(dtype),
-                         zeros(n, width - left - m, dtype=dtype)], 1))
+        rows.append(cat([zeros_beside(b, (n, left), dtype), b.to(dtype),
+                         zeros_beside(b, (n, width - left - m), dtype)], 1))
         left += m
     return cat(rows, 0)
 

@@ -6,19 +6,20 @@ dim joins the stack dims in front. Where LAPACK reports a failure (a zero pivot,
 is not positive-definite) the impls return torch's `info` codes, computed by the small
 unblocked factorisations below when NumPy's routines refuse the stack.
 """
+import math
 import warnings
 from collections import namedtuple
 
 from .. import _tensor as _t
 from .. import dtypes as _dt
-from ..backends import silent
+from ..backends import backend_of, silent
 from ..core.autocast_mode import autocast_op, FP32
 from ._checks import LinAlgError, tensor_op, short_dtype_name
 from ._rules import all_front
 from .registry import primitive
 from .creation import eye, tensor, zeros
 from .elementwise import where
-from .shape import broadcast_shapes, cat, tril, triu
+from .shape import broadcast_shapes, cat, eye_beside, tril, triu, zeros_beside
 
 Tensor = _t.Tensor
 
@@ -42,7 +43,24 @@ def _flat(xp, a):
     size = 1
     for d in a.shape[:-2]:
         size *= d
-    return xp.array(xp.reshape(a, (size,) + a.shape[-2:]), copy=True)
+    return xp.asarray(xp.reshape(a, (size,) + a.shape[-2:]), copy=True)
+
+
+def _swap_rows(xp, a, j, p):
+    """`a` (a stack over its first dim) with rows j and p[i] of each a[i] exchanged: in place
+    where the library writes through integer indices (NumPy), else by `where` (the standard
+    writes through slices only)."""
+    if hasattr(a, "strides"):
+        rows = xp.arange(a.shape[0])
+        top = a[rows, j].copy()
+        a[rows, j] = a[rows, p]
+        a[rows, p] = top
+        return a
+    rest = (1,) * (a.ndim - 2)
+    at = xp.reshape(xp.arange(a.shape[1]), (1, a.shape[1]) + rest)
+    p = xp.reshape(p, (a.shape[0], 1) + rest)
+    row_p = xp.take_along_axis(a, xp.broadcast_to(p, (a.shape[0], 1) + a.shape[2:]), axis=1)
+    return xp.where(at == j, row_p, xp.where(at == p, a[:, j:j + 1, ...], a))
 
 
 def _lu_raw(xp, a):
@@ -51,20 +69,21 @@ def _lu_raw(xp, a):
     batch, (m, n) = a.shape[:-2], a.shape[-2:]
     lu = _flat(xp, a)
     b, k = lu.shape[0], min(m, n)
-    rows = xp.arange(b)
-    piv = xp.zeros((b, k), dtype=xp.int32)
-    info = xp.zeros(b, dtype=xp.int32)
+    pivots = []
+    info = xp.zeros((b,), dtype=xp.int32)
     for j in range(k):
         p = xp.argmax(xp.abs(lu[:, j:, j]), axis=-1) + j
-        piv[:, j] = p + 1
-        top = lu[rows, j].copy()
-        lu[rows, j] = lu[rows, p]
-        lu[rows, p] = top
+        pivots.append(p)
+        lu = _swap_rows(xp, lu, j, p)
         pivot = lu[:, j, j]
         zero = pivot == 0
-        info = xp.where((info == 0) & zero, j + 1, info).astype(xp.int32)
-        lu[:, j + 1:, j] /= xp.where(zero, 1, pivot)[:, None]
-        lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j:j + 1] * lu[:, j:j + 1, j + 1:]
+        info = xp.where((info == 0) & zero, j + 1, info)
+        if b and j + 1 < m:     # (Dask refuses writes into empty slices)
+            lu[:, j + 1:, j] /= xp.where(zero, 1, pivot)[:, None]
+            if j + 1 < n:
+                lu[:, j + 1:, j + 1:] -= lu[:, j + 1:, j:j + 1] * lu[:, j:j + 1, j + 1:]
+    piv = xp.astype(xp.stack(pivots, axis=-1) + 1, xp.int32) if k else \
+        xp.zeros((b, 0), dtype=xp.int32)
     return (xp.reshape(lu, a.shape), xp.reshape(piv, batch + (k,)),
             xp.reshape(info, batch))
 
@@ -72,15 +91,11 @@ def _lu_raw(xp, a):
 def _permutation_raw(xp, piv, m):
     """Row order `perm` with (P^T A)[i] = A[perm[i]], from LAPACK's sequential swaps."""
     batch = piv.shape[:-1]
-    flat = _flat(xp, piv[..., None])[..., 0].astype(xp.int64) - 1
+    flat = xp.astype(_flat(xp, piv[..., None])[..., 0], xp.int64) - 1
     b = flat.shape[0]
-    perm = xp.array(xp.broadcast_to(xp.arange(m), (b, m)), copy=True)
-    rows = xp.arange(b)
+    perm = xp.asarray(xp.broadcast_to(xp.arange(m, dtype=xp.int64), (b, m)), copy=True)
     for j in range(flat.shape[1]):
-        p = flat[:, j]
-        top = perm[rows, j].copy()
-        perm[rows, j] = perm[rows, p]
-        perm[rows, p] = top
+        perm = _swap_rows(xp, perm, j, flat[:, j])
     return xp.reshape(perm, batch + (m,))
 
 
@@ -89,6 +104,8 @@ def _trisolve_raw(xp, a, b, upper, unit):
     diagonal gives inf/nan as LAPACK's)."""
     n = a.shape[-1]
     x = xp.zeros(b.shape, dtype=b.dtype)
+    if not math.prod(b.shape):      # (Dask refuses writes into empty slices)
+        return x
     for i in (range(n - 1, -1, -1) if upper else range(n)):
         done = slice(i + 1, n) if upper else slice(0, i)
         s = b[..., i, :] - xp.matmul(a[..., i:i + 1, done], x[..., done, :])[..., 0, :]
@@ -98,7 +115,7 @@ def _trisolve_raw(xp, a, b, upper, unit):
 
 def _lu_solve_raw(xp, lu, piv, b):
     perm = _permutation_raw(xp, piv, lu.shape[-1])
-    pb = xp.take_along_axis(b, perm[..., :, None], axis=-2)
+    pb = xp.take_along_axis(b, xp.broadcast_to(perm[..., :, None], b.shape), axis=-2)
     y = _trisolve_raw(xp, lu, pb, upper=False, unit=True)
     return _trisolve_raw(xp, lu, y, upper=True, unit=False)
 
@@ -108,18 +125,27 @@ def _cholesky_raw(xp, a):
     that is not positive-definite). A failed matrix keeps its partial factor, as LAPACK's."""
     shape, n = a.shape, a.shape[-1]
     l = xp.tril(_flat(xp, a))
-    info = xp.zeros(l.shape[0], dtype=xp.int32)
+    info = xp.zeros((l.shape[0],), dtype=xp.int32)
+    rows = xp.reshape(xp.arange(n), (1, n, 1))
+    cols = xp.reshape(xp.arange(n), (1, 1, n))
     for j in range(n):
         ok = info == 0
         d = l[:, j, j] - xp.sum(l[:, j, :j] ** 2, axis=-1)
         bad = ok & ~(d > 0)
-        info = xp.where(bad, j + 1, info).astype(xp.int32)
-        l[:, j, j] = xp.where(ok, xp.where(bad, d, xp.sqrt(xp.where(bad, 1, d))), l[:, j, j])
-        ok = info == 0
-        col = (l[:, j + 1:, j] - xp.matmul(l[:, j + 1:, :j], l[:, j, :j, None])[..., 0]) / \
-            xp.where(ok, l[:, j, j], 1)[:, None]
-        l[:, j + 1:, j] = xp.where(ok[:, None], col, l[:, j + 1:, j])
+        info = xp.where(bad, j + 1, info)
+        diag = xp.where(ok, xp.where(bad, d, xp.sqrt(xp.where(bad, 1, d))), l[:, j, j])
+        l = xp.where((rows == j) & (cols == j), diag[:, None, None], l)
+        ok = (info == 0)[:, None, None]
+        col = (l[:, :, j:j + 1] - xp.matmul(l[:, :, :j], l[:, j, :j, None])) / \
+            xp.where(ok, l[:, j:j + 1, j:j + 1], 1)
+        l = xp.where(ok & (rows > j) & (cols == j), col, l)
     return xp.reshape(l, shape), xp.reshape(info, shape[:-2])
+
+
+def _lapack_error(xp):
+    """What xp.linalg raises where a matrix is singular or not positive-definite: NumPy's
+    LinAlgError (a ValueError); the standard names no exception."""
+    return getattr(xp.linalg, "LinAlgError", ValueError)
 
 
 # ----------------------------------------------------------------- checks
@@ -160,13 +186,18 @@ def _check_same_dtype(op, A, B, a_name="A"):
 
 def _failure(info):
     """(batch element, info code, whether there is a batch) of the first nonzero info, or None.
-    Inside vmap the physical stack counts, as in torch's message."""
+    Inside vmap the physical stack counts, as in torch's message. A lazy library's factors
+    are not at hand: NumPy's routine raises when its graph runs."""
     raw = info._base_array()
-    flat = raw.reshape(-1)
-    bad = flat.nonzero()[0]
-    if len(bad) == 0:
+    if backend_of(raw).lazy:
         return None
-    return int(bad[0]), int(flat[bad[0]]), raw.ndim > 0
+    xp = backend_of(raw).xp
+    flat = xp.reshape(raw, (-1,))
+    bad = flat != 0
+    if not bool(xp.any(bad)):
+        return None
+    first = int(xp.argmax(xp.astype(bad, xp.int32)))
+    return first, int(flat[first]), raw.ndim > 0
 
 
 def _raise_on(info, message, error=LinAlgError):
@@ -190,7 +221,7 @@ def _deprecated(old, new, extra=""):
 
 
 def _diag_embed(d):
-    return d.unsqueeze(-1) * eye(d.shape[-1], dtype=d.dtype)
+    return d.unsqueeze(-1) * eye_beside(d, d.shape[-1])
 
 
 # ----------------------------------------------------------------- inverse
@@ -198,7 +229,7 @@ def _diag_embed(d):
 def _inv_ex_impl(xp, a):
     try:
         return xp.linalg.inv(a), xp.zeros(a.shape[:-2], dtype=xp.int32)
-    except xp.linalg.LinAlgError:
+    except _lapack_error(xp):
         lu, piv, info = _lu_raw(xp, a)
         identity = xp.broadcast_to(xp.eye(a.shape[-1], dtype=a.dtype), a.shape)
         return _lu_solve_raw(xp, lu, piv, identity), info
@@ -249,7 +280,7 @@ def inv(A):
 # ----------------------------------------------------------------- determinants
 @silent
 def _det_impl(xp, a):
-    return xp.linalg.det(a).astype(a.dtype, copy=False)
+    return xp.astype(xp.linalg.det(a), a.dtype, copy=False)
 
 
 def _cofactors(a, det):
@@ -260,9 +291,10 @@ def _cofactors(a, det):
     if n <= 1:
         return a * 0 + 1 if n else a * 0
     small = (det.abs() < 100 * _EPS[a.dtype]).unsqueeze(-1).unsqueeze(-1)
-    if not small._base_array().any():     # (inside transforms too: the values are at hand)
+    raw = small._base_array()       # (inside transforms too: the values are at hand)
+    if backend_of(raw).lazy or not bool(backend_of(raw).xp.any(raw)):     # (lazy: not at hand)
         return det.unsqueeze(-1).unsqueeze(-1) * _mT(_inv_ex(a)[0])
-    fast = det.unsqueeze(-1).unsqueeze(-1) * _mT(_inv_ex(where(small, eye(n, dtype=a.dtype), a))[0])
+    fast = det.unsqueeze(-1).unsqueeze(-1) * _mT(_inv_ex(where(small, eye_beside(a, n), a))[0])
     others = tensor([[r for r in range(n) if r != i] for i in range(n)])
     minors = a[..., others[:, None, :, None], others[None, :, None, :]]
     sign = tensor([[1.0 - 2 * ((i + j) % 2) for j in range(n)] for i in range(n)], dtype=a.dtype)
@@ -292,7 +324,7 @@ def det(A):
 @silent
 def _slogdet_impl(xp, a):
     sign, logabs = xp.linalg.slogdet(a)
-    return sign.astype(a.dtype, copy=False), logabs.astype(a.dtype, copy=False)
+    return xp.astype(sign, a.dtype, copy=False), xp.astype(logabs, a.dtype, copy=False)
 
 
 _slogdet = primitive(
@@ -328,29 +360,30 @@ def logdet(input):
 # (XA = B, left=False) or as a vector; the primitive takes B as given, with `left` and
 # `vector`, so that its node is the result's grad_fn as torch's is. Its impl and rules work on
 # the matrix form (`_as_rhs`) and hand results back in B's form (`_from_rhs`).
-def _as_rhs(x, left, vector):
-    """Arrays and tensors alike (the impl and the rules share it)."""
+def _as_rhs(x, left, vector, mT=_mT):
+    """Arrays and tensors alike (the impl and the rules share it; the impl passes its
+    namespace's matrix_transpose as `mT`)."""
     if vector:
         return x[..., None]
-    return x if left else x.swapaxes(-1, -2)
+    return x if left else mT(x)
 
 
-def _from_rhs(x, left, vector):
+def _from_rhs(x, left, vector, mT=_mT):
     if vector:
         return x[..., 0]
-    return x if left else x.swapaxes(-1, -2)
+    return x if left else mT(x)
 
 
 @silent
 def _solve_ex_impl(xp, a, b, left, vector):
-    a = a if left else xp.swapaxes(a, -1, -2)
-    b = _as_rhs(b, left, vector)
+    a = a if left else xp.matrix_transpose(a)
+    b = _as_rhs(b, left, vector, xp.matrix_transpose)
     try:
         x, info = xp.linalg.solve(a, b), xp.zeros(a.shape[:-2], dtype=xp.int32)
-    except xp.linalg.LinAlgError:
+    except _lapack_error(xp):
         lu, piv, info = _lu_raw(xp, a)
         x = _lu_solve_raw(xp, lu, piv, b)
-    return _from_rhs(x, left, vector), info
+    return _from_rhs(x, left, vector, xp.matrix_transpose), info
 
 
 def _solve_vjp(ctx, g, _info, left, vector):
@@ -430,9 +463,9 @@ def _tri(x, upper, unit):
 def _trisolve_impl(xp, a, b, upper, left, unitriangular):
     if left:
         return _trisolve_raw(xp, a, b, upper, unitriangular)
-    x = _trisolve_raw(xp, xp.swapaxes(a, -1, -2), xp.swapaxes(b, -1, -2), not upper,
+    x = _trisolve_raw(xp, xp.matrix_transpose(a), xp.matrix_transpose(b), not upper,
                       unitriangular)
-    return xp.swapaxes(x, -1, -2)
+    return xp.matrix_transpose(x)
 
 
 def _left_form(ctx, upper, left, *xs):
@@ -509,12 +542,12 @@ def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False)
 @silent
 def _cholesky_ex_impl(xp, a, upper):
     if upper:
-        a = xp.swapaxes(a, -1, -2)
+        a = xp.matrix_transpose(a)
     try:
         l, info = xp.linalg.cholesky(a), xp.zeros(a.shape[:-2], dtype=xp.int32)
-    except xp.linalg.LinAlgError:
+    except _lapack_error(xp):
         l, info = _cholesky_raw(xp, a)
-    return (xp.swapaxes(l, -1, -2) if upper else l), info
+    return (xp.matrix_transpose(l) if upper else l), info
 
 
 def _cholesky_vjp(ctx, g, _info, upper):
@@ -590,9 +623,9 @@ def cholesky(input, upper=False):
 
 
 def _cholesky_solve_impl(xp, b, l, upper):
-    a = xp.swapaxes(l, -1, -2) if upper else l
+    a = xp.matrix_transpose(l) if upper else l
     y = _trisolve_raw(xp, a, b, upper=False, unit=False)
-    return _trisolve_raw(xp, xp.swapaxes(a, -1, -2), y, upper=True, unit=False)
+    return _trisolve_raw(xp, xp.matrix_transpose(a), y, upper=True, unit=False)
 
 
 def _cholesky_solve_vjp(ctx, g, upper):
@@ -645,7 +678,7 @@ def cholesky_inverse(input, upper=False):
     _check_square("cholesky_inverse", input)
     _no_half(input, "cholesky_inverse_out_cpu")
     n = input.shape[-1]
-    return cholesky_solve(eye(n, dtype=input.dtype).expand(tuple(input.shape)), input, upper)
+    return cholesky_solve(eye_beside(input, n).expand(tuple(input.shape)), input, upper)
 
 
 # ----------------------------------------------------------------- LU
@@ -714,7 +747,7 @@ _lu_factor = primitive(
 
 def _permutation_impl(xp, piv, m, dtype):
     perm = _permutation_raw(xp, piv, m)
-    return (perm[..., None, :] == xp.arange(m)[:, None]).astype(dtype)
+    return xp.astype(perm[..., None, :] == xp.reshape(xp.arange(m), (m, 1)), getattr(xp, dtype))
 
 
 _permutation = primitive(
@@ -777,9 +810,9 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     if unpack_pivots:
         P = _permutation(LU_pivots, m=m, dtype=LU_data.dtype.np.name)
     if unpack_data:
-        L = tril(LU_data[..., :, :k], -1) + eye(m, k, dtype=LU_data.dtype)
+        L = tril(LU_data[..., :, :k], -1) + eye_beside(LU_data, m, k)
         U = triu(LU_data[..., :k, :])
-    empty = zeros(0, dtype=LU_data.dtype)
+    empty = zeros_beside(LU_data, (0,))
     return lu_unpack_result(empty if P is None else P, empty if L is None else L,
                             empty if U is None else U)
 
@@ -849,7 +882,7 @@ def matrix_power(A, n):
                         f"{type(n).__name__}")
     n = n.__index__()
     if n == 0:
-        return eye(A.shape[-1], dtype=A.dtype).expand(tuple(A.shape)) + A * 0
+        return eye_beside(A, A.shape[-1]).expand(tuple(A.shape)) + A * 0
     if n == 1:
         return A.clone()
     if n < 0:
@@ -875,13 +908,14 @@ def _matrix_exp_impl(xp, a):
     """Scaling and squaring with the [13/13] Pade approximant (Higham 2005), each matrix of
     the stack scaled by its own power of two."""
     n, dtype = a.shape[-1], a.dtype
-    if a.size == 0:
-        return xp.array(a, copy=True)
-    if dtype.itemsize == 2:
-        a = a.astype(xp.float32)    # NumPy's solve has no float16/bfloat16 (torch computes them)
+    if not math.prod(a.shape):
+        return xp.asarray(a, copy=True)
+    if dtype != xp.float32 and dtype != xp.float64:
+        a = xp.astype(a, xp.float32)    # NumPy's solve has no float16/bfloat16 (torch has)
     norm = xp.max(xp.sum(xp.abs(a), axis=-2), axis=-1)
-    s = xp.maximum(0, xp.ceil(xp.log2(xp.maximum(norm, 1e-300) / _THETA13))).astype(xp.int64)
-    a = a / (2.0 ** s)[..., None, None].astype(a.dtype)
+    s = xp.maximum(0, xp.ceil(xp.log2(xp.maximum(norm, 1e-300) / _THETA13)))
+    a = a / (2.0 ** s)[..., None, None]
+    s = xp.astype(s, xp.int64)
     b = _PADE13
     ident = xp.eye(n, dtype=a.dtype)
     a2 = a @ a
@@ -892,9 +926,9 @@ def _matrix_exp_impl(xp, a):
     v = a6 @ (b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 \
         + b[0] * ident
     r = xp.linalg.solve(v - u, v + u)
-    for i in range(int(xp.max(s)) if s.size else 0):
+    for i in range(int(xp.max(s)) if math.prod(s.shape) else 0):
         r = xp.where((s > i)[..., None, None], r @ r, r)
-    return r.astype(dtype, copy=False)
+    return xp.astype(r, dtype, copy=False)
 
 
 def _exp_block(a, b):

@@ -56,8 +56,8 @@ def _digamma_impl(xp, x):
     # reflection: psi(1 - x) - psi(x) = pi cot(pi x)
     psi = xp.where(neg, psi - math.pi / xp.tan(math.pi * x), psi)
     pole = (x <= 0) & (x == xp.floor(x))
-    psi = xp.where(pole, xp.where(x == 0, -xp.inf, xp.nan), psi)    # as torch: -inf at 0
-    return psi.astype(x.dtype, copy=False)
+    psi = xp.where(pole & (x == 0), -xp.inf, xp.where(pole, xp.nan, psi))  # torch: -inf at 0
+    return xp.astype(psi, x.dtype, copy=False)
 
 
 # Bernoulli numbers B_2k / (2k)! for the Euler-Maclaurin tail of the Hurwitz zeta
@@ -81,15 +81,15 @@ def _zeta_impl(xp, s, q):
         fact = fact * (s + 2 * j + 1) * (s + 2 * j + 2) / (a * a)
     out = xp.where(s == 1, xp.inf, total)
     out = xp.where((q <= 0) & (q == xp.floor(q)), xp.inf, out)
-    return out.astype(xp.result_type(s, q), copy=False)
+    return xp.astype(out, xp.result_type(s, q), copy=False)
 
 
 def _polygamma_impl(xp, x, n):
     if n == 0:
         return _digamma_impl(xp, x)
     sign_ = -1.0 if n % 2 == 0 else 1.0
-    return (sign_ * math.factorial(n) * _zeta_impl(xp, xp.asarray(n + 1.0, x.dtype), x)
-            ).astype(x.dtype, copy=False)
+    zeta = _zeta_impl(xp, xp.asarray(n + 1.0, dtype=x.dtype), x)
+    return xp.astype(sign_ * math.factorial(n) * zeta, x.dtype, copy=False)
 
 
 lgamma = _float_unary(unary("lgamma", _lgamma_impl, lambda ctx: digamma(ctx.x)))
@@ -163,7 +163,7 @@ def _erfinv_impl(xp, y):
     for _ in range(2):
         x = x - (_erf(xp, x) - a) / (1.1283791670955126 * xp.exp(-x * x))
     x = xp.where(a < 0.5, x, _erfcinv(xp, xp.where(a < 0.5, 0.5, 1 - a)))
-    return xp.where(a > 1, xp.nan, x * xp.sign(y)).astype(y.dtype, copy=False)
+    return xp.astype(xp.where(a > 1, xp.nan, x * xp.sign(y)), y.dtype, copy=False)
 
 
 @silent
@@ -175,7 +175,7 @@ def _ndtri_impl(xp, p):
                  _erfcinv(xp, xp.where(q >= 1, 0.5, q)))
     x = -x / _SQRT_HALF
     x = xp.where(small, x, -x)
-    return xp.where((p < 0) | (p > 1), xp.nan, x).astype(p.dtype, copy=False)
+    return xp.astype(xp.where((p < 0) | (p > 1), xp.nan, x), p.dtype, copy=False)
 
 
 @silent
@@ -283,7 +283,7 @@ def _i0e_impl(xp, x):
     small = _chbevl(xp, a / 2.0 - 2.0, _I0_A)
     large = _chbevl(xp, 32.0 / xp.where(a > 8, a, 8.0) - 2.0, _I0_B) / xp.sqrt(
         xp.where(a > 8, a, 8.0))
-    return xp.where(a <= 8, small, large).astype(x.dtype, copy=False)
+    return xp.astype(xp.where(a <= 8, small, large), x.dtype, copy=False)
 
 
 @silent
@@ -292,7 +292,7 @@ def _i1e_impl(xp, x):
     small = _chbevl(xp, a / 2.0 - 2.0, _I1_A) * a
     large = _chbevl(xp, 32.0 / xp.where(a > 8, a, 8.0) - 2.0, _I1_B) / xp.sqrt(
         xp.where(a > 8, a, 8.0))
-    return (xp.where(a <= 8, small, large) * xp.sign(x)).astype(x.dtype, copy=False)
+    return xp.astype(xp.where(a <= 8, small, large) * xp.sign(x), x.dtype, copy=False)
 
 
 # I0e' = I1e - sign(x) I0e; I1e' = I0e - sign(x) I1e - I1e / x, whose last term tends to 1/2 at 0

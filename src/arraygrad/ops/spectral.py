@@ -14,17 +14,17 @@ equal. Where only the eigenvalues or singular values receive a cotangent, torch 
 shortcut V diag(gL) V^T (U diag(gS) Vh), finite at repeated values; the primitives ask for
 torch's undefined gradients (`materialize_grads=False`) to take the same branch.
 """
+import math
 from collections import namedtuple
 
 from .. import _tensor as _t
 from .. import dtypes as _dt
-from ..backends import silent
+from ..backends import backend_of, silent
 from ..core import grad_mode
 from ._checks import tensor_op, LinAlgError, short_dtype_name
 from ._rules import to_front, batch_size, all_front
 from .registry import primitive
-from . import creation
-from .shape import cat
+from .shape import cat, eye_beside, zeros_beside
 from .solve import solve_triangular
 
 Tensor = _t.Tensor
@@ -35,7 +35,7 @@ def _mT(x):
 
 
 def _eye(n, like):
-    return creation.eye(n, dtype=like.dtype)
+    return eye_beside(like, n)
 
 
 def _diag_embed(v):
@@ -82,7 +82,9 @@ def _check_matrix(op, A, kernel, square=False):
 
 
 def _finite(xp, A, op, why):
-    if not bool(xp.isfinite(A).all()):
+    """torch's error for non-finite input; a lazy library's values are not at hand (NumPy's
+    routine then reports it when the graph runs)."""
+    if not backend_of(A).lazy and not bool(xp.all(xp.isfinite(A))):
         raise LinAlgError(f"{op}: The algorithm failed to converge because the input matrix "
                           f"{why}.")
 
@@ -177,7 +179,7 @@ def _cat_zeros(x, dim, extra):
     """x with `extra` zero rows/columns appended along `dim`."""
     shape = list(x.shape)
     shape[dim] = extra
-    return cat([x, x.new_zeros(shape)], dim)
+    return cat([x, zeros_beside(x, shape)], dim)
 
 
 _svd = primitive(
@@ -189,7 +191,7 @@ _svd = primitive(
 @silent
 def _svdvals_impl(xp, A):
     _finite(xp, A, "linalg.svd", "contained non-finite values")
-    return xp.linalg.svd(A, compute_uv=False)
+    return xp.linalg.svdvals(A)
 
 
 _svdvals = primitive("linalg_svdvals", _svdvals_impl, differentiable=False,
@@ -224,17 +226,25 @@ def svd(input, some=True, compute_uv=True):
         m, n = input.shape[-2:]
         batch = tuple(input.shape[:-2])
         S = linalg_svdvals(input)
-        return legacy_svd_result(input.new_zeros(batch + (m, m)), S,
-                                 input.new_zeros(batch + (n, n)))
+        return legacy_svd_result(zeros_beside(input, batch + (m, m)), S,
+                                 zeros_beside(input, batch + (n, n)))
     U, S, Vh = linalg_svd(input, full_matrices=not some)
     return legacy_svd_result(U, S, _mT(Vh))
 
 
 # ----------------------------------------------------------------- eigh
+def _symmetric(xp, A, UPLO):
+    """The symmetric matrix that A's lower (UPLO='L') or upper triangle stands for: the
+    standard's eigh has no UPLO and leaves reading a non-symmetric input to the library."""
+    if UPLO == "U":
+        A = xp.matrix_transpose(A)
+    return xp.tril(A) + xp.matrix_transpose(xp.tril(A, k=-1))
+
+
 @silent
 def _eigh_impl(xp, A, UPLO):
     _finite(xp, A, "linalg.eigh", "is ill-conditioned or has too many repeated eigenvalues")
-    return tuple(xp.linalg.eigh(A, UPLO=UPLO))
+    return tuple(xp.linalg.eigh(_symmetric(xp, A, UPLO)))
 
 
 def _eigh_vjp(ctx, gL, gV, UPLO):
@@ -270,7 +280,7 @@ _eigh = primitive(
 @silent
 def _eigvalsh_impl(xp, A, UPLO):
     _finite(xp, A, "linalg.eigh", "is ill-conditioned or has too many repeated eigenvalues")
-    return xp.linalg.eigvalsh(A, UPLO=UPLO)
+    return xp.linalg.eigvalsh(_symmetric(xp, A, UPLO))
 
 
 _eigvalsh = primitive("linalg_eigvalsh", _eigvalsh_impl, differentiable=False,
@@ -320,7 +330,7 @@ def symeig(input, eigenvectors=False, upper=True):
 @silent
 def _qr_impl(xp, A, mode):
     if mode == "r":
-        return xp.zeros((0,), A.dtype), xp.linalg.qr(A, mode="r")
+        return xp.zeros((0,), dtype=A.dtype), xp.linalg.qr(A)[1]
     return tuple(xp.linalg.qr(A, mode=mode))
 
 
@@ -416,7 +426,8 @@ def _cutoff(xp, smax, atol, rtol, m, n, dtype):
     where a positive atol is given; tolerances are floats or arrays over the batch."""
     default = xp.finfo(dtype).eps * max(m, n)
     if rtol is None:
-        rtol = default if atol is None else xp.where(xp.asarray(atol) > 0, 0.0, default)
+        rtol = default if atol is None else \
+            default * xp.astype(xp.asarray(atol) <= 0, xp.asarray(atol).dtype)
     atol = 0.0 if atol is None else atol
     return xp.maximum(xp.expand_dims(xp.asarray(atol), -1),
                       xp.expand_dims(xp.asarray(rtol), -1) * smax)
@@ -428,23 +439,23 @@ def _svd_pinv(xp, A, atol, rtol):
     _finite(xp, A, "linalg.svd", "contained non-finite values")
     U, S, Vh = xp.linalg.svd(A, full_matrices=False)
     keep = S > _cutoff(xp, S[..., :1], atol, rtol, m, n, A.dtype)
-    P = (xp.swapaxes(Vh, -1, -2) * xp.where(keep, 1 / S, 0)[..., None, :]) @ \
-        xp.swapaxes(U, -1, -2)
+    P = (xp.matrix_transpose(Vh) * xp.where(keep, 1 / S, 0)[..., None, :]) @ \
+        xp.matrix_transpose(U)
     return P, S, keep
 
 
 @silent
 def _pinv_impl(xp, A, atol, rtol, hermitian):
     m, n = A.shape[-2:]
-    if A.size == 0:
-        return xp.zeros(A.shape[:-2] + (n, m), A.dtype)
+    if not math.prod(A.shape):
+        return xp.zeros(A.shape[:-2] + (n, m), dtype=A.dtype)
     if not hermitian:
         return _svd_pinv(xp, A, atol, rtol)[0]
     _finite(xp, A, "linalg.eigh", "is ill-conditioned or has too many repeated eigenvalues")
     L, V = xp.linalg.eigh(A)
     absL = xp.abs(L)
-    keep = absL > _cutoff(xp, absL.max(-1, keepdims=True), atol, rtol, m, n, A.dtype)
-    return (V * xp.where(keep, 1 / L, 0)[..., None, :]) @ xp.swapaxes(V, -1, -2)
+    keep = absL > _cutoff(xp, xp.max(absL, axis=-1, keepdims=True), atol, rtol, m, n, A.dtype)
+    return (V * xp.where(keep, 1 / L, 0)[..., None, :]) @ xp.matrix_transpose(V)
 
 
 def _pinv_vjp(ctx, g, hermitian):
@@ -540,17 +551,22 @@ def pinverse(input, rcond=1e-15):
 @silent
 def _rank_impl(xp, A, atol, rtol, hermitian):
     m, n = A.shape[-2:]
-    if A.size == 0:
-        return xp.zeros(A.shape[:-2], xp.int64)
+    if not math.prod(A.shape):
+        return xp.zeros(A.shape[:-2], dtype=xp.int64)
     if hermitian:
         _finite(xp, A, "linalg.eigh", "is ill-conditioned or has too many repeated eigenvalues")
         S = xp.abs(xp.linalg.eigvalsh(A))
-        smax = S.max(-1, keepdims=True)
+        smax = xp.max(S, axis=-1, keepdims=True)
     else:
         _finite(xp, A, "linalg.svd", "contained non-finite values")
-        S = xp.linalg.svd(A, compute_uv=False)
+        S = xp.linalg.svdvals(A)
         smax = S[..., :1]
-    return (S > _cutoff(xp, smax, atol, rtol, m, n, A.dtype)).sum(-1).astype(xp.int64)
+    return _count(xp, S > _cutoff(xp, smax, atol, rtol, m, n, A.dtype))
+
+
+def _count(xp, mask):
+    """How many entries of `mask` are true along its last dim (int64)."""
+    return xp.sum(xp.astype(mask, xp.int64), axis=-1)
 
 
 _matrix_rank = primitive(
@@ -589,22 +605,23 @@ def _lstsq_impl(xp, A, B, rtol, driver, vector):
     a tall A ('gels'; 'gelsd'/'gelss' where every matrix of the stack has full rank)."""
     m, n = A.shape[-2:]
     Bm = B[..., None] if vector else B
-    if A.size == 0:
-        P, S = xp.zeros(A.shape[:-2] + (n, m), A.dtype), xp.zeros(A.shape[:-2] + (0,), A.dtype)
+    if not math.prod(A.shape):
+        P = xp.zeros(A.shape[:-2] + (n, m), dtype=A.dtype)
+        S = xp.zeros(A.shape[:-2] + (0,), dtype=A.dtype)
         keep = S > 0
     else:
         P, S, keep = _svd_pinv(xp, A, None, rtol)
     X = P @ Bm
-    rank = keep.sum(-1).astype(xp.int64)
-    full = driver == "gels" or (driver != "gelsy" and bool((rank == n).all()))
+    rank = _count(xp, keep)
+    full = driver == "gels" or (driver != "gelsy" and bool(xp.all(rank == n)))
     if m > n and full:
         r = A @ X - Bm
-        residuals = (r * r).sum(-2)
+        residuals = xp.sum(r * r, axis=-2)
     else:
-        residuals = xp.zeros((0,), A.dtype)
+        residuals = xp.zeros((0,), dtype=A.dtype)
     return (X[..., 0] if vector else X, residuals,
-            rank if driver != "gels" else xp.zeros((0,), xp.int64),
-            S if driver in ("gelsd", "gelss") else xp.zeros((0,), A.dtype))
+            rank if driver != "gels" else xp.zeros((0,), dtype=xp.int64),
+            S if driver in ("gelsd", "gelss") else xp.zeros((0,), dtype=A.dtype))
 
 
 def _lstsq_vjp(ctx, gX, gL, _grank, _gS, rtol, driver, vector):
@@ -723,7 +740,7 @@ def linalg_householder_product(input, tau):
     if A.dtype not in _LAPACK:
         raise NotImplementedError(f"\"orgqr_cpu\" not implemented for "
                                   f"'{short_dtype_name(A.dtype)}'")
-    eye = creation.eye(m, n, dtype=A.dtype)
+    eye = eye_beside(A, m, n)
     V = A.tril(-1) + eye
     Q = eye.expand(tuple(A.shape))
     for i in reversed(range(k)):

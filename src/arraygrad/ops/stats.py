@@ -22,6 +22,7 @@ from .creation import arange, full
 from .elementwise import where, isnan, log, exp, floor, ceil, round, convert
 from .index import gather
 from .reduce import argsort, sort, sum
+from .shape import full_beside
 from ._rules import along_dim, batch_size, to_front
 from .registry import primitive
 
@@ -108,16 +109,16 @@ def kthvalue(input, k, dim=-1, keepdim=False):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension "
                            f"{_t._wrap_dim(dim, input.ndim)}")
     return _along("kthvalue", input, dim, keepdim,
-                  lambda x, d, n: full(x.shape[:d] + (1,) + x.shape[d + 1:], k - 1,
-                                       dtype=_dt.int64), kthvalue_result)
+                  lambda x, d, n: full_beside(x, x.shape[:d] + (1,) + x.shape[d + 1:], k - 1,
+                                              _dt.int64), kthvalue_result)
 
 
 def _runs(xp, x, dim):
     """(order, sorted values, run start flags) of `x` sorted stably along `dim`."""
-    order = xp.argsort(x, axis=dim, kind="stable")
+    order = xp.argsort(x, axis=dim, stable=True)
     s = xp.take_along_axis(x, order, axis=dim)
     n = x.shape[dim]
-    head = xp.ones(s.shape[:dim] + (1,) + s.shape[dim + 1:], dtype=bool)
+    head = xp.ones(s.shape[:dim] + (1,) + s.shape[dim + 1:], dtype=xp.bool)
     change = xp.not_equal(xp.take(s, xp.arange(1, n), axis=dim),
                           xp.take(s, xp.arange(n - 1), axis=dim))
     return order, s, xp.concat([head, change], axis=dim)
@@ -129,8 +130,8 @@ def _mode_impl(xp, x, dim):
     order, _, start = _runs(xp, x, dim)
     shape = [1] * x.ndim
     shape[dim] = x.shape[dim]
-    pos = xp.reshape(xp.arange(x.shape[dim]), shape)
-    run_start = xp.maximum.accumulate(xp.where(start, pos, 0), axis=dim)
+    pos = xp.reshape(xp.arange(x.shape[dim]), tuple(shape))
+    run_start = _scan(xp, xp.maximum, xp.where(start, pos, 0), dim, 0)
     length = pos - run_start + 1              # length of the run so far, largest at its end
     best = xp.argmax(length, axis=dim)        # first maximum: the smallest value's run
     best = xp.expand_dims(best, dim)
@@ -145,7 +146,7 @@ _mode_index = primitive("mode", _mode_impl, differentiable=False,
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along `dim` and the index of its last occurrence."""
     if input.ndim == 0:
-        return mode_result(input.clone(), full((), 0, dtype=_dt.int64))
+        return mode_result(input.clone(), full_beside(input, (), 0, _dt.int64))
     d = _t._wrap_dim(dim, input.ndim)
     if input.shape[d] == 0:
         raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
@@ -157,15 +158,43 @@ def mode(input, dim=-1, keepdim=False):
 
 
 # ----------------------------------------------------------------- running extremes
+def _scan(xp, fn, x, axis, identity):
+    """The binary elementwise `fn` accumulated along `axis` (a running max, logaddexp...):
+    NumPy's ufunc.accumulate, or else ceil(log2 n) steps of the standard's ops, each combining
+    every entry with the one 2^k before it (Hillis and Steele's scan; `identity` fills in)."""
+    accumulate = getattr(fn, "accumulate", None)
+    if accumulate is not None:
+        return accumulate(x, axis=axis)
+    n, step = x.shape[axis], 1
+    while step < n:
+        head = x.shape[:axis] + (step,) + x.shape[axis + 1:]
+        before = x[(slice(None),) * axis + (slice(0, n - step), ...)]
+        x = fn(x, xp.concat([xp.full(head, identity, dtype=x.dtype), before], axis=axis))
+        step *= 2
+    return x
+
+
+def _lowest(xp, dtype, better):
+    """The identity of a running maximum (better == "maximum") or minimum of `dtype`."""
+    if xp.isdtype(dtype, "bool"):
+        return better != "maximum"
+    if xp.isdtype(dtype, "integral"):
+        info = xp.iinfo(dtype)
+        return info.min if better == "maximum" else info.max
+    return -math.inf if better == "maximum" else math.inf
+
+
 def _cum_index_impl(better):
     def impl(xp, x, dim):
-        acc = getattr(xp, better).accumulate(x, axis=dim)
+        acc = _scan(xp, getattr(xp, better), x, dim, _lowest(xp, x.dtype, better))
         shape = [1] * x.ndim
         shape[dim] = x.shape[dim]
-        pos = xp.reshape(xp.arange(x.shape[dim]), shape)
+        pos = xp.reshape(xp.arange(x.shape[dim]), tuple(shape))
         # torch moves the index on ties (>=, <=) and to every NaN, which then sticks
-        take = (x == acc) | xp.isnan(x) if x.dtype.kind in "fc" else x == acc
-        return xp.maximum.accumulate(xp.where(take, pos, 0), axis=dim)
+        take = x == acc
+        if xp.isdtype(x.dtype, ("real floating", "complex floating")):
+            take = take | xp.isnan(x)
+        return _scan(xp, xp.maximum, xp.where(take, pos, 0), dim, 0)
     return silent(impl)
 
 
@@ -177,7 +206,7 @@ _cummin_index = primitive("cummin", _cum_index_impl("minimum"), differentiable=F
 
 def _cum_select(prim, result, input, dim):
     if input.ndim == 0:
-        return result(input.clone(), full((), 0, dtype=_dt.int64))
+        return result(input.clone(), full_beside(input, (), 0, _dt.int64))
     d = _t._wrap_dim(dim, input.ndim)
     idx = prim(input, dim=d)
     return result(gather(input, d, idx), idx)
@@ -218,34 +247,56 @@ def _finite_out(out):
 
 def _lcse_vjp(ctx, g, dim):
     x = ctx.x
-    out, empty = _finite_out(ctx.out)
     if x.ndim == 0:
         rev = lambda v: _logcumsumexp(v, dim=dim)                       # noqa: E731
     else:
         rev = lambda v: _logcumsumexp(v.flip(dim), dim=dim).flip(dim)   # noqa: E731
+    if x.dtype.is_complex:      # the complex log keeps the signs: one sum (torch's rule)
+        return exp(x + rev(log(g.conj()) - ctx.out)).conj()
+    out, empty = _finite_out(ctx.out)
     gp, gn = _log_parts(where(empty, 0.0, g))
     return exp(x + rev(gp - out)) - exp(x + rev(gn - out))
 
 
 def _lcse_jvp(ctx, t, dim):
     x = ctx.x
+    if x.dtype.is_complex:
+        return exp(_logcumsumexp(x + log(t), dim=dim) - ctx.out)
     out, empty = _finite_out(ctx.out)
     tp, tn = _log_parts(t)
     return where(empty, 0.0, exp(_logcumsumexp(x + tp, dim=dim) - out)
                  - exp(_logcumsumexp(x + tn, dim=dim) - out))
 
 
+def _logaddexp_complex(xp):
+    """log(exp(a) + exp(b)) for complex a, b (NumPy's logaddexp is real only): the term of
+    larger real part factored out, as torch's; -inf where both real parts are -inf."""
+    def fn(a, b):
+        first = xp.real(a) >= xp.real(b)
+        hi, lo = xp.where(first, a, b), xp.where(first, b, a)
+        out = hi + xp.log1p(xp.exp(lo - hi))
+        return xp.where(xp.real(hi) == -math.inf, hi, out)
+    return fn
+
+
+@silent
+def _logcumsumexp_impl(xp, x, dim):
+    if not x.ndim:
+        return xp.asarray(x, copy=True)
+    if xp.isdtype(x.dtype, "complex floating"):
+        return _scan(xp, _logaddexp_complex(xp), x, dim, complex(-math.inf, 0.0))
+    return _scan(xp, xp.logaddexp, x, dim, -math.inf)
+
+
 _logcumsumexp = primitive(
-    "logcumsumexp", silent(lambda xp, x, dim: xp.logaddexp.accumulate(x, axis=dim) if x.ndim
-                           else x.copy()),
-    vjp=(_lcse_vjp,), jvp=(_lcse_jvp,), save=(0,), save_output=True,
-    batch=along_dim)
+    "logcumsumexp", _logcumsumexp_impl, vjp=(_lcse_vjp,), jvp=(_lcse_jvp,), save=(0,),
+    save_output=True, complex=True, batch=along_dim)
 
 
 @tensor_op
 def logcumsumexp(input, dim):
     """log(cumsum(exp(input))) along `dim`, computed without overflow or underflow."""
-    if not input.dtype.is_floating_point:
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise NotImplementedError(f'"logcumsumexp_out_cpu" not implemented for '
                                   f"'{short_dtype_name(input.dtype)}'")
     return _logcumsumexp(input, dim=_t._wrap_dim(dim, input.ndim))
@@ -276,7 +327,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     else:
         if not 0 <= q <= 1:
             raise RuntimeError(f"{name}() q must be in the range [0, 1] but got {q}")
-        one_q, qs = True, full((1,), float(q), dtype=input.dtype)
+        one_q, qs = True, full_beside(input, (1,), float(q))
     if dim is None:
         x, d = input.reshape(-1), 0
     else:
@@ -294,7 +345,9 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     else:
         rank = where(nnan > 0, float(n - 1), qv * (n - 1))
     lo, hi = floor(rank), ceil(rank)
-    pick = {"lower": lo, "higher": hi, "nearest": round(rank)}.get(interpolation)
+    pick = {"lower": lo, "higher": hi}.get(interpolation)
+    if interpolation == "nearest":
+        pick = round(rank)
     s = s.unsqueeze(0).expand((qs.shape[0],) + tuple(s.shape))
 
     def read(r):
