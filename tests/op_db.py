@@ -924,6 +924,14 @@ CONV_POOL = [
         S((1, 2, 4, 4), 2, gen_x=distinct),
         S((1, 2, 7, 6), L(3, 2), 2, 1, ceil_mode=True, return_indices=True, gen_x=distinct),
         S((1, 5, 6), 2, 1, 1, dilation=2, return_indices=True, gen_x=distinct))),
+    # the cotangent and tangent of max pooling as ops (window_put and window_take forward)
+    OpInfo("max_pool2d_vjp", lambda lib, x, g: lib.func.vjp(
+        lambda u: lib.nn.functional.max_pool2d(u, 2), x)[1](g)[0], one(
+        S((1, 2, 4, 5), (1, 2, 2, 2), gen_x=distinct))),
+    OpInfo("max_pool2d_jvp", lambda lib, x, t: lib.func.jvp(
+        lambda u: lib.nn.functional.max_pool2d(u, 3, 2, 1), (x,), (t,))[1], one(
+        S((1, 2, 5, 4), (1, 2, 5, 4), gen_x=distinct)),
+        torch_not_oracle={"jvp": "torch's forward AD cannot nest a dual level around func.jvp"}),
     OpInfo("avg_pool1d", _functional("avg_pool1d"), one(
         S((1, 2, 7), 3, 2, 1, ceil_mode=True, count_include_pad=False))),
     OpInfo("avg_pool2d", _functional("avg_pool2d"), one(

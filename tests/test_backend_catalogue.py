@@ -68,17 +68,16 @@ NOT_YET = {
         'NumPy array methods (reshape, astype) instead of xp functions':
             ['index_reduce_', 'put_', 'scatter_reduce_'],
         'NumPy index arrays (or NumPy-style advanced indexing) in the impl':
-            ['adaptive_max_pool2d', 'combinations', 'getitem_list', 'index_add_zeros',
-             'index_put_accumulate', 'interpolate_nearest', 'pad_circular', 'pad_reflect',
-             'pad_replicate', 'pdist'],
+            ['combinations', 'getitem_list', 'index_add_zeros', 'index_put_accumulate', 'pdist'],
         'NumPy strides (as_strided views)':
             ['as_strided', 'unfold_0d', 'unfold_method'],
         'NumPy-style advanced indexing that mixes index arrays and slices':
-            ['getitem_mixed', 'getitem_tensor_and_slice', 'index_fill', 'index_select'],
+            ['adaptive_max_pool2d', 'getitem_mixed', 'getitem_tensor_and_slice', 'index_fill',
+             'index_select', 'interpolate_nearest'],
         'NumPy-style indexing with fewer indices than dimensions (no trailing ellipsis)':
-            ['avg_pool2d', 'conv2d', 'conv_transpose1d', 'conv_transpose2d', 'embedding', 'fold',
-             'getitem_argmax_index', 'getitem_int_tensor', 'index_add', 'index_put_argmax_index',
-             'max_pool2d', 'setitem', 'unique_consecutive'],
+            ['embedding', 'embedding_bag', 'embedding_bag_psw', 'getitem_argmax_index',
+             'getitem_int_tensor', 'index_add', 'index_put_argmax_index', 'setitem',
+             'unique_consecutive'],
         'a NumPy-only call signature (positional dtype, two scalars, NumPy dtype strings)':
             ['round', 'searchsorted', 'searchsorted_float'],
         'calls NumPy-only any':
@@ -96,25 +95,19 @@ NOT_YET = {
              'scatter_reduce_fn', 'scatter_reduce_prod'],
         'calls NumPy-only nan_to_num':
             ['nan_to_num', 'nan_to_num_method'],
-        'calls NumPy-only pad':
-            ['avg_pool1d', 'conv1d', 'conv3d', 'max_pool1d', 'unfold'],
         'calls NumPy-only unique':
             ['unique'],
         "reads NumPy's dtype.kind":
             ['isclose'],
         "the op builds an internal NumPy tensor (mask, index, constant) instead of one on its input's backend":
-            ['adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'cross_entropy_smoothing',
-             'ctc_loss', 'embedding_bag', 'embedding_bag_psw', 'index_copy',
-             'interpolate_antialias', 'interpolate_bicubic', 'interpolate_bilinear',
-             'local_response_norm', 'multi_margin_loss', 'multilabel_margin_loss', 'pad_constant',
-             'scatter_reduce_arg', 'scatter_src', 'scatter_value'],
+            ['cross_entropy_smoothing', 'ctc_loss', 'index_copy', 'multi_margin_loss',
+             'multilabel_margin_loss', 'scatter_reduce_arg', 'scatter_src', 'scatter_value'],
         "the op returns a tensor built with NumPy, not on its input's backend":
             ['tril_indices', 'triu_indices'],
     },
     'dask': {
         "Dask's reshape cannot split unevenly chunked dimensions":
-            ['conv1d', 'conv_transpose1d', 'group_norm', 'reshape', 'reshape_varargs', 'view',
-             'view_as'],
+            ['group_norm', 'reshape', 'reshape_varargs', 'view', 'view_as'],
         'NumPy-style advanced indexing that Dask does not support':
             ['embedding_bag', 'embedding_bag_psw', 'getitem_mixed', 'getitem_tensor_and_slice',
              'take'],

@@ -238,6 +238,52 @@ def test_ops_outside_the_catalogue_match_torch(torch, name, fn, shapes):
         assert_close(a, t)
 
 
+MAX_POOL_TIES = [
+    ("tiles", dict(kernel_size=2)),                       # windows as a reshape view
+    ("tiles, odd size", dict(kernel_size=2)),             # the last row/column dropped
+    ("overlapping, padded", dict(kernel_size=3, stride=2, padding=1)),
+    ("1-element windows", dict(kernel_size=1)),
+]
+
+
+@pytest.mark.parametrize("name,kw", MAX_POOL_TIES, ids=[c[0] for c in MAX_POOL_TIES])
+def test_max_pool_ties_nans_and_infinite_cotangents_follow_torch(torch, name, kw):
+    """Ties (zeros after a ReLU) give the whole gradient to the first maximum, a NaN wins over
+    numbers (the last NaN), and a non-finite cotangent reaches only the chosen positions."""
+    rng = _rng(11)
+    size = 7 if "odd" in name else 6
+    x = np.maximum(rng.standard_normal((2, 3, size, size)), 0)
+    x[0, 0, :2, :2] = np.nan
+    x[0, 1, 0, 0] = np.nan
+    (a_x,), (t_x,) = _both(torch, x, requires_grad=True)
+    got, gi = F.max_pool2d(a_x, return_indices=True, **kw)
+    want, ti = torch.nn.functional.max_pool2d(t_x, return_indices=True, **kw)
+    assert_close(got, want)
+    np.testing.assert_array_equal(gi.numpy(), ti.numpy())
+    g = rng.standard_normal(tuple(want.shape))
+    g[1, 2, 0, 0], g[1, 2, 0, -1] = np.inf, np.nan
+    assert_close(ag.autograd.grad(got, a_x, ag.tensor(g))[0],
+                 torch.autograd.grad(want, t_x, torch.tensor(g))[0])
+
+
+def test_max_pool_backward_runs_no_scatter_and_no_argmax(monkeypatch):
+    """The cotangent of max pooling is a masked product per window offset: NumPy's scatter-add
+    (ufunc.at) and argmax along a short strided axis were most of a small CNN's pooling time."""
+    from arraygrad.backends import numpy_backend
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("max pooling called a scatter-add")
+    monkeypatch.setattr(numpy_backend, "index_add", refuse)
+    calls = []
+    argmax = np.argmax
+    monkeypatch.setattr(np, "argmax", lambda *a, **k: calls.append(1) or argmax(*a, **k))
+    for size in (8, 7):
+        x = ag.tensor(_rng(12).standard_normal((2, 3, 8, size)), requires_grad=True)
+        for kw in (dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1)):
+            ag.autograd.grad(F.max_pool2d(x, **kw).sum(), x)
+    assert not calls
+
+
 def test_same_padding_with_even_kernels_pads_more_on_the_right(torch):
     """torch's 'same': total d*(k-1), left total//2, the rest right (asymmetric for even k)."""
     rng = _rng(9)

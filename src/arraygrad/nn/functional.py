@@ -19,6 +19,7 @@ from ..core.grad_mode import no_grad
 from ..ops import creation, elementwise as ew, index as ix, linalg as la, reduce as rd, shape as sh
 from ..autograd.inplace import apply as _inplace
 from ..ops._checks import same_dtype, short_dtype_name, tensor_op
+from ..ops.conv import beside as _beside
 from .modules.module import _size
 from ..ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d,  # noqa: F401
                         conv_transpose2d, conv_transpose3d, unfold, fold)
@@ -1018,11 +1019,11 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     parts = []
     if before:
         pad_shape[1] = before
-        parts.append(creation.zeros(*pad_shape, dtype=sq.dtype))
+        parts.append(_beside(sq, creation.zeros(*pad_shape, dtype=sq.dtype)))
     parts.append(sq)
     if after:
         pad_shape[1] = after
-        parts.append(creation.zeros(*pad_shape, dtype=sq.dtype))
+        parts.append(_beside(sq, creation.zeros(*pad_shape, dtype=sq.dtype)))
     padded = sh.cat(parts, 1) if len(parts) > 1 else sq
     # a window of `size` channels: a sum of `size` shifted slices (a loop over the window)
     window = padded.narrow(1, 0, c)
@@ -1159,7 +1160,7 @@ def _renorm_rows(weight, input, max_norm, norm_type):
 
 def _row_counts(input, num):
     """How often each of the `num` rows is indexed by `input` (for scale_grad_by_freq)."""
-    return ew.eq(input.reshape(-1).unsqueeze(1), creation.arange(num)).sum(0)
+    return ew.eq(input.reshape(-1).unsqueeze(1), _beside(input, creation.arange(num))).sum(0)
 
 
 # NOTE [padding rows]: torch's embedding backward gives the padding row no gradient, while its
@@ -1253,7 +1254,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                              "is a mini-batch of fixed length sequences. However, found offsets "
                              f"of type {type(offsets)}")
         idx = input
-        valid = creation.ones(*input.shape, dtype=_dt.bool)
+        valid = _beside(input, creation.ones(*input.shape, dtype=_dt.bool))
         psw = per_sample_weights
     elif input.ndim == 1:
         if offsets is None:
@@ -1293,7 +1294,7 @@ def _bags_from_offsets(input, offsets, include_last_offset, per_sample_weights):
     if offsets.numel() and int(offsets[0]) != 0:
         raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch "
                          f"has to start from position 0. However, got {int(offsets[0])}")
-    ends = creation.tensor([n], dtype=_dt.int64)
+    ends = _beside(input, creation.tensor([n], dtype=_dt.int64))
     if include_last_offset:
         starts, ends = offsets[:-1], offsets[1:]
     else:
@@ -1304,8 +1305,9 @@ def _bags_from_offsets(input, offsets, include_last_offset, per_sample_weights):
                          f"offsets[-1] of {int(offsets[-1])}")
     lengths = ew.clamp_min(ends - starts, 0)
     width = int(lengths.max()) if lengths.numel() else 0
-    pos = starts.unsqueeze(1) + creation.arange(width)
-    valid = creation.arange(width) < lengths.unsqueeze(1)
+    steps = _beside(input, creation.arange(width))
+    pos = starts.unsqueeze(1) + steps
+    valid = steps < lengths.unsqueeze(1)
     # a position past a bag's end reads entry 0: masked out by `valid` in every mode
     safe = ew.where(valid, pos, 0)
     idx = input[safe]

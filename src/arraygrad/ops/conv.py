@@ -16,7 +16,8 @@ never over pixels or batch entries.
 import itertools
 import math
 
-from ..backends import silent
+from .. import _tensor as _t
+from ..backends import backend_of, numpy_backend, silent
 from ..core.autocast_mode import autocast_op, LOWER_PRECISION
 from ._checks import tensor_op, not_implemented
 from ._rules import to_front
@@ -31,29 +32,37 @@ def _window_slices(offset, dilation, stride, out):
                  for k, d, s, m in zip(offset, dilation, stride, out))
 
 
+def _padded(xp, x, pads, fill):
+    """x with its last len(pads) dims padded by (lo, hi) pairs of `fill` (one copy)."""
+    lead = (slice(None),) * (x.ndim - len(pads))
+    out = xp.full(tuple(x.shape[:x.ndim - len(pads)]) + tuple(
+        s + lo + hi for s, (lo, hi) in zip(x.shape[x.ndim - len(pads):], pads)),
+        fill, dtype=x.dtype)
+    out[lead + tuple(slice(lo, lo + s) for s, (lo, _) in
+                     zip(x.shape[x.ndim - len(pads):], pads))] = x
+    return out
+
+
 def _im2col_impl(xp, x, kernel, dilation, padding, stride, out, fill):
-    nd = len(kernel)
     if any(lo or hi for lo, hi in padding):
-        x = xp.pad(x, ((0, 0), (0, 0)) + tuple(padding), constant_values=fill)
+        x = _padded(xp, x, padding, fill)
     n, c = x.shape[:2]
-    cols = xp.empty((n, c) + tuple(kernel) + tuple(out), dtype=x.dtype)
-    if cols.size:
-        for off in itertools.product(*(range(k) for k in kernel)):
-            cols[(slice(None), slice(None)) + off] = \
-                x[(slice(None), slice(None)) + _window_slices(off, dilation, stride, out)]
-    return cols
+    cols = xp.stack([x[(slice(None), slice(None)) + _window_slices(off, dilation, stride, out)]
+                     for off in itertools.product(*(range(k) for k in kernel))], axis=2)
+    return xp.reshape(cols, (n, c) + tuple(kernel) + tuple(out))
 
 
 @silent      # sums of infinities give nan silently, as torch
 def _col2im_impl(xp, cols, size, kernel, dilation, padding, stride):
     nd = len(kernel)
     n, c, out = cols.shape[0], cols.shape[1], cols.shape[2 + nd:]
-    padded = tuple(s + lo + hi for s, (lo, hi) in zip(size, padding))
-    img = xp.zeros((n, c) + padded, dtype=cols.dtype)
-    if cols.size:
+    padded_size = tuple(s + lo + hi for s, (lo, hi) in zip(size, padding))
+    img = xp.zeros((n, c) + padded_size, dtype=cols.dtype)
+    rest = (slice(None),) * nd
+    if n * c and math.prod(out):
         for off in itertools.product(*(range(k) for k in kernel)):
             img[(slice(None), slice(None)) + _window_slices(off, dilation, stride, out)] += \
-                cols[(slice(None), slice(None)) + off]
+                cols[(slice(None), slice(None)) + off + rest]
     return img[(slice(None), slice(None)) + tuple(slice(lo, lo + s)
                                                   for s, (lo, _) in zip(size, padding))]
 
@@ -108,6 +117,13 @@ def col2im(cols, size, kernel, dilation, padding, stride):
 def out_size(size, kernel, dilation, padding, stride):
     return tuple((s + lo + hi - d * (k - 1) - 1) // st + 1
                  for s, k, d, (lo, hi), st in zip(size, kernel, dilation, padding, stride))
+
+
+def beside(x, constant):
+    """`constant`, a plain tensor made by creation ops (NumPy), in the array library of `x`:
+    the indices and weight matrices of a composition must live where x's data does."""
+    be = backend_of(x._base_array())
+    return constant if be is numpy_backend else _t.make(be.asarray(constant._data))
 
 
 # ----------------------------------------------------------------- argument checks
@@ -227,7 +243,12 @@ def convolution(input, weight, bias, stride, padding, dilation, groups, nd, op):
     if groups == 1:
         y = matmul(weight.reshape(o, k), cols.reshape(n, k, length))
     else:
-        y = matmul(weight.reshape(groups, o // groups, k), cols.reshape(n, groups, k, length))
+        # NOTE [split, then merge]: each reshape only splits or only merges dims, which is
+        # what Dask's reshape can do on chunked dims (a view either way on NumPy)
+        w = weight.reshape((groups, o // groups) + tuple(weight.shape[1:]))
+        cols = cols.reshape((n, groups, c // groups) + tuple(cols.shape[2:]))
+        y = matmul(w.reshape(groups, o // groups, k), cols.reshape(n, groups, k, length))
+        y = y.reshape(n, o, length)
     y = y.reshape((n, o) + out)
     if bias is not None:
         y = y + bias.reshape((o,) + (1,) * nd)
@@ -305,8 +326,12 @@ def transposed_convolution(input, weight, bias, stride, padding, output_padding,
         cols = matmul(weight.reshape(c, o * kk).t(), x.reshape(n, c, length))
     else:
         cg = c // groups
-        cols = matmul(weight.reshape(groups, cg, (o // groups) * kk).transpose(1, 2),
+        # NOTE [split, then merge]
+        w = weight.reshape((groups, cg) + tuple(weight.shape[1:]))
+        x = x.reshape((n, groups, cg) + spatial)
+        cols = matmul(w.reshape(groups, cg, (o // groups) * kk).transpose(1, 2),
                       x.reshape(n, groups, cg, length))
+        cols = cols.reshape((n, groups, o // groups) + kernel + spatial)
     cols = cols.reshape((n, o) + kernel + spatial)
     y = col2im(cols, size, kernel, dilation, tuple((p, p) for p in pads), stride)
     if bias is not None:

@@ -1,19 +1,120 @@
-"""Pooling: max/avg pooling over im2col rows, adaptive pooling by windows of varying size.
+"""Pooling: max/avg pooling over windows, adaptive pooling by windows of varying size.
 
-Every pool is a composition: windows come from `conv.im2col` (fixed windows) or
-from `index_select` with clamped window indices (adaptive max), averages of
-adaptive windows are a matmul with an averaging matrix per spatial dim. So the
-vjp, jvp and batch rules are those of the primitives, and nothing loops over
-output positions.
+Fixed windows are a view (`reshape`, when the windows tile the input: stride == kernel, no
+padding or dilation) or the columns of `conv.im2col`. Max pooling reduces them with one
+primitive, `window_max` (NOTE [window max]); average pooling sums them. Adaptive windows come
+from `index_select` with clamped window indices (max) or a matmul with an averaging matrix
+per spatial dim (mean). Nothing loops over output positions.
 """
+import itertools
 import math
 
+from ..backends import backend_of
 from ..core.autocast_mode import autocast_op, FP32
-from . import creation, elementwise as ew, reduce as rd
+from . import creation, elementwise as ew
 from ._checks import short_dtype_name, tensor_op, not_implemented
-from .conv import im2col, ntuple
+from ._rules import all_front, to_front
+from .conv import beside, im2col, ntuple
 from .index import index_select
 from .linalg import matmul
+from .registry import primitive
+
+
+# ----------------------------------------------------------------- window_max
+# NOTE [window max]: the max over window dims `dims` and the flat (row-major) position of the
+# max inside the window, chosen as torch's kernels do: the first maximum, but a NaN wins (the
+# last NaN). The cotangent goes to the chosen position only (a tie of zeros after a ReLU
+# gives all of it to the first), the tangent comes from it: `window_put` and `window_take`,
+# linear in their second input and each other's transpose, carry that. All three impls scan
+# the window positions (one array op per kernel offset, never a loop over pixels), which
+# spares a scatter and an argmax along a short strided axis. They select without `where`
+# where they can: NumPy's `where` branches per element, ~10x slower than arithmetic on the
+# unpredictable masks of pooling; `maximum` keeps the running max (and its NaN), and a mask
+# times finite values is exact (non-finite values take `where`).
+def _window_index(ndim, dims, pos):
+    index = [slice(None)] * ndim
+    for d, p in zip(dims, pos):
+        index[d] = p
+    return tuple(index)
+
+
+def _positions(shape, dims):
+    return enumerate(itertools.product(*(range(shape[d]) for d in dims)))
+
+
+def _windows_first(xp, x, dims):
+    """(K, *rest): each window position's values, contiguous (strided reads are slow)."""
+    return xp.stack([x[_window_index(x.ndim, dims, pos)] for _, pos in _positions(x.shape, dims)])
+
+
+def _window_max_impl(xp, x, dims):
+    w = _windows_first(xp, x, dims)
+    # the scan keeps positions in the smallest integer type that holds them (less memory
+    # traffic per step), widened to torch's int64 once at the end
+    small = xp.int8 if w.shape[0] <= 127 else xp.int16 if w.shape[0] <= 32767 else xp.int64
+    best, arg = w[0, ...], xp.zeros(w.shape[1:], dtype=small)
+    for flat in range(1, w.shape[0]):
+        v = w[flat, ...]
+        # positions come in increasing order, so the maximum of the indices is the last taken
+        arg = xp.maximum(arg, xp.astype((v > best) | xp.isnan(v), small) * flat)
+        best = xp.maximum(best, v)
+    return xp.asarray(best, copy=True) if w.shape[0] == 1 else best, xp.astype(arg, xp.int64)
+
+
+def _window_take_impl(xp, arg, x, dims):
+    """x at each window's position `arg`."""
+    w = _windows_first(xp, x, dims)
+    out = xp.asarray(w[0, ...], copy=True)
+    for flat in range(1, w.shape[0]):
+        out = xp.where(arg == flat, w[flat, ...], out)
+    return out
+
+
+def _window_put_impl(xp, arg, g, dims, shape):
+    """Zeros of `shape` with g at each window's position `arg`."""
+    out = xp.zeros(shape, dtype=g.dtype)
+    finite = not backend_of(g).lazy and bool(xp.all(xp.isfinite(g)))
+    zero = xp.zeros((), dtype=g.dtype)
+    for flat, pos in _positions(shape, dims):
+        chosen = arg == flat
+        out[_window_index(len(shape), dims, pos)] = \
+            g * xp.astype(chosen, g.dtype) if finite else xp.where(chosen, g, zero)
+    return out
+
+
+def _window_batch(prim, args, bdims, dims, **params):
+    arg, v = all_front(args, bdims)
+    if "shape" in params:
+        params = {"shape": (arg.shape[0],) + tuple(params["shape"])}
+    return prim(arg, v, dims=tuple(d + 1 for d in dims), **params), 0
+
+
+_window_take = primitive(
+    "window_take", _window_take_impl, save=(0,), nondiff_inputs=(0,),
+    vjp=(lambda ctx, g, dims: None,
+         lambda ctx, g, dims: _window_put(ctx.x, g, dims=dims, shape=ctx.shapes[1])),
+    jvp=(lambda ctx, t, dims: None, lambda ctx, t, dims: _window_take(ctx.x, t, dims=dims)),
+    batch=_window_batch)
+_window_put = primitive(
+    "window_put", _window_put_impl, save=(0,), nondiff_inputs=(0,),
+    vjp=(lambda ctx, g, dims, shape: None,
+         lambda ctx, g, dims, shape: _window_take(ctx.x, g, dims=dims)),
+    jvp=(lambda ctx, t, dims, shape: None,
+         lambda ctx, t, dims, shape: _window_put(ctx.x, t, dims=dims, shape=shape)),
+    batch=_window_batch)
+
+
+def _window_max_batch(prim, args, bdims, dims):
+    return prim(to_front(args[0], bdims[0]), dims=tuple(d + 1 for d in dims)), (0, 0)
+
+
+_window_max = primitive(
+    "window_max", _window_max_impl, multiple_results=True, save=(), save_output=True,
+    nondiff_outputs=(1,), jvp_reads_primals=False,
+    vjp=(lambda ctx, g, g_arg, dims: _window_put(ctx.outs[1], g, dims=dims,
+                                                 shape=ctx.shapes[0]),),
+    jvp=(lambda ctx, t, dims: (_window_take(ctx.outs[1], t, dims=dims), None),),
+    batch=_window_max_batch)
 
 
 def _batched(input, nd, op):
@@ -78,6 +179,11 @@ def _windows(x, kernel, pads, stride, dilation, fill):
                         + tuple(cols.shape[2 + len(kernel):]))
 
 
+def _tiles(x, kernel, out):
+    """(N, C, o1, k1, o2, k2, ...): the windows as a view of x, which they tile exactly."""
+    return x.reshape(tuple(x.shape[:2]) + tuple(v for o, k in zip(out, kernel) for v in (o, k)))
+
+
 def max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices, nd, op):
     x, unbatched = _batched(input, nd, op)
     kernel, stride, padding, dilation = _pool_args(kernel_size, stride, padding, dilation, nd, op)
@@ -86,7 +192,12 @@ def max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_in
             raise RuntimeError(f"{op}: pad should be at most half of effective kernel size, but "
                                f"got pad={p}, kernel_size={k} and dilation={d}")
     pads, out = _geometry(x, kernel, stride, padding, dilation, ceil_mode, op)
-    y, arg = rd.max(_windows(x, kernel, pads, stride, dilation, float("-inf")), 2)
+    if stride == kernel and all(p == (0, 0) for p in pads) and all(d == 1 for d in dilation) \
+            and all(s == o * k for s, o, k in zip(x.shape[2:], out, kernel)):
+        y, arg = _window_max(_tiles(x, kernel, out), dims=tuple(3 + 2 * j for j in range(nd)))
+    else:
+        cols = im2col(x, kernel, dilation, pads, stride, fill=float("-inf"))
+        y, arg = _window_max(cols, dims=tuple(range(2, 2 + nd)))
     if unbatched:
         y = y.squeeze(0)
     if not return_indices:
@@ -103,7 +214,7 @@ def max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_in
                                                     offsets)):
         shape = [1] * (nd + 2)
         shape[2 + j] = o
-        pos = creation.arange(o).reshape(shape) * s - p + off * d
+        pos = beside(x, creation.arange(o).reshape(shape)) * s - p + off * d
         flat = pos if flat is None else flat * size + pos
     return y, (flat.squeeze(0) if unbatched else flat)
 
@@ -156,7 +267,7 @@ def avg_pool(input, kernel_size, stride, padding, ceil_mode, count_include_pad, 
         else:
             ones = creation.ones((1, 1) + spatial, dtype=x.dtype)
             cpads = pads
-        y = total / _windows(ones, kernel, cpads, stride, dilation, 0.0).sum(2)
+        y = total / beside(x, _windows(ones, kernel, cpads, stride, dilation, 0.0).sum(2))
     return y.squeeze(0) if unbatched else y
 
 
@@ -226,7 +337,7 @@ def adaptive_avg_pool(input, output_size, nd, op):
     out = _adaptive_sizes(x, output_size, nd, op)
     y = x
     for j, o in enumerate(out):
-        y = along(y, 2 + j, _averaging_matrix(x.shape[2 + j], o, x.dtype))
+        y = along(y, 2 + j, beside(x, _averaging_matrix(x.shape[2 + j], o, x.dtype)))
     return y.squeeze(0) if unbatched else y
 
 
@@ -259,14 +370,13 @@ def adaptive_max_pool(input, output_size, return_indices, nd, op):
         k = -(-size // o) + (1 if size % o else 0) if o else 1
         start, end = _window_bounds(size, o)
         idx = ew.minimum(start.unsqueeze(1) + creation.arange(k), (end - 1).unsqueeze(1))
-        y = index_select(y, 2 + j, idx.reshape(-1))
+        y = index_select(y, 2 + j, beside(x, idx.reshape(-1)))
         starts.append(start)
         ends.append(end)
         lengths.append(k)
     n, c = x.shape[0], x.shape[1]
     y = y.reshape((n, c) + tuple(v for o, k in zip(out, lengths) for v in (o, k)))
-    y = y.permute((0, 1) + tuple(2 + 2 * j for j in range(nd)) + tuple(3 + 2 * j for j in range(nd)))
-    values, arg = rd.max(y.reshape((n, c) + out + (math.prod(lengths),)), -1)
+    values, arg = _window_max(y, dims=tuple(3 + 2 * j for j in range(nd)))
     if unbatched:
         values = values.squeeze(0)
     if not return_indices:
@@ -279,7 +389,7 @@ def adaptive_max_pool(input, output_size, return_indices, nd, op):
     for j, (start, end, off) in enumerate(zip(starts, ends, offsets)):
         shape = [1] * nd
         shape[j] = out[j]
-        pos = ew.minimum(start.reshape(shape) + off, (end - 1).reshape(shape))
+        pos = ew.minimum(beside(x, start.reshape(shape)) + off, beside(x, (end - 1).reshape(shape)))
         flat = pos if flat is None else flat * x.shape[2 + j] + pos
     return values, (flat.squeeze(0) if unbatched else flat)
 

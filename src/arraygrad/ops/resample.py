@@ -1,33 +1,38 @@
 """Padding, interpolation and pixel shuffling, as compositions of shape and index ops.
 
-Constant padding is `cat` with filled blocks (negative pads `narrow`), the other
-modes `index_select` with an index computed per padded dim; nearest interpolation
-selects, linear interpolation applies one (out, in) weight matrix per spatial dim.
-Their rules are those of cat, narrow, index_select and matmul.
+Padding is `cat` with filled blocks (constant) or with mirrored, repeated or wrapped
+slices of the input (negative pads `narrow`); nearest interpolation selects, linear
+interpolation applies one (out, in) weight matrix per spatial dim. Their rules are those
+of cat, narrow, flip, index_select and matmul.
 """
 import math
 
 from .. import dtypes as _dt
 from . import creation, elementwise as ew
 from ._checks import tensor_op, not_implemented
+from .conv import beside
 from .index import index_select
 from .pool import adaptive_avg_pool, along
-from .shape import cat, narrow
+from .shape import cat, flip, narrow
 
 
 # ----------------------------------------------------------------- pad
 _NON_CONSTANT = ("reflect", "replicate", "circular")
 
 
-def _source_index(mode, n, lo, hi):
-    """For each padded position j in [-lo, n + hi): the input index it copies."""
-    j = creation.arange(-lo, n + hi)
+def _edges(mode, x, dim, lo, hi):
+    """The blocks that go before and after x along `dim`: mirrored (reflect), repeated edge
+    (replicate) or wrapped (circular) slices of x."""
+    n = x.shape[dim]
     if mode == "reflect":
-        a = ew.abs(j)
-        return ew.where(a > n - 1, 2 * (n - 1) - a, a)
+        return flip(narrow(x, dim, 1, lo), dim), flip(narrow(x, dim, n - 1 - hi, hi), dim)
     if mode == "replicate":
-        return ew.clamp(j, 0, n - 1)
-    return ew.remainder(j, n)
+        def repeat(start, width):
+            shape = list(x.shape)
+            shape[dim] = width
+            return narrow(x, dim, start, 1).expand(tuple(shape))
+        return repeat(0, lo), repeat(n - 1, hi)
+    return narrow(x, dim, n - lo, lo), narrow(x, dim, 0, hi)
 
 
 @tensor_op
@@ -81,7 +86,8 @@ def pad(input, pad, mode="constant", value=None):
             x = narrow(x, dim, start, n)
             lo, hi = max(lo, 0), max(hi, 0)
         if lo or hi:
-            x = index_select(x, dim, _source_index(mode, n, lo, hi))
+            before, after = _edges(mode, x, dim, lo, hi)
+            x = cat([before, x, after], dim)
     return x
 
 
@@ -103,7 +109,7 @@ def _constant_pad(input, pad, value):
             for width in (lo, hi):
                 shape = list(x.shape)
                 shape[dim] = max(width, 0)
-                parts.append(creation.full(shape, value, dtype=x.dtype))
+                parts.append(beside(x, creation.full(shape, value, dtype=x.dtype)))
             x = cat([parts[0], x, parts[1]], dim)
     return x
 
@@ -262,14 +268,16 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     for j, (o, scale) in enumerate(zip(out, scales)):
         n = input.shape[2 + j]
         if antialias:
-            x = along(x, 2 + j, _antialias_matrix(n, o, scale, align_corners, input.dtype,
-                                                  mode == "bicubic"))
+            x = along(x, 2 + j, beside(x, _antialias_matrix(n, o, scale, align_corners,
+                                                            input.dtype, mode == "bicubic")))
         elif mode == "bicubic":
-            x = along(x, 2 + j, _cubic_matrix(n, o, scale, align_corners, input.dtype))
+            x = along(x, 2 + j, beside(x, _cubic_matrix(n, o, scale, align_corners, input.dtype)))
         elif mode in _LINEAR:
-            x = along(x, 2 + j, _linear_matrix(n, o, scale, align_corners, input.dtype))
+            x = along(x, 2 + j, beside(x, _linear_matrix(n, o, scale, align_corners,
+                                                         input.dtype)))
         else:
-            x = index_select(x, 2 + j, _nearest_index(n, o, scale, mode == "nearest-exact"))
+            x = index_select(x, 2 + j, beside(x, _nearest_index(n, o, scale,
+                                                                mode == "nearest-exact")))
     return x
 
 
