@@ -1,23 +1,19 @@
 """Tensor creation: from data, filled, ranges, random. Nothing here records history."""
 import builtins
-
-import numpy as np
+import math
 
 from .. import _device
 from .. import dtypes as _dt
 from .. import _tensor as _t
-from ..backends import default_backend, backend_of, array_dtype
+from ..backends import default_backend, backend_of, array_dtype, numpy_backend
 from ._checks import (tensor_op, size_arg, dtype_arg, number_arg, type_name, short_dtype_name,
                       c_dtype_name)
 from .._generator import default_generator, stream
 from ..core.grad_mode import no_grad
 from ..autograd import inplace
+from .shape import broadcast_shapes
 
 Tensor = _t.Tensor
-
-
-def _np_dtype(dtype):
-    return None if dtype is None else dtype.np
 
 
 def _infer_dtype(data):
@@ -25,14 +21,15 @@ def _infer_dtype(data):
     flat = data
     while isinstance(flat, (list, tuple)) and flat:
         flat = flat[0]
-    a = np.asarray(data)
+    a = numpy_backend.asarray(data)
     if a.dtype.kind == "b":
         return _dt.bool
     if a.dtype.kind in "iu":
         return _dt.int64
-    if a.dtype.kind == "f" and a.dtype == np.float64 and not isinstance(data, np.ndarray):
+    python_data = not numpy_backend.owns(data)
+    if a.dtype.kind == "f" and a.dtype.itemsize == 8 and python_data:
         return _dt.get_default_dtype()
-    if a.dtype.kind == "c" and not isinstance(data, np.ndarray):
+    if a.dtype.kind == "c" and python_data:
         return _dt.get_default_complex_dtype()
     return _dt.from_numpy_dtype(a.dtype)
 
@@ -88,16 +85,16 @@ def _from_data(data, dtype, copy):
         if dtype is not None:
             return xp.astype(data, array_dtype(xp, dtype), copy=copy)
         return xp.asarray(data, copy=True) if copy and not be.lazy else data
-    if isinstance(data, (np.ndarray, np.generic)):
-        _array_dtype(np.asarray(data))
+    if numpy_backend.owns(data):
+        _array_dtype(data)
         d = dtype.np if dtype is not None else None
-        return np.array(data, dtype=d, copy=True) if copy else np.asarray(data, dtype=d)
+        return numpy_backend.xp.asarray(data, dtype=d, copy=True if copy else None)
     _check_data(data)
     if isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in _flatten(data)):
         data = _nested_tolist(data)
     try:
         target = dtype if dtype is not None else _infer_dtype(data)
-        return np.array(data, dtype=target.np)
+        return numpy_backend.xp.asarray(data, dtype=target.np)
     except ValueError:      # ragged nesting
         raise _ragged(data) from None
 
@@ -154,7 +151,7 @@ asarray = as_tensor
 
 def from_numpy(array):
     """A tensor sharing memory with the NumPy `array`."""
-    if not isinstance(array, np.ndarray):
+    if type(array) is not numpy_backend.array_type:
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     _array_dtype(array)
     return _t.make(array)
@@ -247,16 +244,18 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         number_arg("arange", v, ("start", "end", "step")[i], i + 1)
     if vals[2] == 0:
         raise RuntimeError("step must be nonzero")
-    if not all(np.isfinite(v) for v in vals[:2]):
+    if not all(math.isfinite(v) for v in vals[:2]):
         raise RuntimeError(f"unsupported range: {vals[0]} -> {vals[1]}")
     if (vals[1] - vals[0]) * vals[2] < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     dtype_arg("arange", dtype)
     if dtype is None:
-        dtype = _dt.int64 if all(isinstance(v, (builtins.int, np.integer)) for v in vals) \
-            else _dt.get_default_dtype()
-    t = _t.make(np.arange(*vals, dtype=np.float64).astype(dtype.np)
-                if dtype.is_floating_point else np.arange(*vals, dtype=dtype.np))
+        dtype = _dt.int64 if all(hasattr(v, "__index__") and not isinstance(v, builtins.bool)
+                                 for v in vals) else _dt.get_default_dtype()
+    xp = default_backend().xp
+    # floats are stepped in float64 and rounded once, as torch's values are
+    t = _t.make(xp.astype(xp.arange(*vals, dtype=xp.float64), array_dtype(xp, dtype))
+                if dtype.is_floating_point else xp.arange(*vals, dtype=array_dtype(xp, dtype)))
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -273,7 +272,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     _device.check(device)
     steps = _steps("linspace", steps)
     dtype = dtype_arg("linspace", dtype) or _dt.get_default_dtype()
-    t = _t.make(np.linspace(start, end, steps).astype(dtype.np))
+    xp = default_backend().xp
+    t = _t.make(xp.astype(xp.linspace(start, end, steps), array_dtype(xp, dtype)))
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -281,7 +281,8 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     _device.check(device)
     steps = _steps("logspace", steps)
     dtype = dtype_arg("logspace", dtype) or _dt.get_default_dtype()
-    t = _t.make(np.logspace(start, end, steps, base=base).astype(dtype.np))
+    xp = default_backend().xp
+    t = _t.make(xp.astype(base ** xp.linspace(start, end, steps), array_dtype(xp, dtype)))
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -296,7 +297,8 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
         if v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     dtype = dtype_arg("eye", dtype) or _dt.get_default_dtype()
-    t = _t.make(np.eye(n, m, dtype=dtype.np))
+    xp = default_backend().xp
+    t = _t.make(xp.eye(n, m, dtype=array_dtype(xp, dtype)))
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -312,8 +314,12 @@ def _tri_indices(op, lower, row, col, offset, dtype, device):
     for name, v in (("row", row), ("col", col)):
         if v < 0:
             raise RuntimeError(f"{name} must be non-negative, got{v}")
-    rows, cols = (np.tril_indices if lower else np.triu_indices)(row, offset, col)
-    return _t.make(np.stack([rows, cols]).astype(dtype.np).reshape(2, -1))
+    xp = default_backend().xp
+    r = xp.reshape(xp.arange(row, dtype=xp.int64), (-1, 1))
+    c = xp.reshape(xp.arange(col, dtype=xp.int64), (1, -1))
+    keep = xp.reshape(c - r <= offset if lower else c - r >= offset, (-1,))
+    rows, cols = xp.reshape(r + 0 * c, (-1,))[keep], xp.reshape(c + 0 * r, (-1,))[keep]
+    return _t.make(xp.astype(xp.stack([rows, cols]), array_dtype(xp, dtype)))
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
@@ -380,12 +386,18 @@ def _random(op, sample, size, dtype, device, requires_grad, generator, floating=
     levels = _check_random(op)
     if levels:
         # one draw per example: the lowest level's batch dim first, each level wraps one
-        t = _t.make(np.asarray(sample(rng, tuple(s for _, s in levels) + shape)).astype(dtype.np))
+        t = _t.make(_drawn(sample(rng, tuple(s for _, s in levels) + shape), dtype))
         for interp, _ in levels:
             t = interp.wrap(t, 0)
         return t
-    t = _t.make(np.asarray(sample(rng, shape)).astype(dtype.np))
+    t = _t.make(_drawn(sample(rng, shape), dtype))
     return t.requires_grad_(True) if requires_grad else t
+
+
+def _drawn(draws, dtype):
+    """The random stream's draws (an array or a number) as an array of `dtype`."""
+    be = default_backend()
+    return be.xp.astype(be.asarray(draws), array_dtype(be.xp, dtype))
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
@@ -419,7 +431,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None):
     # the order of iid uniform keys: a uniform permutation, one per example inside vmap
-    return _random("randperm", lambda rng, s: np.argsort(rng.random(s), axis=-1), (n,), dtype,
+    return _random("randperm", lambda rng, s: default_backend().xp.argsort(rng.random(s), axis=-1), (n,), dtype,
                    device, False, generator, floating=False)
 
 
@@ -453,7 +465,7 @@ def normal(mean, std, size=None, *, generator=None):
         if not shapes:
             raise TypeError("normal(): with a float mean and std, give the output's size: "
                             "normal(mean, std, size)")
-        shape = np.broadcast_shapes(*shapes)
+        shape = broadcast_shapes(*shapes)
     dtypes = [v.dtype for v in (mean, std) if isinstance(v, Tensor)]
     return randn(*shape, generator=generator, dtype=dtypes[0] if dtypes else None) * std + mean
 
@@ -520,9 +532,9 @@ def poisson(input, generator=None):
         raise NotImplementedError("poisson inside a transform is not supported yet: draw the "
                                   "values outside the transformed function")
     rates = input._data
-    if rates.size and not builtins.bool(((rates >= 0) & (rates < np.inf)).all()):
+    if input.numel() and not builtins.bool(((input >= 0) & (input < math.inf)).all()):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative and finite")
-    draws = _t.make(np.asarray(rng.poisson(rates)).astype(rates.dtype))
+    draws = _t.make(_drawn(rng.poisson(rates), input.dtype))
     return draws + input * 0 if input.requires_grad else draws
 
 
@@ -585,7 +597,7 @@ def _random_limit(dtype):
         return 1
     if dtype.is_floating_point:
         return 2 ** _MANTISSA_BITS[dtype.name]
-    return int(np.iinfo(dtype.np).max)
+    return int(default_backend().xp.iinfo(dtype.np).max)
 
 
 def random_(self, *args, generator=None):
@@ -610,7 +622,7 @@ def random_(self, *args, generator=None):
             raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                                f"from={low} >= to={high + 1}")
     if not self.dtype.is_floating_point and self.dtype is not _dt.bool:
-        info = np.iinfo(self.dtype.np)
+        info = default_backend().xp.iinfo(self.dtype.np)
         if not info.min <= low <= info.max:
             raise RuntimeError(f"from is out of bounds for {c_dtype_name(self.dtype)}")
         if not info.min <= high <= info.max:

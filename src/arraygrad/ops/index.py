@@ -10,6 +10,7 @@ import warnings
 
 from .. import dtypes as _dt
 from .. import _tensor as _t
+from ..backends import backend_of, default_backend
 from ._checks import tensor_op, short_dtype_name, c_dtype_name
 from ._rules import all_front, batch_size, same_bdim, to_front
 from .registry import primitive
@@ -19,7 +20,7 @@ Tensor = _t.Tensor
 
 def _index_value(i):
     """An index tensor seen below grad and jvp levels: an index has no gradient or tangent."""
-    while i._lvl is not None and i._lvl.kind in ("jvp", "grad"):
+    while i._lvl is not None and not i._lvl.batched:
         i = i._inner
     return i
 
@@ -41,9 +42,8 @@ def _raw_index(idx):
             a = i._data
             out.append(a.item() if a.ndim == 0 and a.dtype.kind in "iu" else a)
             basic = basic and a.ndim == 0 and a.dtype.kind in "iu"
-        elif isinstance(i, (list,)):
-            import numpy as np
-            out.append(np.asarray(i))
+        elif isinstance(i, list):
+            out.append(default_backend().asarray(i))
             basic = False
         elif isinstance(i, slice) and i.step is not None and i.step <= 0:
             raise ValueError("step must be greater than zero")
@@ -197,7 +197,6 @@ def _ints_first(x, index):
 
 
 def _scatter_impl(xp, g, shape, index):
-    from ..backends import backend_of
     out = xp.zeros(shape, dtype=g.dtype)
     out = backend_of(out).index_add(out, index, g)
     return out
@@ -221,7 +220,6 @@ def index_add_zeros(g, shape, index):
 
 
 def _index_put_impl(xp, x, v, index, accumulate):
-    from ..backends import backend_of
     out = xp.asarray(x, copy=True)
     try:
         if accumulate:
@@ -293,7 +291,6 @@ def _gather_vjp(ctx, g, dim, index):
 
 def _batched_index(index, n):
     """A raw index param repeated over a batch of `n` in front (a broadcast view)."""
-    from ..backends import backend_of
     return backend_of(index).xp.broadcast_to(index[None], (n,) + index.shape)
 
 
@@ -327,7 +324,6 @@ def _check_range(index, size, d):
     """torch refuses out-of-range (and negative) indices of gather/scatter/index_add."""
     if index._lvl is not None or index.numel() == 0:
         return
-    from ..backends import backend_of
     a = index._data
     xp = backend_of(a).xp
     bad = (a < 0) | (a >= size)
@@ -362,13 +358,8 @@ def gather(input, dim, index):
 
 
 def _scatter_add_impl(xp, g, dim, index, shape):
-    import numpy as np
     out = xp.zeros(shape, dtype=g.dtype)
-    full = list(np.indices(index.shape, sparse=True))
-    full[dim] = index
-    from ..backends import backend_of
-    out = backend_of(out).index_add(out, tuple(full), g)
-    return out
+    return backend_of(out).index_add(out, _along(xp, index, dim), g)
 
 
 def _scatter_add_batch(prim, args, bdims, dim, index, shape):
@@ -439,14 +430,16 @@ def masked_select(input, mask):
 
 @tensor_op
 def nonzero(input, *, as_tuple=False):
-    import numpy as np
     if input._lvl is not None and _t._batched(input):
         raise RuntimeError("vmap: We do not support batching operators that can output dynamic "
                            "shape. Attempted to vmap over aten::nonzero.")
-    nz = np.nonzero(input._base_array())
+    a = input._base_array()
+    xp = backend_of(a).xp
+    # a 0-d tensor is one element: as a 1-d one in the tuple form, at no coordinates otherwise
+    nz = [xp.astype(i, xp.int64) for i in xp.nonzero(xp.reshape(a, (1,)) if a.ndim == 0 else a)]
     if as_tuple:
-        return tuple(_t.make(np.asarray(a, dtype=np.int64)) for a in nz)
-    return _t.make(np.stack(nz, axis=1).astype(np.int64) if nz else np.zeros((0, 0), np.int64))
+        return tuple(_t.make(i) for i in nz)
+    return _t.make(xp.stack(nz, axis=1)[:, :a.ndim])
 
 
 @tensor_op(others=('indices',))
@@ -519,7 +512,6 @@ def _getitem_batched_index(x, idx):
 
 def _along_dim_spec(index, d):
     """gather/scatter as advanced indexing: aranges along the other dims, `index` along `d`."""
-    from ..backends import default_backend
     xp = default_backend().xp
     n = index.ndim
     return tuple(_SLOT if j == d else xp.arange(s).reshape([s if k == j else 1 for k in range(n)])
@@ -580,7 +572,6 @@ def _adv_layout(spec, ndim, slot_ndims):
 def _physical_index(spec, tensors, bdims, n, adv):
     """The index with the batch dim first: an arange over the batch, then the index tensors with
     their batch dims first (size 1 when unbatched), all of rank adv + 1."""
-    from ..backends import default_backend
     moved = []
     for t, d in zip(tensors, bdims):
         t = to_front(t, d) if d is not None else t.unsqueeze(0)
@@ -721,10 +712,13 @@ _REDUCES = ("sum", "prod", "mean", "amax", "amin")
 
 
 def _along(xp, index, dim):
-    """The advanced index that puts src[i...] at out[..., index[i...], ...] (index at `dim`)."""
-    where = list(xp.indices(index.shape, sparse=True))
-    where[dim] = index
-    return tuple(where)
+    """The advanced index that puts src[i...] at out[..., index[i...], ...] (index at `dim`):
+    aranges over index's other dims, shaped to broadcast against it."""
+    n = index.ndim
+    return tuple(index if j == dim else
+                 xp.reshape(xp.arange(s, dtype=xp.int64), tuple(s if k == j else 1
+                                                                for k in range(n)))
+                 for j, s in enumerate(index.shape))
 
 
 def _reduce_identity(xp, reduce, dtype):
@@ -741,7 +735,6 @@ def _reduce_identity(xp, reduce, dtype):
 
 
 def _scatter_reduce_impl(xp, x, src, index, dim, reduce, include_self):
-    from ..backends import backend_of
     be = backend_of(x)
     where = _along(xp, index, dim)
     out = x.copy()
