@@ -12,7 +12,7 @@ import dask
 import dask.array as da
 import array_api_compat.dask.array as dxp
 
-from .numpy_backend import map_scalar
+from .numpy_backend import NumpyBackend, map_scalar
 
 
 def _take_along_axis(x, index, axis=-1):
@@ -38,6 +38,7 @@ class DaskBackend:
     device = "cpu"
     xp = xp
     array_type = da.Array
+    numpy_indexing = False
     lazy = True
     takes_numpy = True
 
@@ -64,8 +65,13 @@ class DaskBackend:
         """target[index] += values, accumulating repeated indices. Dask has no scatter-add:
         one task computes it with NumPy (the index arrays are computed first), and the result
         takes the target's chunks again."""
+        return self.index_reduce(target, index, values, "sum")
+
+    def index_reduce(self, target, index, values, reduce):
+        """target[index] = reduce(target[index], values) over repeated indices too (as
+        NumpyBackend.index_reduce), in one task as index_add."""
         index = tuple(np.asarray(i.compute()) if isinstance(i, da.Array) else i for i in index)
-        out = dask.delayed(_index_add)(target, index, values)
+        out = dask.delayed(_index_reduce)(target, index, values, reduce)
         whole = da.from_delayed(out, target.shape, dtype=target.dtype)
         return whole.rechunk(target.chunks)
 
@@ -74,13 +80,12 @@ class DaskBackend:
                                   "with NumPy and wrap it with dask.array.from_array")
 
 
-def _index_add(target, index, values):
-    out = np.array(target)
-    np.add.at(out, index, values)
-    return out
+def _index_reduce(target, index, values, reduce):
+    return _numpy.index_reduce(np.array(target), index, np.asarray(values), reduce)
 
 
 _backend = DaskBackend()
+_numpy = NumpyBackend()
 
 
 def backend_for(array):

@@ -14,6 +14,12 @@ from ..autograd import inplace
 from .shape import broadcast_shapes
 
 Tensor = _t.Tensor
+_host_xp = numpy_backend.xp
+
+
+def _dtype_in(xp, dtype):
+    """The array dtype of `xp` for arraygrad's `dtype` (NumPy's without a lookup)."""
+    return dtype.np if xp is _host_xp else array_dtype(xp, dtype)
 
 
 def _infer_dtype(data):
@@ -71,9 +77,10 @@ def _ragged(data):
 def _from_data(data, dtype, copy):
     if isinstance(data, Tensor):
         arr = data.detach()._base_array()
-        if dtype is not None and arr.dtype != dtype.np:
-            return arr.astype(dtype.np)
-        return arr.copy() if copy else arr
+        xp = backend_of(arr).xp
+        if dtype is not None and arr.dtype != _dtype_in(xp, dtype):
+            return xp.astype(arr, _dtype_in(xp, dtype))
+        return xp.asarray(arr, copy=True) if copy else arr
     be = backend_of(data)
     if be is not default_backend() and hasattr(data, "shape"):
         try:
@@ -200,7 +207,8 @@ def _like(fill, input, dtype, requires_grad):
     while inner._lvl is not None:
         chain.append(inner)
         inner = _t.lower(inner._inner)
-    arr = backend_of(inner._data).xp.full(inner._data.shape, fill, dtype=dtype.np)
+    xp = backend_of(inner._data).xp
+    arr = xp.full(inner._data.shape, fill, dtype=_dtype_in(xp, dtype))
     t = born_here(_t.make(arr))
     for w in reversed(chain):
         t = w._lvl.constant_like(w, t)

@@ -6,11 +6,13 @@ the primitive (raw arrays inside), not as an input. Basic indices (ints,
 slices, None, Ellipsis) give views, as torch.
 """
 import builtins
+import math
 import warnings
 
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..backends import backend_of, default_backend
+from . import _indexing
 from ._checks import tensor_op, short_dtype_name, c_dtype_name
 from ._rules import all_front, batch_size, same_bdim, to_front
 from .registry import primitive
@@ -145,7 +147,7 @@ def _getitem_batch(prim, args, bdims, index):
 _getitem_view = primitive("getitem", _basic_index, save=(), is_view=True,
                           node_name=_view_node_name, vjp=(_getitem_vjp,), linear=True,
                           batch=_getitem_batch)
-_getitem_copy = primitive("index", lambda xp, x, index: x[index], save=(),
+_getitem_copy = primitive("index", _indexing.getitem, save=(),
                           node_name="IndexBackward0", vjp=(_getitem_vjp,), linear=True,
                           batch=_getitem_batch)
 
@@ -220,16 +222,14 @@ def index_add_zeros(g, shape, index):
 
 
 def _index_put_impl(xp, x, v, index, accumulate):
-    out = xp.asarray(x, copy=True)
     try:
         if accumulate:
-            out = backend_of(out).index_add(out, index, v)
-        else:
-            out[index] = v
+            return backend_of(x).index_add(xp.asarray(x, copy=True), index, v)
+        return _indexing.setitem(xp, x, index, v)
     except ValueError:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(v.shape)} cannot be "
-                           f"broadcast to indexing result of shape {list(x[index].shape)}") from None
-    return out
+                           f"broadcast to indexing result of shape "
+                           f"{list(_indexing.getitem(xp, x, index).shape)}") from None
 
 
 def _index_put_vjp_x(ctx, g, index, accumulate):
@@ -328,8 +328,13 @@ def _check_range(index, size, d):
     xp = backend_of(a).xp
     bad = (a < 0) | (a >= size)
     if builtins.bool(xp.any(bad)):
-        value = a[bad].reshape(-1)[0]
-        raise RuntimeError(f"index {value} is out of bounds for dimension {d} with size {size}")
+        raise RuntimeError(f"index {_first(xp, a, bad)} is out of bounds for dimension {d} with "
+                           f"size {size}")
+
+
+def _first(xp, a, bad):
+    """The first value of `a` where `bad` holds, for an error message."""
+    return builtins.int(xp.reshape(a, (-1,))[xp.reshape(bad, (-1,))][0])
 
 
 def _integer_index(op, index):
@@ -523,7 +528,7 @@ def _gather_batched_index(x, d, index):
 
 
 def _index_t_impl(xp, x, *idx, spec):
-    return x[_fill(spec, idx)]
+    return _indexing.getitem(xp, x, _fill(spec, idx))
 
 
 def _index_put_t_impl(xp, x, v, *idx, spec, accumulate):
@@ -651,13 +656,13 @@ def _dim_index(dim, index):
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     """input with src (or value) written at `index` along `dim` (unique indices for src)."""
     from .elementwise import where
-    from .creation import ones
+    from .creation import ones_like
     if src is None:
         src = value
     if reduce is not None:
         return _scatter_with_reduce(input, dim, index, src, reduce)
     d = _t._wrap_dim(dim, input.ndim)
-    hit = scatter_into(ones(tuple(index.shape), dtype=input.dtype), index, d, input.shape) != 0
+    hit = scatter_into(ones_like(index, dtype=input.dtype), index, d, input.shape) != 0
     if not isinstance(src, Tensor):
         return where(hit, src, input)
     src = src[tuple(slice(0, s) for s in index.shape)].to(input.dtype)
@@ -666,7 +671,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
 
 def _scatter_with_reduce(input, dim, index, src, reduce):
     """scatter(reduce='add' | 'multiply'): scatter_reduce's sum or prod, input included."""
-    from .creation import full
+    from .creation import full_like
     if reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
     if isinstance(src, Tensor):
@@ -674,7 +679,7 @@ def _scatter_with_reduce(input, dim, index, src, reduce):
                       "will be removed in a future PyTorch release. Use torch.scatter_reduce "
                       "instead for more reduction options.", UserWarning, stacklevel=3)
     else:
-        src = full(tuple(index.shape), src, dtype=input.dtype)
+        src = full_like(index, src, dtype=input.dtype)
     return scatter_reduce(input, dim, index, src, "sum" if reduce == "add" else "prod")
 
 
@@ -692,10 +697,10 @@ def index_add(input, dim, index, source, *, alpha=1):
 @tensor_op(others=('index',))
 def index_fill(input, dim, index, value):
     from .elementwise import where
-    from .creation import ones
+    from .creation import ones_like
     d = _t._wrap_dim(dim, input.ndim)
-    hit = index_add_zeros(ones(tuple(input[(slice(None),) * d + (index,)].shape),
-                               dtype=input.dtype), input.shape, _dim_index(d, index))
+    hit = index_add_zeros(ones_like(input[(slice(None),) * d + (index,)].detach()),
+                          input.shape, _dim_index(d, index))
     return where(hit != 0, value, input)
 
 
@@ -726,42 +731,44 @@ def _reduce_identity(xp, reduce, dtype):
         return 0
     if reduce == "prod":
         return 1
-    if dtype.kind == "b":
+    d = _dt.of_array(dtype)
+    if d is _dt.bool:
         return reduce == "amin"
-    if dtype.kind in "iu":
+    if not d.is_floating_point:
         info = xp.iinfo(dtype)
         return info.min if reduce == "amax" else info.max
-    return -xp.inf if reduce == "amax" else xp.inf      # floats (bfloat16's kind is 'V')
+    return -math.inf if reduce == "amax" else math.inf
 
 
 def _scatter_reduce_impl(xp, x, src, index, dim, reduce, include_self):
     be = backend_of(x)
     where = _along(xp, index, dim)
-    out = x.copy()
-    if not include_self:
-        out[where] = _reduce_identity(xp, reduce, x.dtype)
+    if include_self:
+        out = xp.asarray(x, copy=True)
+    else:
+        out = _indexing.setitem(xp, x, where, _reduce_identity(xp, reduce, x.dtype))
     out = be.index_reduce(out, where, src, "sum" if reduce == "mean" else reduce)
     if reduce != "mean":
         return out
     count = xp.full(x.shape, 1 if include_self else 0, dtype=xp.int64)
     count = be.index_add(count, where, xp.ones(index.shape, dtype=xp.int64))
     count = xp.maximum(count, 1)
-    if x.dtype.kind in "iub":
-        return (out // count).astype(x.dtype)      # torch floors an integer mean
-    return (out / count).astype(x.dtype)
+    if not _dt.of_array(x.dtype).is_floating_point:
+        return xp.astype(out // count, x.dtype)     # torch floors an integer mean
+    return out / xp.astype(count, x.dtype)
 
 
 def _reduce_helpers(g, dim, index, shape):
     """gather and scatter-add along `dim` at the index tensor (batched by vmap or not), and how
     many src values land on each position."""
-    from .creation import ones
+    from .creation import ones_like
 
     def along(t):
         return gather(t, dim, index)
 
     def scatter(t):
         return scatter_into(t, index, dim, tuple(shape))
-    return along, scatter, scatter(ones(tuple(index.shape), dtype=g.dtype))
+    return along, scatter, scatter(ones_like(index, dtype=g.dtype))
 
 
 def _scatter_reduce_vjp(ctx, g, dim, reduce, include_self):
@@ -938,9 +945,10 @@ def _flat_index(op, input, index):
     n, raw = input.numel(), _index_value(index)
     if raw._lvl is None and raw.numel():
         a = raw._data
+        xp = backend_of(a).xp
         bad = (a < -n) | (a >= n)
-        if builtins.bool(bad.any()):
-            raise IndexError(f"out of range: tried to access index {a[bad].reshape(-1)[0]} on a "
+        if builtins.bool(xp.any(bad)):
+            raise IndexError(f"out of range: tried to access index {_first(xp, a, bad)} on a "
                              f"tensor of {n} elements.")
     return index.reshape(-1)
 
