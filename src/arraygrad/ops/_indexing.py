@@ -14,11 +14,15 @@ they are next to each other in the index, and first otherwise (`x[:, i, j]` vs `
 import builtins
 import math
 
-from ..backends import adopt, backend_of
+from ..backends import adopt, backend_of, numpy_backend
+
+_ndarray = numpy_backend.array_type
 
 
 def getitem(xp, x, index):
     """x[index] by NumPy's rules (`index` a tuple)."""
+    if type(x) is _ndarray:
+        return x[index]
     be = backend_of(x)
     if be.numpy_indexing:
         return x[index]
@@ -33,7 +37,7 @@ def setitem(xp, x, index, values):
     """A copy of `x` with x[index] = values by NumPy's rules (the last write wins where an
     index repeats)."""
     be = backend_of(x)
-    if be.numpy_indexing:
+    if type(x) is _ndarray or be.numpy_indexing:
         out = xp.asarray(x, copy=True)
         out[index] = values
         return out

@@ -3,11 +3,13 @@
 copysign's gradient is torch's: out / x where x != 0 (0 at x == 0), none to `other`;
 heaviside and nextafter are not differentiable in torch, so they are non-differentiable here.
 """
+import math
+
 from ._rules import binary, nondiff, elementwise
 from .registry import primitive
 from ._checks import tensor_op
 from .creation import zeros_like
-from .elementwise import where, isfinite, _binop
+from .elementwise import where, isfinite, _binop, host_xp
 
 
 _copysign = binary("copysign", lambda xp, x, y: xp.copysign(x, y),
@@ -19,7 +21,16 @@ _copysign = binary("copysign", lambda xp, x, y: xp.copysign(x, y),
 copysign = _binop(_copysign, float_only=True)
 nextafter = _binop(nondiff("nextafter", lambda xp, x, y: xp.nextafter(x, y)))
 
-_heaviside = nondiff("heaviside", lambda xp, x, v: xp.heaviside(x, v).astype(x.dtype, copy=False))
+def _heaviside_impl(xp, x, v):
+    if xp is host_xp:      # NOTE [fused functions]
+        return xp.astype(xp.heaviside(x, v), x.dtype, copy=False)
+    out = xp.where(x == 0, v, xp.astype(x > 0, x.dtype))
+    if xp.isdtype(x.dtype, "real floating"):
+        out = xp.where(xp.isnan(x), x, out)
+    return out
+
+
+_heaviside = nondiff("heaviside", _heaviside_impl)
 
 
 @tensor_op(others=("values",))
@@ -34,9 +45,20 @@ def _nan_to_num_vjp(ctx, g, **params):
     return where(isfinite(ctx.x), g, 0.0)
 
 
+def _nan_to_num_impl(xp, x, nan, posinf, neginf):
+    if xp is host_xp:      # NOTE [fused functions]
+        return xp.astype(xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf), x.dtype,
+                         copy=False)
+    info = xp.finfo(x.dtype)
+    big = info.max if posinf is None else posinf
+    low = info.min if neginf is None else neginf
+    out = xp.where(xp.isnan(x), xp.asarray(nan, dtype=x.dtype), x)
+    out = xp.where(x == math.inf, xp.asarray(big, dtype=x.dtype), out)
+    return xp.where(x == -math.inf, xp.asarray(low, dtype=x.dtype), out)
+
+
 _nan_to_num = primitive(
-    "nan_to_num", lambda xp, x, nan, posinf, neginf: xp.nan_to_num(
-        x, nan=nan, posinf=posinf, neginf=neginf).astype(x.dtype, copy=False),
+    "nan_to_num", _nan_to_num_impl,
     vjp=(_nan_to_num_vjp,), jvp=(_nan_to_num_vjp,), save=(0,), jvp_reads_primals=False,
     batch=elementwise)
 

@@ -90,7 +90,7 @@ def _from_data(data, dtype, copy):
                             "has no tensor type for it") from None
         xp = be.xp
         if dtype is not None:
-            return xp.astype(data, array_dtype(xp, dtype), copy=copy)
+            return xp.astype(data, _dtype_in(xp, dtype), copy=copy)
         return xp.asarray(data, copy=True) if copy and not be.lazy else data
     if numpy_backend.owns(data):
         _array_dtype(data)
@@ -262,8 +262,8 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
                                  for v in vals) else _dt.get_default_dtype()
     xp = default_backend().xp
     # floats are stepped in float64 and rounded once, as torch's values are
-    t = _t.make(xp.astype(xp.arange(*vals, dtype=xp.float64), array_dtype(xp, dtype))
-                if dtype.is_floating_point else xp.arange(*vals, dtype=array_dtype(xp, dtype)))
+    t = _t.make(xp.astype(xp.arange(*vals, dtype=xp.float64), _dtype_in(xp, dtype))
+                if dtype.is_floating_point else xp.arange(*vals, dtype=_dtype_in(xp, dtype)))
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -281,7 +281,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     steps = _steps("linspace", steps)
     dtype = dtype_arg("linspace", dtype) or _dt.get_default_dtype()
     xp = default_backend().xp
-    t = _t.make(xp.astype(xp.linspace(start, end, steps), array_dtype(xp, dtype)))
+    t = _t.make(xp.astype(xp.linspace(start, end, steps), _dtype_in(xp, dtype)))
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -290,7 +290,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     steps = _steps("logspace", steps)
     dtype = dtype_arg("logspace", dtype) or _dt.get_default_dtype()
     xp = default_backend().xp
-    t = _t.make(xp.astype(base ** xp.linspace(start, end, steps), array_dtype(xp, dtype)))
+    t = _t.make(xp.astype(base ** xp.linspace(start, end, steps), _dtype_in(xp, dtype)))
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -306,7 +306,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     dtype = dtype_arg("eye", dtype) or _dt.get_default_dtype()
     xp = default_backend().xp
-    t = _t.make(xp.eye(n, m, dtype=array_dtype(xp, dtype)))
+    t = _t.make(xp.eye(n, m, dtype=_dtype_in(xp, dtype)))
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -327,7 +327,7 @@ def _tri_indices(op, lower, row, col, offset, dtype, device):
     c = xp.reshape(xp.arange(col, dtype=xp.int64), (1, -1))
     keep = xp.reshape(c - r <= offset if lower else c - r >= offset, (-1,))
     rows, cols = xp.reshape(r + 0 * c, (-1,))[keep], xp.reshape(c + 0 * r, (-1,))[keep]
-    return _t.make(xp.astype(xp.stack([rows, cols]), array_dtype(xp, dtype)))
+    return _t.make(xp.astype(xp.stack([rows, cols]), _dtype_in(xp, dtype)))
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
@@ -405,7 +405,7 @@ def _random(op, sample, size, dtype, device, requires_grad, generator, floating=
 def _drawn(draws, dtype):
     """The random stream's draws (an array or a number) as an array of `dtype`."""
     be = default_backend()
-    return be.xp.astype(be.asarray(draws), array_dtype(be.xp, dtype))
+    return be.xp.astype(be.asarray(draws), _dtype_in(be.xp, dtype))
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
