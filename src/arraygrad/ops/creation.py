@@ -198,6 +198,19 @@ def _fill_number(op, value):
     return number_arg(op, value, "fill_value", 2)
 
 
+def in_library_of(like, t):
+    """`t`, a constant made by a creation function (in the default library, NumPy), as an
+    array of the library that holds `like` (as torch makes such constants with
+    `device=like.device`). Free when both are NumPy's."""
+    inner = _t.lower(like)
+    while inner._lvl is not None:
+        inner = _t.lower(inner._inner)
+    be = backend_of(inner._data)
+    if be is numpy_backend:
+        return t
+    return _t.make(be.asarray(t._data))
+
+
 def _like(fill, input, dtype, requires_grad):
     dtype = dtype or input.dtype
     # inside a transform: a new array wrapped as `input` is (same levels and batch dims,
