@@ -36,12 +36,11 @@ def getitem(xp, x, index):
 def setitem(xp, x, index, values):
     """A copy of `x` with x[index] = values by NumPy's rules (the last write wins where an
     index repeats)."""
-    be = backend_of(x)
-    if type(x) is _ndarray or be.numpy_indexing:
+    if type(x) is _ndarray or backend_of(x).numpy_indexing:
         out = xp.asarray(x, copy=True)
         out[index] = values
         return out
-    basic, adv, adjacent = _plan(xp, be, x.shape, index)
+    basic, adv, adjacent = _plan(xp, backend_of(x), x.shape, index)
     out = xp.asarray(x, copy=True)
     # the standard writes through basic indices without None: the new axes (size 1) are
     # added to the part written and taken off the result
