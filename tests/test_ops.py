@@ -225,3 +225,24 @@ def test_forward_over_reverse_and_forward_over_forward(op, sample):
     (a_rev, a_fwd), (e_rev, e_fwd) = res
     for a, e in zip(a_rev + a_fwd, e_rev + e_fwd):
         assert_close(a, e, max(op.rtol, 1e-8), max(op.atol, 1e-9), what=f"{op.name}: ")
+
+
+@pytest.mark.parametrize("name", ["floor_divide", "floordiv_operator", "heaviside"])
+def test_ops_without_derivative_record_a_node_whose_derivatives_raise(name):
+    """torch records `x // y` and heaviside with a grad_fn that raises when differentiated
+    (backward and forward AD); their results require grad as torch's."""
+    fns = {"floor_divide": lambda M, x: M.floor_divide(x, 2),
+           "floordiv_operator": lambda M, x: x // 1.5,
+           "heaviside": lambda M, x: M.heaviside(x, x)}
+    f = fns[name]
+    for M in (ag, torch):
+        if M is None:
+            continue
+        x = M.tensor([1.5, -2.5, 0.0], dtype=M.float64, requires_grad=True)
+        y = f(M, x)
+        assert y.requires_grad and y.grad_fn is not None
+        with pytest.raises(RuntimeError, match="derivative for .*(floor_divide|heaviside).* not "
+                                               "implemented"):
+            y.sum().backward()
+        with pytest.raises(NotImplementedError, match="forward AD with .*(floor_divide|heaviside)"):
+            M.func.jvp(lambda a: f(M, a), (x.detach(),), (M.ones_like(x),))

@@ -135,3 +135,44 @@ def test_nan_to_num_defaults_per_dtype(torch):
 
 def test_copysign_of_integers_and_signed_zero(torch):
     _both(torch, lambda L, a, b: L.copysign(a, b), np.array([1, 0, -1]), np.array([-0.0, 0.0, -2.0]))
+
+
+@pytest.mark.filterwarnings("ignore:torch.searchsorted.*non-contiguous")    # torch's own
+@pytest.mark.parametrize("rows", [False, True], ids=["1d_sequence", "row_per_value_row"])
+@pytest.mark.parametrize("in_dims", [(None, 0), (0, None), (0, 0), (1, 0), (0, 1)])
+@pytest.mark.parametrize("right", [False, True])
+def test_searchsorted_under_vmap_as_torch(torch, rows, in_dims, right):
+    rng = np.random.default_rng(3)
+    base = np.sort(rng.uniform(-2, 2, (3, 5) if rows else (5,)), -1)
+    if not rows and in_dims[0] == 1:
+        pytest.skip("a 1-d sequence has no dim 1 to batch")
+    seq = base if in_dims[0] is None else np.stack(
+        [np.sort(base + rng.uniform(-0.1, 0.1, base.shape), -1) for _ in range(4)], in_dims[0])
+    vals = rng.uniform(-2, 2, (3, 2))
+    vals = vals if in_dims[1] is None else np.stack(
+        [vals + rng.uniform(-0.5, 0.5, vals.shape) for _ in range(4)], in_dims[1])
+    res = [M.func.vmap(lambda s, v: M.searchsorted(s, v, right=right), in_dims=in_dims)(
+        M.tensor(seq), M.tensor(vals)).numpy() for M in (ag, torch)]
+    np.testing.assert_array_equal(*res)
+
+
+@pytest.mark.filterwarnings("ignore:There is a performance drop")    # torch's loop fallback
+@pytest.mark.parametrize("case", ["counts", "weights", "shared_values", "minlength", "empty"])
+def test_bincount_under_vmap_as_torch(torch, case):
+    x = np.array([[0, 1, 1, 3], [2, 2, 0, 3]])
+    w = np.array([[0.5, 1, 2, 3], [1, 1, 1, 1.0]])
+    run = {"counts": lambda M: M.func.vmap(M.bincount)(M.tensor(x)),
+           "weights": lambda M: M.func.vmap(M.bincount)(M.tensor(x), M.tensor(w)),
+           "shared_values": lambda M: M.func.vmap(M.bincount, in_dims=(None, 0))(
+               M.tensor(x[0]), M.tensor(w)),
+           "minlength": lambda M: M.func.vmap(lambda a: M.bincount(a, minlength=7))(
+               M.tensor(x.T.copy()) * 2),
+           "empty": lambda M: M.func.vmap(M.bincount)(M.tensor(np.zeros((2, 0), np.int64)))}[case]
+    np.testing.assert_array_equal(run(ag).numpy(), run(torch).numpy())
+
+
+def test_bincount_under_vmap_refuses_unequal_lengths_and_negatives():
+    with pytest.raises(RuntimeError, match="minlength of at least 6"):
+        ag.func.vmap(ag.bincount)(ag.tensor([[0, 1], [0, 5]]))
+    with pytest.raises(RuntimeError, match="non-negative"):
+        ag.func.vmap(ag.bincount)(ag.tensor([[0, 1], [0, -5]]))

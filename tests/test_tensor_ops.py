@@ -67,8 +67,11 @@ def test_random_fills_have_their_distributions():
     assert ag.empty(5, dtype=ag.uint8).random_().dtype is ag.uint8
 
 
+DRAWS = FILLS[:5] + [("uniform_", (-1.0, 1.0)), ("normal_", (0.0, 2.0)), ("bernoulli_", (0.3,))]
+
+
 def test_random_fills_record_a_zero_gradient_node(torch):
-    for name, args in FILLS[:5]:
+    for name, args in DRAWS:
         a = ag.ones(3, requires_grad=True) * 2
         t = torch.ones(3, requires_grad=True) * 2
         getattr(a, name)(*args)
@@ -81,9 +84,12 @@ def test_random_fills_record_a_zero_gradient_node(torch):
     b.exponential_()
     b.sum().backward()
     assert ag.equal(a.grad, ag.zeros(3))
-    leaf = ag.ones(3, requires_grad=True)
-    with pytest.raises(RuntimeError, match="leaf Variable"):
-        leaf.exponential_()
+    for name, args in DRAWS:
+        leaf = ag.ones(3, requires_grad=True)
+        with pytest.raises(RuntimeError, match="leaf Variable"):
+            getattr(leaf, name)(*args)
+        with ag.no_grad():      # as nn.init does
+            getattr(leaf, name)(*args)
 
 
 @pytest.mark.parametrize("case", [

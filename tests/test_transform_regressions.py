@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import arraygrad as ag
+import function_db
 import op_db
 from conftest import assert_close
 
@@ -686,3 +687,64 @@ def test_write_into_a_view_of_a_batched_clone_under_vmap_grad(torch, view, in_di
             x = x[0]
         return M.func.vmap(M.func.grad(f, argnums=(0, 1)), in_dims=in_dims)(x, y)
     _same(torch, prog)
+
+
+@pytest.mark.parametrize("transform", ["grad", "jacrev", "hessian", "jacfwd"])
+@pytest.mark.parametrize("src", ["unbatched", "batched_outer", "lower_dtype"])
+def test_broadcasting_write_under_nested_vmap_inside_a_grad_level(torch, transform, src):
+    """A write whose value broadcasts into the written tensor is broadcast at the outermost
+    level, so the grad level records a value of the written shape (fuzz case 5236 raised
+    NumPy's "cannot reshape array of size 18 into shape (1,2,3)")."""
+    def prog(M):
+        def f(x, y):
+            v0 = x.clone()
+            v0.copy_(y)
+            return v0
+        inner = M.func.vmap(f, in_dims=(-1, None), out_dims=-2)
+        outer = M.func.vmap(inner, in_dims=(-3, 0 if src == "batched_outer" else None), out_dims=-3)
+        x = M.tensor(np.linspace(-2, 2.25, 18).reshape(2, 3, 3), dtype=M.float64)
+        y = _f64(M, [1.5, 0.25] if src == "batched_outer" else 0.75)    # exact in float32
+        if src == "lower_dtype":
+            y = y.to(M.float32)
+
+        def loss(y):
+            o = outer(x, y)
+            return (o * o).sum() / 2 + o.sum()
+        t = getattr(M.func, transform)
+        return t(loss)(y)
+    _same(torch, prog)
+
+
+@pytest.mark.parametrize("name", list(function_db.DB))
+def test_nested_dual_levels_over_autograd_grad_through_custom_functions(name):
+    """Two dual levels over a function that calls autograd.grad(create_graph=True) on a custom
+    Function: the eager node saves the duals of both levels (fuzz case 5660 gave zeros).
+    torch refuses nested forward AD: compared with three reverse passes."""
+    fwAD = ag.autograd.forward_ad
+    fn, make = function_db.DB[name]
+    x = make()[0].detach()
+    rest = [a.detach() for a in make()[1:]]
+    w = ag.tensor(np.linspace(-1.2, 0.9, fn(x, *rest).numel()), dtype=ag.float64)
+    t1, t2 = (ag.tensor(np.linspace(a, b, x.numel()), dtype=ag.float64).reshape(x.shape)
+              for a, b in ((-0.9, 0.7), (1.1, -0.4)))
+
+    def grad_of(u):
+        with ag.enable_grad():
+            ur = u.clone().requires_grad_()
+            out = fn(ur, *rest)
+            return ag.autograd.grad(out, ur, w.reshape(out.shape), create_graph=True)[0]
+
+    def along(f, t):
+        def g(u):
+            with fwAD.dual_level():
+                _, tangent = fwAD.unpack_dual(f(fwAD.make_dual(u, t)))
+                return ag.zeros_like(u) if tangent is None else tangent
+        return g
+    def directional(g, t, xr):
+        s = (g * t).sum()
+        d = ag.autograd.grad(s, xr, create_graph=True, allow_unused=True)[0] \
+            if s.requires_grad else None
+        return ag.zeros_like(xr) if d is None else d
+    xr = x.clone().requires_grad_()
+    expected = directional(directional(grad_of(xr), t1, xr), t2, xr)
+    assert_close(along(along(grad_of, t1), t2)(x), expected)

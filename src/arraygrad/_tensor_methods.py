@@ -56,7 +56,7 @@ _METHODS = {
     "gather": ix.gather, "index_select": ix.index_select, "masked_fill": ix.masked_fill,
     "masked_select": ix.masked_select, "nonzero": ix.nonzero, "take": ix.take,
     "scatter_add": ix.scatter_add,
-    "matmul": la.matmul, "mm": la.mm, "bmm": la.bmm, "mv": la.mv, "dot": la.dot,
+    "matmul": la.matmul, "mm": la.mm, "bmm": la.bmm, "mv": la.mv, "dot": la.dot, "inner": la.inner,
     "outer": la.outer, "addmm": la.addmm, "baddbmm": la.baddbmm, "addbmm": la.addbmm,
     "atan2": ew.atan2, "arctan2": ew.atan2, "logaddexp": ew.logaddexp, "hypot": ew.hypot,
     "lerp": ew.lerp, "addcmul": ew.addcmul, "addcdiv": ew.addcdiv, "xlogy": ew.xlogy,
@@ -253,24 +253,26 @@ def _copy_(self, src, non_blocking=False):
     return inplace.apply(self, sh.expand(src.to(self.dtype), self.shape), "CopyBackwards")
 
 
+# random fills write a constant draw: the written tensor's history gets zero gradient
+# under torch's node name, and a leaf that requires grad is refused (NOTE [random fills])
 def _uniform_(self, a=0.0, b=1.0, generator=None):
     with _no_grad():
-        return inplace.apply(self, creation.rand(*self.shape, generator=generator,
-                                                  dtype=self.dtype) * (b - a) + a)
+        draw = creation.rand(*self.shape, generator=generator, dtype=self.dtype) * (b - a) + a
+    return inplace.apply(self, draw, "UniformBackward0")
 
 
 def _normal_(self, mean=0.0, std=1.0, generator=None):
     with _no_grad():
-        return inplace.apply(self, creation.randn(*self.shape, generator=generator,
-                                                   dtype=self.dtype) * std + mean)
+        draw = creation.randn(*self.shape, generator=generator, dtype=self.dtype) * std + mean
+    return inplace.apply(self, draw, "NormalBackward0")
 
 
 def _bernoulli_(self, p=0.5, *, generator=None):
     """Fill with 0/1 draws, 1 with probability `p` (a number or a tensor)."""
     with _no_grad():
         probs = p if isinstance(p, Tensor) else creation.full_like(self, p, dtype=_dt.float64)
-        return inplace.apply(self, creation.bernoulli(probs.to(_dt.float64),
-                                                      generator=generator).to(self.dtype))
+        draw = creation.bernoulli(probs.to(_dt.float64), generator=generator).to(self.dtype)
+    return inplace.apply(self, draw, "BernoulliBackward2")
 
 
 Tensor.fill_ = _fill_

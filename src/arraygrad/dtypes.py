@@ -92,6 +92,26 @@ _FOREIGN = {}     # dtypes of other array libraries (kept apart: they may hash a
 _NAMES = {d.name: d for d in _ALL + (bfloat16,)}
 _default = [float32]
 
+# torch's names of a dtype in kernel messages: its ScalarType ('Float', 'Long') and its C++
+# type ('float', 'long int')
+_SHORT = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+          "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+          "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
+            "int8": "signed char", "uint8": "unsigned char", "bool": "bool",
+            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def short_name(d):
+    """torch's ScalarType name of a dtype ('Float', 'Long', ...)."""
+    return _SHORT[d.name]
+
+
+def c_name(d):
+    """torch's C++ type name of a dtype ('float', 'long int', ...)."""
+    return _C_NAMES[d.name]
+
 
 def _by_name(name):
     return _NAMES[name]

@@ -19,6 +19,7 @@ joins the level (`promote`, with its base if it is a view), as torch's
 functorch wraps every tensor made inside; a captured outer tensor is refused.
 """
 from .. import _tensor as _t
+from .. import dtypes as _dt
 from ..core import grad_mode
 from ..core.dispatch import born_inside
 from .graph import Node, gradient_edge, zeros
@@ -55,19 +56,9 @@ def check(self, name):
 def apply(self, result, name="inplace"):
     """Make `self` hold `result` in place (see NOTE [in-place]); returns self."""
     if self._lvl is not None or result._lvl is not None:
-        return _apply_wrapped(self, result, name)
+        return _apply_wrapped(self, _conform(self, result), name)
     check(self, name)
-    if result.shape != self.shape:
-        try:
-            result = result.expand(self.shape)
-        except RuntimeError:
-            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
-                               f"shape {list(result.shape)}") from None
-    if result.dtype is not self.dtype:
-        if result.dtype._category > max(self.dtype._category, 1):
-            raise RuntimeError(f"result type {_short(result.dtype)} can't be cast to the desired "
-                               f"output type {_short(self.dtype)}")
-        result = result.to(self.dtype)
+    result = _conform(self, result)
     data = self._data
     if hasattr(data, "flags") and not data.flags.writeable:
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
@@ -77,6 +68,23 @@ def apply(self, result, name="inplace"):
     self._vc[0] += 1
     track(self, result, name)
     return self
+
+
+def _conform(self, result):
+    """`result` broadcast to `self`'s shape and cast to its dtype, at the outermost level, so
+    every level below records a value of the written tensor's shape."""
+    if result.shape != self.shape:
+        try:
+            result = result.expand(self.shape)
+        except RuntimeError:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
+                               f"shape {list(result.shape)}") from None
+    if result.dtype is not self.dtype:
+        if result.dtype._category > max(self.dtype._category, 1):
+            raise RuntimeError(f"result type {_dt.short_name(result.dtype)} can't be cast to the desired "
+                               f"output type {_dt.short_name(self.dtype)}")
+        result = result.to(self.dtype)
+    return result
 
 
 def track(self, result, name):
@@ -137,12 +145,6 @@ def snapshot(t):
     snap.grad_fn = t.grad_fn
     snap._output_nr = t._output_nr
     return snap
-
-
-def _short(dtype):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-            "bool": "Bool"}[dtype.name]
 
 
 class CopySlices(Node):

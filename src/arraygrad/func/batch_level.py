@@ -16,7 +16,6 @@ from .. import _tensor as _t
 from ..autograd import inplace
 from ..autograd.views import mark_view
 from ..core.dispatch import Interpreter
-from ..ops._rules import to_front
 from ..ops.shape import select, stack
 
 _RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either use "
@@ -92,17 +91,9 @@ class BatchInterpreter(Interpreter):
                                    "was created outside vmap or from unbatched values). Please "
                                    "use the out-of-place operator instead.")
             return inplace.apply(t, r, name)
-        logical = self.shape_of(t)
+        # `result` already has t's logical shape (inplace.apply broadcasts it first)
         bdim = t._aux
-        if rd is None:
-            r = r.expand(logical) if tuple(r.shape) != tuple(logical) else r
-            r = r.unsqueeze(bdim)
-        else:
-            r = to_front(r, rd)
-            missing = len(logical) - (r.ndim - 1)
-            if missing:
-                r = r.reshape((r.shape[0],) + (1,) * missing + tuple(r.shape[1:]))
-            r = move_bdim(r, 0, bdim)
+        r = r.unsqueeze(bdim) if rd is None else move_bdim(r, rd, bdim)
         inplace.apply(t._inner, r, name)
         return t
 

@@ -27,7 +27,7 @@ from ..ops.creation import zeros
 from ..utils._pytree import tree_flatten, tree_unflatten, LEAF
 from .batch_level import BatchInterpreter
 from .grad_level import GradInterpreter
-from .jvp_level import JvpInterpreter, save_duals
+from .jvp_level import JvpInterpreter, save_duals, eager_below
 from .reverse import vjp as func_vjp
 from .vmap import broadcast_to_and_flatten
 
@@ -148,7 +148,7 @@ def jvp_rule(prim, interp, flat, params):
 def _save_duals(cls, interp, primals, flat, out_leaves, wrapped):
     """The eager node recorded below a dual level saves the duals of its inputs and outputs,
     so that its backward computes tangents too (NOTE [reverse over duals] in jvp_level)."""
-    node = next((o.grad_fn for o in out_leaves if isinstance(o, Tensor) and o._lvl is None
+    node = next((o.grad_fn for o in out_leaves if isinstance(o, Tensor) and eager_below(o)
                  and o.grad_fn is not None), None)
     if not (isinstance(node, BackwardCFunction) and node._forward_cls is cls and node._f_saved):
         return

@@ -118,7 +118,7 @@ class JvpInterpreter(Interpreter):
                 out_tangents = [None] * len(outs)
             wrapped = [self.wrap(o, t) for o, t in zip(outs, out_tangents)]
         node = outs[0].grad_fn
-        if type(node) is PrimNode and node.prim is prim and _eager_below(outs[0]):
+        if type(node) is PrimNode and node.prim is prim and eager_below(outs[0]):
             dual_of = {id(p): a for p, a in zip(primals, args) if type(a) is Tensor and a._lvl is self}
             dual_of.update((id(o), w) for o, w in zip(outs, wrapped))
             save_duals(node._saved + (node._saved_outs or []), dual_of)
@@ -208,7 +208,7 @@ def _reads_primals(prim, ctx):
     return ctx.read_primals if flag is None else flag
 
 
-def _eager_below(t):
+def eager_below(t):
     """Whether eager autograd recorded `t` directly or through jvp levels only, whose
     tensors show their primal's graph (nested dual levels save their duals in turn)."""
     while t._lvl is not None:

@@ -344,7 +344,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if input.ndim == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
     if target.dtype is not _dt.int64:
-        raise RuntimeError(f"expected scalar type Long but found {_long_name(target.dtype)}")
+        raise RuntimeError(f"expected scalar type Long but found {short_dtype_name(target.dtype)}")
     unbatched = input.ndim == 1
     if unbatched:
         if target.ndim != 0:
@@ -423,12 +423,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     elif reduction == "sum":
         smooth = smooth.sum()
     return (1 - label_smoothing) * nll + smooth * (label_smoothing / c)
-
-
-def _long_name(dtype):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int32": "Int",
-            "bool": "Bool", "int16": "Short", "int8": "Char", "uint8": "Byte"}.get(dtype.name,
-                                                                                  dtype.name)
 
 
 @autocast_op(FP32)

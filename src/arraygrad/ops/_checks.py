@@ -106,26 +106,8 @@ def _is_number(v):
     return kind in ("b", "i", "u", "f") and getattr(v, "ndim", 1) == 0
 
 
-_SHORT = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-          "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-          "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-
-
-_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
-            "int64": "long int",
-            "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-            "bool": "bool", "complex64": "c10::complex<float>",
-            "complex128": "c10::complex<double>"}
-
-
-def c_dtype_name(dtype):
-    """torch's C++ type name of a dtype in kernel messages ('float', 'long int', ...)."""
-    return _C_NAMES[dtype.name]
-
-
-def short_dtype_name(dtype):
-    """torch's kernel-message name of a dtype ('Float', 'Long', ...)."""
-    return _SHORT[dtype.name]
+short_dtype_name = _dt.short_name
+c_dtype_name = _dt.c_name
 
 
 class LinAlgError(RuntimeError):

@@ -1,11 +1,12 @@
 """Elementwise ops on the bits of floats: nan_to_num, copysign, heaviside, nextafter.
 
 copysign's gradient is torch's: out / x where x != 0 (0 at x == 0), none to `other`;
-heaviside and nextafter are not differentiable in torch, so they are non-differentiable here.
+nextafter's is the identity to `input` (torch's); heaviside has no derivative in torch, so its
+backward raises.
 """
 import math
 
-from ._rules import binary, nondiff, elementwise
+from ._rules import binary, elementwise
 from .registry import primitive
 from ._checks import tensor_op
 from .creation import zeros_like
@@ -19,7 +20,8 @@ _copysign = binary("copysign", lambda xp, x, y: xp.copysign(x, y),
                    node_name=lambda node: "CopysignBackward" + ("1" if node.shapes[1] is None
                                                                 else "0"))
 copysign = _binop(_copysign, float_only=True)
-nextafter = _binop(nondiff("nextafter", lambda xp, x, y: xp.nextafter(x, y)))
+nextafter = _binop(binary("nextafter", lambda xp, x, y: xp.nextafter(x, y),
+                          lambda ctx, g: g, lambda ctx, g: g * 0, save=()))
 
 def _heaviside_impl(xp, x, v):
     if xp is host_xp:      # NOTE [fused functions]
@@ -30,7 +32,8 @@ def _heaviside_impl(xp, x, v):
     return out
 
 
-_heaviside = nondiff("heaviside", _heaviside_impl)
+# no derivative in torch: a node whose backward raises
+_heaviside = primitive("heaviside", _heaviside_impl, batch=elementwise)
 
 
 @tensor_op(others=("values",))

@@ -251,8 +251,7 @@ def div(input, other, *, rounding_mode=None):
         x, y = promote(input, other, float_only=True, op='div')
         return _div(x, y)
     x, y = promote(input, other, op='div')
-    q = _floor_divide(x, y) if rounding_mode == "floor" else _trunc_divide(x, y)
-    return q
+    return (_div_floor if rounding_mode == "floor" else _div_trunc)(x, y)
 
 
 true_divide = divide = div
@@ -304,13 +303,22 @@ def _int_checked(name, fn):
     return _checked(name, impl)
 
 
-_floor_divide = nondiff("floor_divide", _int_checked("floor_divide",
-                                                     lambda xp, x, y: xp.floor_divide(x, y)))
-_trunc_divide = nondiff("trunc_divide", _int_checked(
-    "trunc_divide", lambda xp, x, y: xp.astype(xp.trunc(xp.divide(x, y)), xp.result_type(x, y))))
+def _zero(ctx, g):
+    return g._zeros_like()      # torch's new_zeros: no nan from g
+
+
+_floor_impl = _int_checked("floor_divide", lambda xp, x, y: xp.floor_divide(x, y))
+# div(rounding_mode=...) is piecewise constant in both inputs: zero gradients, as torch's;
+# floor_divide (`//`) has no derivative in torch: it records a node whose backward raises
+_div_floor = primitive("div_floor", _floor_impl, vjp=(_zero, _zero), jvp=(_zero, _zero), save=(),
+                       batch=elementwise, node_name="DivBackward2")
+_div_trunc = primitive("div_trunc", _int_checked(
+    "trunc_divide", lambda xp, x, y: xp.astype(xp.trunc(xp.divide(x, y)), xp.result_type(x, y))),
+    vjp=(_zero, _zero), jvp=(_zero, _zero), save=(), batch=elementwise, node_name="DivBackward2")
+_floor_divide = primitive("floor_divide", _floor_impl, batch=elementwise)
 _remainder = binary("remainder", _int_checked("remainder", lambda xp, x, y: xp.remainder(x, y)),
                     lambda ctx, g: g,
-                    lambda ctx, g: -g * floor_divide(ctx.x, ctx.y), save=(0, 1),
+                    lambda ctx, g: -g * _div_floor(ctx.x, ctx.y), save=(0, 1),
                     number_edges=False, jvp_reads_primals=True)
 remainder = _binop(_remainder)
 

@@ -141,7 +141,17 @@ def dot(input, tensor):
     return matmul(input, other)
 
 
-inner = dot
+@tensor_op(others=('other',))
+def inner(input, other):
+    """Sum of products over the last dims (a product with a 0-d tensor)."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError("inner() the last dimension must match on both input tensors but got "
+                           f"shapes {list(input.shape)} and {list(other.shape)}")
+    if input.dtype is not other.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    return tensordot(input, other, dims=([-1], [-1]))
 
 
 @tensor_op(others=('other',))

@@ -18,11 +18,11 @@ from .. import dtypes as _dt
 from .._tensor import Tensor
 from ..backends import backend_of, silent
 from ._checks import tensor_op, short_dtype_name
-from .creation import full
+from .creation import arange, full
 from .elementwise import where, isnan, log, exp, floor, ceil, round, convert, host_xp
 from .index import gather
 from .reduce import argsort, sort, sum
-from ._rules import along_dim
+from ._rules import along_dim, batch_size, to_front
 from .registry import primitive
 
 median_result = namedtuple("median", ["values", "indices"])
@@ -407,6 +407,8 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 
 
 def _bincount_impl(xp, x, *weights, minlength):
+    if x.shape[0] and bool(xp.any(x < 0)):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     w = weights[0] if weights else None
     if w is None:
         return _counts(xp, x, minlength, None, xp.int64)
@@ -426,7 +428,27 @@ def _counts(xp, x, length, weights, dtype):
     return backend_of(out).index_add(out, (x,), ones)
 
 
-_bincount = primitive("bincount", _bincount_impl, differentiable=False)
+def _bincount_batch(prim, args, bdims, minlength):
+    """One bincount over the examples' values shifted apart: example i counts into
+    [i * length, (i + 1) * length). Every example must give the same length, as torch's
+    stacking of per-example results requires."""
+    b = batch_size(args, bdims)
+    x, *w = (a.expand((b,) + tuple(a.shape)) if d is None else to_front(a, d)
+             for a, d in zip(args, bdims))
+    if x.numel() and bool((x < 0).any()):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    lengths = (x.amax(1) + 1).clamp(min=minlength) if x.shape[1] else full((b,), minlength)
+    length = int(lengths.max())
+    if int(lengths.min()) != length:
+        raise RuntimeError("vmap: bincount gives counts of a different length for each example "
+                           f"(from {int(lengths.min())} to {length}); pass a minlength of at least "
+                           f"{length} so that they can be stacked")
+    shifted = x + arange(b).unsqueeze(1) * length
+    flat = (shifted.reshape(-1),) + tuple(a.reshape(-1) for a in w)
+    return prim(*flat, minlength=b * length).reshape(b, length), 0
+
+
+_bincount = primitive("bincount", _bincount_impl, differentiable=False, batch=_bincount_batch)
 
 
 @tensor_op(others=("weights",))
@@ -435,7 +457,7 @@ def bincount(input, weights=None, minlength=0):
     if input.dtype.is_floating_point or input.dtype is _dt.bool:
         raise NotImplementedError(f'"bincount_cpu" not implemented for '
                                   f"'{short_dtype_name(input.dtype)}'")
-    if input.ndim != 1 or (input.numel() and bool((input < 0).any())):
+    if input.ndim != 1:
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
@@ -502,7 +524,21 @@ def _searchsorted_impl(xp, seq, x, right):
     return lo
 
 
-_searchsorted = primitive("searchsorted", _searchsorted_impl, differentiable=False)
+def _searchsorted_batch(prim, args, bdims, right):
+    """Batch dims in front of both; a shared 1-D sequence needs none."""
+    (seq, x), (ds, dx) = args, bdims
+    if ds is None and seq.ndim == 1:
+        return prim(seq, x, right=right), dx
+    b = batch_size(args, bdims)
+    seq = seq.expand((b,) + tuple(seq.shape)) if ds is None else to_front(seq, ds)
+    x = x.expand((b,) + tuple(x.shape)) if dx is None else to_front(x, dx)
+    if seq.ndim == 2:       # one sorted row per example, searched for all its values
+        return prim(seq, x.reshape(b, -1), right=right).reshape(x.shape), 0
+    return prim(seq, x, right=right), 0
+
+
+_searchsorted = primitive("searchsorted", _searchsorted_impl, differentiable=False,
+                          batch=_searchsorted_batch)
 
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
