@@ -1088,6 +1088,12 @@ ELEM14 = [
         S(lambda rng: np.array([1, 3, 5, 7, 9]), lambda rng: np.array(4), out_int32=True),
         S(lambda rng: np.array([9, 1, 5, 3, 7]), lambda rng: np.array([4, 9, 0]),
           lambda rng: np.array([1, 3, 2, 4, 0]))), grad=False),
+    # float inputs, so that the transform tests batch them (and run the batching rules)
+    OpInfo("bincount_weights", lambda lib, w: lib.bincount(lib.tensor([0, 2, 2, 1, 4]), w.detach()),
+           one(S((5,))), grad=False),
+    OpInfo("searchsorted_float", lambda lib, s, x: lib.searchsorted(s.detach().sort(-1).values,
+                                                                   x.detach()),
+           one(S((2, 5), (2, 3)), S((5,), (2, 3))), grad=False),
 ]
 OPS += ELEM14
 # compositions whose top node torch names differently (the grads still match)
@@ -1463,3 +1469,38 @@ OPS += LINALG_SPECTRAL
 # compositions whose top node torch names differently (the grads still match)
 SPECTRAL_NAMED_DIFFERENTLY = {"linalg.svd", "svd_old", "linalg.eigh",
                               "linalg.householder_product"}
+
+
+# ---- more torch.* math: inverse hyperbolic functions, angle conversions, gcd/lcm, addmv/addr,
+# index_copy, renorm, mvlgamma
+MORE_MATH = [
+    OpInfo("asinh", lambda lib, x: x.asinh(), unary_samples()),
+    OpInfo("acosh", lambda lib, x: lib.acosh(x), unary_samples(1.2, 3.0)),
+    OpInfo("atanh", lambda lib, x: lib.arctanh(x), unary_samples(-0.8, 0.8)),
+    OpInfo("exp2", lambda lib, x: lib.exp2(x), unary_samples()),
+    OpInfo("frac", lambda lib, x: x.frac(), unary_samples(avoid_zero=True)),
+    OpInfo("deg2rad_rad2deg", lambda lib, x: (lib.deg2rad(x), x.rad2deg()), unary_samples()),
+    OpInfo("float_power", lambda lib, x, y: lib.float_power(x.abs() + 0.5, y),
+           binary_samples(scalars=(2.5, -3))),
+    OpInfo("ldexp", lambda lib, x, y: lib.ldexp(x, y), binary_samples(scalars=())),
+    OpInfo("gcd_lcm", lambda lib, x, y: (lib.gcd((x * 9).long(), (y * 6).long()),
+                                         (x * 9).long().lcm((y * 6).long())),
+           binary_samples(scalars=()), grad=False),
+    OpInfo("addmv", lambda lib, x, m, v, **k: lib.addmv(x, m, v, **k), one(
+        S((3,), (3, 4), (4,)), S((), (2, 3), (3,), beta=0.5, alpha=2.0),
+        S((3,), (3, 0), (0,), beta=0))),
+    OpInfo("addr", lambda lib, x, a, b, **k: x.addr(a, b, **k), one(
+        S((3, 4), (3,), (4,)), S((4,), (3,), (4,), beta=2.0, alpha=-1.0))),
+    OpInfo("index_copy", lambda lib, x, s, i: x.index_copy(1, i, s), one(
+        S((3, 4), (3, 2), lambda rng: np.array([3, 0])),
+        S((2, 3), (2, 0), lambda rng: np.zeros(0, np.int64)))),
+    OpInfo("renorm", lambda lib, x, **k: lib.renorm(x, **k), one(
+        S((3, 4), p=2, dim=0, maxnorm=1.0), S((2, 3, 2), p=1, dim=1, maxnorm=1.5),
+        S((2, 4), p=3, dim=1, maxnorm=0.5))),
+    OpInfo("mvlgamma", lambda lib, x, **k: lib.mvlgamma(x.abs() + 2, **k), one(
+        S((3, 4), p=1), S((2, 3), p=3), S((), p=2)), rtol=1e-8),    # trigamma's precision
+]
+OPS += MORE_MATH
+# compositions whose top node torch names differently (the gradients still match)
+MORE_MATH_NAMED_DIFFERENTLY = {"deg2rad_rad2deg", "float_power", "ldexp", "addmv", "addr",
+                               "index_copy", "renorm", "mvlgamma"}

@@ -62,6 +62,35 @@ def test_reductions_reduce_per_chunk():
     assert x.numpy().shape == (40, 6)
 
 
+def test_computing_gives_inf_and_nan_without_warnings():
+    # NumPy's error state is per thread: the chunks run in Dask's worker threads, where
+    # arraygrad's compute sets it (the suite turns warnings into errors)
+    x = ag.from_dask(da.from_array(np.array([-1.0, 0.0, 1.0, 4.0]), chunks=2))
+    root, log, inv = ag.compute(x.sqrt(), x.log(), 1 / x)
+    assert np.isnan(root[0].item()) and log[1].item() == -np.inf and inv[1].item() == np.inf
+    assert np.isnan(x.sqrt().numpy()[0]) and np.isnan(x.log().sum().item())
+    assert ag.compute(x.log(), scheduler="sync")[0][1].item() == -np.inf
+
+
+def test_scatter_add_runs_per_chunk():
+    rng = np.random.default_rng(7)
+    wn = rng.standard_normal((12, 3))
+    w = ag.from_dask(da.from_array(wn, chunks=(4, 3))).requires_grad_()
+    index = np.array([1, 11, 1, 5, 0, 11])
+    cot = rng.standard_normal((6, 3))
+    g, = ag.autograd.grad(w[ag.tensor(index)], w, ag.from_dask(da.from_array(cot, chunks=(3, 3))))
+    expected = np.zeros_like(wn)
+    np.add.at(expected, index, cot)
+    assert isinstance(g._data, da.Array)
+    target = ag.from_dask(da.zeros((12, 3), chunks=(4, 3)))
+    out = target.index_put((ag.tensor(index),), ag.tensor(cot), accumulate=True)
+    # one scatter task per chunk of rows that an index reaches (rows 0-3, 4-7, 8-11)
+    tasks = [k for k in out._data.__dask_graph__() if "_index_add" in str(k)]
+    assert len(tasks) == 3 and out._data.chunks == ((4, 4, 4), (3,))
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-14)
+    np.testing.assert_allclose(g.numpy(), expected, rtol=1e-14)
+
+
 def test_autograd_grad_second_order():
     rng = np.random.default_rng(2)
     xn, x = _data(rng, (12,), (4,))

@@ -380,3 +380,27 @@ def test_padded_embedding_under_transforms(torch):
     for a, t in zip(*res):
         assert_close(a, t)
     assert not res[0][0].numpy()[:, 2].any()
+
+
+# ----------------------------------------------------------------- losses
+@pytest.mark.parametrize("ignore_index", [-100, 2, 7])
+def test_cross_entropy_ignores_targets_equal_to_ignore_index(torch, ignore_index):
+    """Ignored targets, inside the class range or not, add nothing and do not count in the mean
+    (values and gradients as torch's), per-sample under vmap(grad) as well."""
+    x0 = R.standard_normal((6, 4))
+    t0 = np.array([0, 2, 3, ignore_index, 1, ignore_index])
+    x, t = ag.tensor(x0, requires_grad=True), ag.tensor(t0)
+    tx, tt = torch.tensor(x0, requires_grad=True), torch.tensor(t0)
+    for reduction in ("mean", "sum", "none"):
+        ours = F.cross_entropy(x, t, ignore_index=ignore_index, reduction=reduction)
+        ref = torch.nn.functional.cross_entropy(tx, tt, ignore_index=ignore_index,
+                                                reduction=reduction)
+        assert_close(ours, ref)
+        g, = ag.autograd.grad(ours.sum(), x)
+        assert_close(g, torch.autograd.grad(ref.sum(), tx)[0])
+    keep = t0 != ignore_index
+    per_sample = vmap(ag.func.grad(lambda xi, ti: F.cross_entropy(
+        xi.unsqueeze(0), ti.unsqueeze(0), ignore_index=ignore_index)))(x.detach()[keep], t[keep])
+    ref = torch.func.vmap(torch.func.grad(lambda xi, ti: torch.nn.functional.cross_entropy(
+        xi.unsqueeze(0), ti.unsqueeze(0), ignore_index=ignore_index)))(tx.detach()[keep], tt[keep])
+    assert_close(per_sample, ref)

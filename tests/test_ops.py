@@ -8,7 +8,8 @@ from arraygrad.autograd import forward_ad as fwAD
 from conftest import assert_close, reference_torch, to_numpy
 from op_db import (OPS, NN_FUNCTIONAL, CONV_POOL_NAMED_DIFFERENTLY, ELEM14_NAMED_DIFFERENTLY,
                    TENSOR_OPS_NAMED_DIFFERENTLY, LINALG_SOLVE_NAMED_DIFFERENTLY,
-                   SPECTRAL_NAMED_DIFFERENTLY, cases as _cases, run as _run, as_function,
+                   SPECTRAL_NAMED_DIFFERENTLY, MORE_MATH_NAMED_DIFFERENTLY, cases as _cases,
+                   run as _run, as_function,
                    first_cases, float_arrays, has_float_output)
 
 torch = reference_torch()
@@ -128,6 +129,7 @@ NAMED_DIFFERENTLY |= CONV_POOL_NAMED_DIFFERENTLY | ELEM14_NAMED_DIFFERENTLY
 NAMED_DIFFERENTLY |= TENSOR_OPS_NAMED_DIFFERENTLY
 NAMED_DIFFERENTLY |= LINALG_SOLVE_NAMED_DIFFERENTLY
 NAMED_DIFFERENTLY |= SPECTRAL_NAMED_DIFFERENTLY
+NAMED_DIFFERENTLY |= MORE_MATH_NAMED_DIFFERENTLY
 
 
 @pytest.mark.parametrize("op,sample", _cases(OPS, lambda op: op.grad and

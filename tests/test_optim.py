@@ -1,4 +1,6 @@
 """optim: SGD, Adam and AdamW follow torch.optim's trajectories step for step."""
+import tracemalloc
+
 import numpy as np
 import pytest
 
@@ -219,3 +221,25 @@ def test_errors_match_torch():
         for lib, param in ((ag, p), (torch, tp)):
             with pytest.raises(exc, match=msg):
                 fn(lib, param)
+
+
+@pytest.mark.parametrize("name,kw,temporaries", [("SGD", dict(lr=0.1), 1),
+                                                 ("SGD", dict(lr=0.1, momentum=0.9), 1),
+                                                 ("Adam", dict(lr=0.1), 2)])
+def test_step_updates_in_place_with_few_temporaries(name, kw, temporaries):
+    """A step writes the parameter's own array (views see it, its version moves) and makes at
+    most one or two parameter-sized temporaries: in-place ops through Tensor methods made two per op,
+    megabytes per step that the allocator handed back to the OS and faulted in again."""
+    w = ag.zeros(256, 256, dtype=ag.float64, requires_grad=True)
+    view = w.detach()[0]
+    opt = getattr(optim, name)([w], **kw)
+    opt.zero_grad()
+    (w * 2.0).sum().backward()
+    opt.step()                  # makes the state
+    version = w._version
+    tracemalloc.start()
+    opt.step()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert w._version > version and view[0].item() == w[0, 0].item() != 0
+    assert peak <= (temporaries + 0.5) * w.numel() * 8

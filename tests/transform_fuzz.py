@@ -98,6 +98,66 @@ class Mul(T.autograd.Function):
     def jvp(ctx, ta, tb):
         a, b = ctx.saved_tensors
         return ta * b + a * tb
+
+
+class Scale_(T.autograd.Function):
+    """In place: marks its input dirty."""
+
+    @staticmethod
+    def forward(x):
+        return x.mul_(2)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.mark_dirty(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+    @staticmethod
+    def jvp(ctx, t):
+        return t.mul_(2)
+
+
+class SignSplit(T.autograd.Function):
+    """Two outputs, the second marked non-differentiable."""
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return x * x.abs(), (x > 0).to(x.dtype)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.mark_non_differentiable(output[1])
+        ctx.save_for_backward(inputs[0])
+        ctx.save_for_forward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g, g_sign):
+        x, = ctx.saved_tensors
+        return 2 * x.abs() * g
+
+    @staticmethod
+    def jvp(ctx, t):
+        x, = ctx.saved_tensors
+        return 2 * x.abs() * t, None
+
+
+class Square(T.autograd.Function):
+    """ctx style, backward once differentiable."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    @T.autograd.function.once_differentiable
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return 2 * x * g
 '''
 
 
@@ -333,9 +393,88 @@ def _no_grad(r, a, b):
     return ["with T.no_grad():", f"    {{o}} = {na}.sin() * {nb}"], s
 
 
+def _functions(r, a, b):
+    """Custom Functions beyond Cube and Mul: in place (mark_dirty), a non-differentiable
+    output, ctx style with a once-differentiable backward."""
+    n, s = a
+    return r.choice([[f"{{o}} = {n}.clone()", f"Scale_.apply({{o}})"],
+                     [f"{{o}}, _sign = SignSplit.apply({n})", "{o} = {o} + _sign"],
+                     [f"{{o}} = Square.apply({n})"]]), s
+
+
+def _smooth(r, a, b):
+    """nn.functional activations and other smooth elementwise ops."""
+    (na, sa), (nb, sb) = a, b
+    s = _bshape(sa, sb)
+    opts = [(f"T.nn.functional.softplus({na})", sa), (f"T.nn.functional.gelu({na})", sa),
+            (f"T.nn.functional.silu({na})", sa), (f"T.nn.functional.elu({na})", sa),
+            (f"T.erf({na})", sa), (f"T.special.xlogy({na} * {na} + 1, {na})", sa)]
+    if sa and sa[-1] >= 2:
+        opts += [(f"T.nn.functional.layer_norm({na}, {na}.shape[-1:])", sa),
+                 (f"T.nn.functional.normalize({na}, dim=-1)", sa), (f"T.diff({na}, dim=-1)",
+                                                                     sa[:-1] + (sa[-1] - 1,))]
+    if s is not None:
+        opts += [(f"T.lerp({na}, {nb}, 0.3)", s), (f"T.hypot({na}, {nb} * {nb} + 0.5)", s),
+                 (f"T.logaddexp({na}, {nb})", s)]
+    t, out = r.choice(opts)
+    return ["{o} = " + t], out
+
+
+def _linalg(r, a, b):
+    """Matrix functions of a symmetric positive-definite matrix made from `a`."""
+    n, s = a
+    if len(s) == 2:
+        k, m = s[0], f"{n} @ {n}.mT + T.eye({s[0]}, dtype=f64)"
+    elif len(s) == 1 and s[0] >= 2:
+        k, m = s[0], f"T.outer({n}, {n}) + T.eye({s[0]}, dtype=f64)"
+    else:
+        return None
+    t, out = r.choice([("T.linalg.inv(_m)", (k, k)), ("T.linalg.det(_m)", ()),
+                       ("T.linalg.cholesky(_m)", (k, k)), ("T.logdet(_m)", ()),
+                       ("T.linalg.eigvalsh(_m)", (k,)),
+                       ("T.linalg.solve(_m, _m.sum(-1))", (k,))])
+    return [f"_m = {m}", "{o} = " + t], out
+
+
+def _inplace_index(r, a, b):
+    """Writes through index arguments into a clone."""
+    (na, sa), (nb, sb) = a, b
+    if not sa:
+        return None
+    L = sa[-1]
+    idx = literal(np.array(sorted(r.sample(range(L), r.randint(1, L)))))
+    gidx = literal(np.array([r.randrange(L) for _ in range(_numel(sa))]).reshape(sa))
+    val = f"{nb}.mean()"
+    w = r.choice([f"{{o}}.index_add_(-1, {idx}, {val} * T.ones_like({{o}}[..., {idx}]))",
+                  f"{{o}}.scatter_(-1, {gidx}, {val} * T.ones_like({{o}}))",
+                  f"{{o}}.scatter_add_(-1, {gidx}, {na} * {val})",
+                  f"{{o}}.index_fill_(-1, {idx}, 0.5)",
+                  f"{{o}}[..., {idx}] += {val}",
+                  f"{{o}}.index_put_((T.tensor([0]),), {val}, accumulate=True)"])
+    return [f"{{o}} = {na}.clone()", w], sa
+
+
+def _inplace_view_more(r, a, b):
+    """Writes through views made by narrow/unbind/split/view/unsqueeze, and the in-place
+    view ops themselves."""
+    (na, sa), (nb, sb) = a, b
+    if not sa:
+        return None
+    val = f"{nb}.mean()"
+    opts = [(f".narrow(-1, 0, 1).mul_({val})", sa), (f".unbind(0)[0].add_({val})", sa),
+            (f".split(1, -1)[-1].copy_({val})", sa), (f".view(-1)[0].mul_({val})", sa),
+            (f".unsqueeze(0).mul_({val})", sa), (".unsqueeze_(0)", (1,) + sa),
+            (f".view(-1).add_({val})", sa)]
+    if len(sa) == 2:
+        opts += [(".t_()", sa[::-1]), (f".t().narrow(0, 0, 1).sub_({val})", sa)]
+    t, out = r.choice(opts)
+    return [f"{{o}} = {na} * 1.0", "{o}" + t], out
+
+
 OPS = [(_unary, 6), (_binary, 6), (_cube, 2), (_mul_fn, 2), (_reduce, 3), (_along, 2),
        (_select, 2), (_shape, 2), (_index, 3), (_matmul, 2), (_join, 1), (_inplace_clone, 3),
-       (_inplace_view, 4), (_inplace_fresh, 1), (_no_grad, 2)]
+       (_inplace_view, 4), (_inplace_fresh, 1), (_no_grad, 2), (_functions, 2), (_smooth, 3),
+       (_linalg, 2), (_inplace_index, 2), (_inplace_view_more, 3)]
 
 
 @dataclass
@@ -762,7 +901,7 @@ class _Namespace:
 
 
 def _uses_function(case):
-    return any("Cube.apply" in ln or "Mul.apply" in ln for st in case.steps for ln in st.lines)
+    return any(".apply(" in ln for st in case.steps for ln in st.lines)
 
 
 def torch_known_wrong(case):

@@ -54,6 +54,14 @@ from .ops.index import scatter, index_add, index_fill  # noqa: F401
 from .ops.complex import (real, imag, conj, conj_physical, resolve_conj, is_conj, sgn,  # noqa: F401
                           angle, complex, polar, view_as_real, view_as_complex)
 from .ops.index import scatter_reduce, index_reduce, masked_scatter, put  # noqa: F401
+from .ops.elementwise import (asinh, acosh, atanh, arcsin, arccos, arctan, arcsinh,  # noqa: F401
+                              arccosh, arctanh, exp2, frac, deg2rad, rad2deg, float_power, ldexp,
+                              gcd, lcm)
+from .ops.elementwise import abs as absolute, trunc as fix  # noqa: F401
+from .ops.linalg import addmv, addr  # noqa: F401
+from .ops.index import index_copy  # noqa: F401
+from .ops.norms import renorm  # noqa: F401
+from .ops.special import mvlgamma  # noqa: F401
 from . import _tensor_methods  # noqa: F401
 from . import autograd  # noqa: F401
 from . import func  # noqa: F401

@@ -47,7 +47,9 @@ def new(dtype, what, args, device=None, tensor_dtype_free=False):
     """A tensor from the legacy arguments: sizes (uninitialised, zeros here), a Size, data
     (a sequence or array, cast to `dtype`), a tensor (aliased), or nothing (empty).
     `tensor_dtype_free`: torch.Tensor(t) aliases a tensor of any dtype."""
-    _device.check(device)
+    dev = _device.check(device)
+    if dev.type != "cpu":
+        return new(dtype, what, args, None, tensor_dtype_free).to(dev)
     if not args:
         return _t.make(np.zeros((0,), dtype.np))
     first = args[0]

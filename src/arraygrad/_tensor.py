@@ -88,7 +88,7 @@ class Tensor:
 
     @property
     def device(self):
-        return _device.device(backend_of(self._base_array()).device)
+        return _device.of(backend_of(self._base_array()).device)
 
     @property
     def is_cuda(self):
@@ -212,7 +212,11 @@ class Tensor:
         if self._requires_grad and not force and grad_mode.state.grad_enabled:   # as torch
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. "
                                "Use tensor.detach().numpy() instead.")
-        return backend_of(self._data).to_numpy(self._data)
+        backend = backend_of(self._data)
+        if backend.device != "cpu":
+            raise TypeError(f"can't convert {backend.device} device type tensor to numpy. Use "
+                            "Tensor.cpu() to copy the tensor to host memory first.")
+        return backend.to_numpy(self._data)
 
     def __array__(self, dtype=None, copy=None):
         a = self.detach().numpy()
@@ -226,7 +230,8 @@ class Tensor:
     def tolist(self):
         if self._lvl is not None and _batched(self):
             _item_inside(self)
-        return np.asarray(self._base_array()).tolist()
+        a = self._base_array()
+        return np.asarray(backend_of(a).to_numpy(a)).tolist()
 
     def __float__(self):
         return float(self._real_item("double"))
@@ -275,7 +280,10 @@ class Tensor:
             elif self._requires_grad:
                 extra.append("requires_grad=True")
             return f"tensor({self._data!r}{''.join(', ' + e for e in extra)})"
-        data = np.asarray(backend_of(self._data).to_numpy(self._data))
+        backend = backend_of(self._data)
+        data = np.asarray(backend.to_numpy(self._data))
+        if backend.device != "cpu":
+            extra.append(f"device='{backend.device}'")
         if self.dtype is not _dt.get_default_dtype() and (data.size == 0 or self.dtype not in (
                 _dt.int64, _dt.bool, _dt.get_default_complex_dtype())):
             extra.append(f"dtype={self.dtype}")

@@ -9,8 +9,9 @@ from .autograd import engine, graph, inplace
 from .core.grad_mode import no_grad as _no_grad
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
 from .ops import special as sp
-from .ops import bits, stats, solve, spectral
+from .ops import bits, norms, stats, solve, spectral
 from .ops import complex as cx
+from .ops.device import to_device
 
 
 def _m(fn):
@@ -67,6 +68,16 @@ _METHODS = {
     "cross": la.cross, "cumprod": rd.cumprod,
     "conj": cx.conj, "conj_physical": cx.conj_physical, "resolve_conj": cx.resolve_conj,
     "is_conj": cx.is_conj, "sgn": cx.sgn, "angle": cx.angle, "vdot": la.vdot,
+    "asinh": ew.asinh, "acosh": ew.acosh, "atanh": ew.atanh, "arcsin": ew.asin,
+    "arccos": ew.acos, "arctan": ew.atan, "arcsinh": ew.asinh, "arccosh": ew.acosh,
+    "arctanh": ew.atanh, "exp2": ew.exp2, "frac": ew.frac, "deg2rad": ew.deg2rad,
+    "rad2deg": ew.rad2deg, "float_power": ew.float_power, "ldexp": ew.ldexp, "gcd": ew.gcd,
+    "lcm": ew.lcm, "absolute": ew.abs, "fix": ew.trunc, "multiply": ew.mul, "subtract": ew.sub,
+    "divide": ew.div, "true_divide": ew.div, "greater": ew.gt, "greater_equal": ew.ge,
+    "less": ew.lt, "less_equal": ew.le, "not_equal": ew.ne, "bitwise_and": ew.bitwise_and,
+    "bitwise_or": ew.bitwise_or, "bitwise_xor": ew.bitwise_xor, "bitwise_not": ew.bitwise_not,
+    "addmv": la.addmv, "addr": la.addr, "index_copy": ix.index_copy, "renorm": norms.renorm,
+    "mvlgamma": sp.mvlgamma,
 }
 _METHODS.update({"lgamma": sp.lgamma, "digamma": sp.digamma, "erfinv": sp.erfinv,
                  "erfc": sp.erfc, "i0": sp.i0, "sinc": sp.sinc,
@@ -106,20 +117,29 @@ def _to(self, *args, dtype=None, device=None, non_blocking=False, copy=False,
         else:
             raise TypeError(f"to() received an invalid combination of arguments - got "
                             f"{type(a).__name__}; expected a dtype, a device or a Tensor")
-    _device.check(device)
-    if dtype is None or dtype is self.dtype:
-        return self.clone() if copy else self
-    return ew.convert(self, dtype)
+    out = self if device is None else to_device(self, _device.check(device))
+    if dtype is not None and dtype is not out.dtype:
+        return ew.convert(out, dtype)
+    return out.clone() if copy and out is self else out
 
 
 def _cuda(self, device=None, non_blocking=False, memory_format=None):
-    _device.check("cuda" if device is None else device)
+    """This tensor on GPU `device` (an index, "cuda:N", or the current GPU)."""
+    dev = _device.check("cuda" if device is None else
+                        f"cuda:{device}" if isinstance(device, int) else device)
+    if dev.type != "cuda":
+        raise RuntimeError(f"Invalid device, must be cuda device (got {dev})")
+    return to_device(self, dev)
+
+
+def _cpu(self, memory_format=None):
+    return to_device(self, _device.CPU)
 
 
 Tensor.to = _to
 Tensor.type = _legacy.type_method
 Tensor.new = _legacy.new_method
-Tensor.cpu = lambda self, memory_format=None: self
+Tensor.cpu = _cpu
 Tensor.cuda = _cuda
 Tensor.float = lambda self: _to(self, _dt.float32)
 Tensor.double = lambda self: _to(self, _dt.float64)
@@ -133,11 +153,17 @@ Tensor.view_as = lambda self, other: sh.view(self, other.shape)
 Tensor.reshape_as = lambda self, other: sh.reshape(self, other.shape)
 Tensor.T = property(lambda self: sh.permute(self, tuple(range(self.ndim))[::-1]))
 Tensor.mT = property(lambda self: sh.transpose(self, -2, -1))
-Tensor.new_zeros = lambda self, *s, dtype=None, **k: creation.zeros(*s, dtype=dtype or self.dtype)
-Tensor.new_ones = lambda self, *s, dtype=None, **k: creation.ones(*s, dtype=dtype or self.dtype)
-Tensor.new_full = lambda self, s, v, dtype=None, **k: creation.full(s, v, dtype=dtype or self.dtype)
-Tensor.new_empty = lambda self, *s, dtype=None, **k: creation.empty(*s, dtype=dtype or self.dtype)
-Tensor.new_tensor = lambda self, data, dtype=None, **k: creation.tensor(data, dtype=dtype or self.dtype)
+# new_*: the tensor's dtype and device unless given
+Tensor.new_zeros = lambda self, *s, dtype=None, device=None, **k: creation.zeros(
+    *s, dtype=dtype or self.dtype, device=device or self.device)
+Tensor.new_ones = lambda self, *s, dtype=None, device=None, **k: creation.ones(
+    *s, dtype=dtype or self.dtype, device=device or self.device)
+Tensor.new_full = lambda self, s, v, dtype=None, device=None, **k: creation.full(
+    s, v, dtype=dtype or self.dtype, device=device or self.device)
+Tensor.new_empty = lambda self, *s, dtype=None, device=None, **k: creation.empty(
+    *s, dtype=dtype or self.dtype, device=device or self.device)
+Tensor.new_tensor = lambda self, data, dtype=None, device=None, **k: creation.tensor(
+    data, dtype=dtype or self.dtype, device=device or self.device)
 # the creation ops autograd's machinery reaches through Tensor (it sits below ops/)
 Tensor._zeros_like = creation.zeros_like
 Tensor._ones_like = creation.ones_like
@@ -227,7 +253,18 @@ for _name in ("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "a
               "sigmoid", "relu", "clamp", "clamp_min", "clamp_max", "sin", "cos", "floor",
               "ceil", "round", "trunc", "sign", "masked_fill", "reciprocal", "square",
               "remainder", "rsqrt", "log1p", "expm1", "atan2", "lerp", "addcmul", "addcdiv",
-              "tril", "triu", "scatter", "index_add", "index_fill", "xlogy", "logit", "fmod"):
+              "tril", "triu", "scatter", "index_add", "index_fill", "xlogy", "logit", "fmod",
+              "acos", "asin", "atan", "cosh", "sinh", "tan", "erf", "erfc", "erfinv", "digamma",
+              "lgamma", "polygamma", "i0", "sinc", "log2", "log10", "sgn", "negative",
+              "conj_physical", "copysign", "hypot", "nextafter", "heaviside", "arctan2",
+              "floor_divide", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+              "logical_xor", "logical_not", "nan_to_num", "cumsum", "cumprod", "scatter_add",
+              "addmm", "addbmm", "baddbmm", "asinh", "acosh", "atanh", "arcsin", "arccos",
+              "arctan", "arcsinh", "arccosh", "arctanh", "exp2", "frac", "deg2rad", "rad2deg",
+              "ldexp", "gcd", "lcm", "absolute", "fix", "multiply", "subtract", "divide",
+              "true_divide", "greater", "greater_equal", "less", "less_equal", "not_equal",
+              "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "addmv", "addr",
+              "index_copy", "renorm", "mvlgamma"):
     setattr(Tensor, _name + "_", _inplace(_METHODS[_name]))
 Tensor.clip_ = Tensor.clamp_
 Tensor.__iadd__ = Tensor.add_

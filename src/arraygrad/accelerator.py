@@ -1,16 +1,17 @@
-"""torch.accelerator: which accelerator scripts should use. None here: arraygrad runs on the cpu
-until a GPU backend is installed."""
+"""torch.accelerator: which accelerator scripts should use: "cuda" where a device type serves
+it with at least one device (CuPy and a GPU), else none (arraygrad runs on the cpu)."""
+from . import _device
 
 __all__ = ["is_available", "current_accelerator", "device_count"]
 
 
 def is_available():
-    return False
+    return _device.count("cuda") > 0
 
 
 def current_accelerator(check_available=False):
-    return None
+    return _device.device("cuda") if is_available() else None
 
 
 def device_count():
-    return 0
+    return _device.count("cuda")

@@ -49,7 +49,7 @@ def save(tensors, metadata=None):
     # as the reference writer, so that files are byte-identical: by dtype rank, then by name
     for name in sorted(tensors, key=lambda k: (-_RANK[_NAMES[tensors[k].dtype.name]], k)):
         t = tensors[name]
-        data = np.ascontiguousarray(t.detach().numpy()).tobytes()
+        data = np.ascontiguousarray(t.detach().cpu().numpy()).tobytes()
         header[name] = {"dtype": _NAMES[t.dtype.name], "shape": list(t.shape),
                         "data_offsets": [offset, offset + len(data)]}
         buffers.append(data)
@@ -108,6 +108,7 @@ def save_file(tensors, filename, metadata=None):
 
 
 def load_file(filename, device="cpu"):
-    _device.check(device)
+    dev = _device.check(device)
     with open(os.fspath(filename), "rb") as f:
-        return load(f.read())
+        tensors = load(f.read())
+    return tensors if dev.type == "cpu" else {k: v.to(dev) for k, v in tensors.items()}

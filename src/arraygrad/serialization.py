@@ -96,7 +96,7 @@ class _Writer:
         if kind == "tensor":
             if obj._lvl is not None:
                 raise RuntimeError("save: cannot save a tensor inside a torch.func transform")
-            arr = np.asarray(obj.detach().numpy())
+            arr = np.asarray(obj.detach().cpu().numpy())
             rec = {"dtype": obj.dtype.name, "requires_grad": bool(obj.requires_grad),
                    "parameter": isinstance(obj, Parameter)}
         else:

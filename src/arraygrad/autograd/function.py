@@ -48,9 +48,10 @@ from .. import _tensor as _t
 from .._tensor import Tensor
 from ..core import dispatch, grad_mode
 from ..core.dispatch import Primitive
-from ..utils._pytree import tree_flatten, tree_unflatten, LEAF
+from ..utils._pytree import TreeSpec, tree_flatten, tree_unflatten, LEAF
 from .function_checks import (set_strict, is_strict, warn, validate_grads, lint_attrs,  # noqa: F401
-                              check_attr_versions, saved_versions, check_saved_unchanged)
+                              check_attr_versions, saved_versions, check_saved_unchanged,
+                              meta_of)
 from .graph import Node, SavedTensor, FREED_MSG, gradient_edge, current_saved_hooks, zeros
 from .inplace import rebase
 
@@ -309,8 +310,16 @@ class Function(_SingleLevelFunction):
     def apply(cls, *args, **kwargs):
         if kwargs or (has_setup_context(cls) and len(args) != _signature(cls)[1]):
             args, kwargs = _bind_args(cls, args, kwargs)
-        flat, spec = tree_flatten(args)
-        params = {"spec": spec, "kwargs": kwargs}
+        params = None
+        for a in args:
+            if not isinstance(a, Tensor):
+                break
+        else:
+            if not kwargs:      # positional tensors only: NOTE [plain calls]
+                flat, params = args, plain_params(len(args))
+        if params is None:
+            flat, spec = tree_flatten(args)
+            params = {"spec": spec, "kwargs": kwargs}
         if not dispatch.transforms_active():
             return FunctionPrimitive.rules[None](cls._prim, None, flat, params)
         # bind_rules, with the rule called from here: one frame less per nested call
@@ -397,75 +406,134 @@ def is_diff_dtype(t):
 
 
 # ----------------------------------------------------------------- level 0
+# NOTE [plain calls]
+# Most calls pass positional tensors only. `apply` then skips flattening: `flat` is the
+# args tuple and `params` the shared `plain_params(n)`, which the rules recognise by
+# identity. The eager and grad rules then record a single new tensor output that nothing
+# was marked on (`single_output`) without the general output loop; any other result
+# goes through `wrap_outputs`, so the two paths cannot disagree on anything but speed.
+_PLAIN = {}         # arity -> params of a call with positional tensors only
+_NO_EDGE = (None, 0)
+
+
+def plain_params(n):
+    params = _PLAIN.get(n)
+    if params is None:
+        params = _PLAIN[n] = {"spec": TreeSpec(tuple, None, [LEAF] * n), "kwargs": {}}
+    return params
+
+
 def eager_rule(prim, interp, flat, params, ctx=None):
     """Run the Function at level 0 and record its node (`ctx`: the node to fill, for a
-    caller that needs it even when nothing is recorded)."""
+    caller that needs it even when nothing is recorded). Forward is called from here
+    (NOTE [custom Function as a primitive]: frames per nesting level)."""
     cls = prim.cls
-    flat = [_t.lower(a) if isinstance(a, Tensor) and a._lvl is not None else a for a in flat]
-    args = tree_unflatten(flat, params["spec"])
     if ctx is None:
         ctx = cls._backward_cls()
-    ctx.needs_input_grad = needs_input_grad_of(args, _requires_grad)
-    tensor_ins = [a for a in flat if isinstance(a, Tensor)]
-    executable = grad_mode.state.grad_enabled and any(t._requires_grad for t in tensor_ins)
+    plain = params is _PLAIN.get(len(flat))
+    if plain:
+        args = tensor_ins = flat
+        for a in flat:
+            if a._lvl is not None:
+                args = tensor_ins = tuple([_t.lower(x) for x in flat])
+                break
+        needs = tuple([a._requires_grad for a in args])
+    else:
+        flat = [_t.lower(a) if isinstance(a, Tensor) and a._lvl is not None else a
+                for a in flat]
+        args = tree_unflatten(flat, params["spec"])
+        tensor_ins = [a for a in flat if isinstance(a, Tensor)]
+        needs = needs_input_grad_of(args, _requires_grad)
+    ctx.needs_input_grad = needs
+    state = grad_mode.state
+    prev = state.grad_enabled
+    executable = prev and True in needs
     if executable:      # before forward: a dirty input's history is about to become ctx
-        ctx.next_functions = tuple(gradient_edge(t) or (None, 0) for t in tensor_ins)
+        ctx.next_functions = tuple([gradient_edge(t) or _NO_EDGE for t in tensor_ins])
     kwargs = params["kwargs"]
-    with grad_mode.no_grad():       # forward runs below autograd, as torch's
+    state.grad_enabled = False      # forward runs below autograd, as torch's
+    try:
         if has_setup_context(cls):
             output = cls.forward(*args, **kwargs)
             cls.setup_context(ctx, args, output)
         else:
             output = cls.forward(ctx, *args, **kwargs)
+    finally:
+        state.grad_enabled = prev
+    if plain and single_output(ctx, output, args):
+        if not executable:
+            return output
+        meta = meta_of(output)
+        if meta[1].is_differentiable:
+            output.grad_fn, output._output_nr, output._requires_grad = ctx, 0, True
+            if output._base is not None:    # an in-place write would bypass backward
+                output._custom_view = (cls.__name__, 0)
+            record(ctx, (meta,), (output,), LEAF, args, {id(output): (output, 0)}, True)
+            return output
+    return _eager_outputs(cls, ctx, args, tensor_ins, output, executable)
+
+
+def single_output(ctx, out, args):
+    """Whether `out` is one new tensor that nothing was marked on (`ctx` None: nothing
+    can be): what the rules record without the output loop (NOTE [plain calls])."""
+    if not isinstance(out, Tensor):
+        return False
+    if ctx is not None:
+        d = ctx.__dict__
+        if "dirty_tensors" in d or "non_differentiable" in d:
+            return False
+    for a in args:
+        if a is out:
+            return False
+    return True
+
+
+def _eager_outputs(cls, ctx, args, tensor_ins, output, executable):
+    """Level 0's outputs: an input returned as is becomes an alias, a dirty one gets the
+    node as its history; recorded when `executable`."""
     out_leaves, out_spec = tree_flatten(output)
-    in_ids = {id(t) for t in tensor_ins}
+    ins = {id(t): t for t in tensor_ins}
+    _check_dirty(cls, ctx, ins, out_leaves)
+    saved_as_out = {}
+
+    def wrap(i, o, k, orig, dirty, diff):
+        if dirty:
+            o._vc[0] += 1
+            if executable and diff:
+                _rewrite_history(o, ctx, k)
+            return o
+        r = o if orig is None else _alias(o)
+        if executable:
+            if diff:
+                r.grad_fn, r._output_nr, r._requires_grad = ctx, k, True
+                if r._base is not None:     # an in-place write would bypass backward
+                    r._custom_view = (cls.__name__, k)
+                if r is o:
+                    saved_as_out[id(o)] = (o, k)
+            elif orig is None:
+                r._requires_grad = False
+        return r
+    leaves, out_meta = wrap_outputs(ctx, out_leaves, ins, wrap)
+    if executable:
+        record(ctx, out_meta, out_leaves, out_spec, args, saved_as_out, True)
+    return tree_unflatten(leaves, out_spec)
+
+
+def _check_dirty(cls, ctx, ins, out_leaves):
+    """ctx.mark_dirty's contract (as torch): inputs only, and each of them returned."""
+    dirty = ctx.dirty_tensors
+    if not dirty:
+        return
     out_ids = {id(o) for o in out_leaves if isinstance(o, Tensor)}
-    dirty = set()
-    for d in ctx.dirty_tensors:
-        if id(d) not in in_ids:
+    for d in dirty:
+        if id(d) not in ins:
             warn("ctx.mark_dirty() received a tensor that was not an input. Only input "
-                  "Tensors that have been mutated should be passed to ctx.mark_dirty().")
-            continue
-        if id(d) not in out_ids:
+                 "Tensors that have been mutated should be passed to ctx.mark_dirty().")
+        elif id(d) not in out_ids:
             raise RuntimeError("Some elements marked as dirty during the forward method were not "
                                "returned as output. The inputs that are modified inplace must all "
                                f"be outputs of the Function ({cls.__name__}: return the tensor "
                                "passed to ctx.mark_dirty).")
-        dirty.add(id(d))
-    nondiff = {id(t) for t in ctx.non_differentiable}
-
-    new_leaves, out_meta, saved_as_out = [], [], {}
-    k = 0
-    for o in out_leaves:
-        if not isinstance(o, Tensor):
-            new_leaves.append(o)
-            continue
-        if id(o) in dirty:
-            o._vc[0] += 1
-            r = o
-        elif id(o) in in_ids:
-            r = _alias(o)
-        else:
-            r = o
-        if executable:
-            if id(o) not in nondiff and is_diff_dtype(o):
-                if id(o) in dirty:
-                    _rewrite_history(o, ctx, k)
-                else:
-                    r.grad_fn, r._output_nr, r._requires_grad = ctx, k, True
-                    if r._base is not None:     # an in-place write would bypass backward
-                        r._custom_view = (cls.__name__, k)
-                    if r is o:
-                        saved_as_out[id(o)] = (o, k)
-            elif id(o) not in dirty and id(o) not in in_ids:
-                r._requires_grad = False
-        out_meta.append((tuple(o.shape), o.dtype))
-        new_leaves.append(r)
-        k += 1
-
-    if executable:
-        record(ctx, out_meta, out_leaves, out_spec, args, saved_as_out, True, in_ids | out_ids)
-    return tree_unflatten(new_leaves, out_spec)
 
 
 def _requires_grad(t):
@@ -474,6 +542,28 @@ def _requires_grad(t):
 
 FunctionPrimitive.rules[None] = eager_rule
 
+
+def wrap_outputs(ctx, out_leaves, ins, wrap):
+    """The one output loop of the Function's rules, at every level. For each tensor output
+    `o` (the `i`th leaf, the `k`th tensor), `wrap(i, o, k, orig, dirty, diff)` gives what the
+    level returns: `orig` is the input `o` is (`ins`: id -> the level's tensor; None for a
+    new tensor), `dirty` whether forward modified it in place (mark_dirty), `diff` whether
+    `o` is differentiable (not marked non-differentiable, a floating or complex dtype).
+    `ctx` None: nothing is marked. Returns (the leaves to return, (shape, dtype) per
+    tensor output)."""
+    dirty = marked(ctx, "dirty_tensors") if ctx is not None else ()
+    nondiff = marked(ctx, "non_differentiable") if ctx is not None else ()
+    leaves, out_meta = [], []
+    for i, o in enumerate(out_leaves):
+        if not isinstance(o, Tensor):
+            leaves.append(o)
+            continue
+        orig = ins.get(id(o))
+        meta = meta_of(o)
+        diff = id(o) not in nondiff and meta[1].is_differentiable
+        leaves.append(wrap(i, o, len(out_meta), orig, orig is not None and id(o) in dirty, diff))
+        out_meta.append(meta)
+    return leaves, out_meta
 
 
 def _rewrite_history(t, node, k):
@@ -494,51 +584,51 @@ def _rewrite_history(t, node, k):
         t.grad_fn, t._output_nr, t._requires_grad = node, k, True
 
 
-def record(ctx, out_meta, out_leaves, out_spec, args, saved_outputs, level_owned, io_ids):
+def record(ctx, out_meta, out_leaves, out_spec, args, saved_outputs, level_owned):
     """Make `ctx` the node of one call whose outputs were given it as grad_fn: the one
     recording path of the eager and grad levels' Function rules. `args`: the inputs as
     the node's backward sees them; `saved_outputs`: id -> (output, number) of the outputs
     that may be saved as such; `level_owned`: eager's node (NOTE [saved tensors])."""
     ctx.n_outputs = len(out_meta)
     ctx._f_out_meta = out_meta
-    ctx._f_out_leaves = [isinstance(o, Tensor) for o in out_leaves]
+    ctx._f_out_leaves = tuple([isinstance(o, Tensor) for o in out_leaves])
     ctx._f_out_spec = out_spec
-    _record_inputs(ctx, args)
+    ctx._f_in_meta = tuple([(LEAF, (meta_of(a),)) if isinstance(a, Tensor) else _leaf_metas(a)
+                            for a in args])
     _pack_saved(ctx, saved_outputs, level_owned)
-    lint_attrs(ctx, io_ids)
+    lint_attrs(ctx, args, out_leaves)
 
 
-def _record_inputs(ctx, args):
-    """Per positional arg: its pytree spec and the shape/dtype of each tensor leaf."""
-    metas = []
-    for a in args:
-        if isinstance(a, Tensor):
-            metas.append((LEAF, [(tuple(a.shape), a.dtype)]))
-            continue
-        leaves, spec = tree_flatten(a)
-        metas.append((spec, [(tuple(x.shape), x.dtype) if isinstance(x, Tensor) else None
-                             for x in leaves]))
-    ctx._f_in_meta = metas
+def _leaf_metas(a):
+    """(pytree spec of a positional argument, shape/dtype of each tensor leaf or None)."""
+    leaves, spec = tree_flatten(a)
+    return spec, [meta_of(x) if isinstance(x, Tensor) else None for x in leaves]
 
 
 def _pack_saved(ctx, outputs, owner_is_output):
     """Turn `to_save` into version-checked SavedTensors (outputs held weakly in eager)."""
-    packed = []
-    hooks = current_saved_hooks() if owner_is_output else None    # eager: saved-tensor hooks
-    for t in ctx.to_save:
-        if t is None:
-            packed.append(None)
-        elif id(t) in outputs and owner_is_output and t._lvl is None:
-            packed.append(SavedTensor(t, True, outputs[id(t)][1], hooks))
-        else:
-            packed.append(SavedTensor(t, hooks=hooks))
-    ctx._f_saved = packed
+    d = ctx.__dict__
+    to_save = d.pop("to_save", ())
+    if to_save:
+        packed = []
+        hooks = current_saved_hooks() if owner_is_output else None  # eager: saved-tensor hooks
+        for t in to_save:
+            if t is None:
+                packed.append(None)
+            elif owner_is_output and id(t) in outputs and t._lvl is None:
+                packed.append(SavedTensor(t, True, outputs[id(t)][1], hooks))
+            else:
+                packed.append(SavedTensor(t, hooks=hooks))
+        ctx._f_saved = tuple(packed)
+    else:
+        ctx._f_saved = ()
     ctx._f_recorded = True
-    # as torch, the ctx lets go of what it was handed: the outputs among these would
-    # otherwise keep themselves alive through their grad_fn, and release() could not free
-    ctx.__dict__.pop("to_save", None)
+    # as torch, the ctx lets go of what it was handed (to_save above): the outputs among
+    # these would otherwise keep themselves alive through their grad_fn, and release()
+    # could not free
     for name in ("dirty_tensors", "non_differentiable"):
-        ctx.__dict__["_f_ids_" + name] = {id(t) for t in ctx.__dict__.pop(name, ())}
+        if name in d:
+            d["_f_ids_" + name] = {id(t) for t in d.pop(name)}
 
 
 def marked(ctx, name):
@@ -549,10 +639,11 @@ def marked(ctx, name):
 
 def grad_args(is_tensor, out_spec, grads):
     """The output grads in the shape of forward's output, as backward's arguments."""
+    if out_spec is LEAF:
+        return (grads[0],)
     it = iter(grads)
     leaves = [next(it) if t else None for t in is_tensor]
     tree = tree_unflatten(leaves, out_spec)
     if out_spec.kind is tuple:
         return tuple(tree)
     return (tree,)
-

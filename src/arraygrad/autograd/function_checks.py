@@ -9,8 +9,9 @@ import sys
 import warnings
 
 from .._tensor import Tensor
+from ..dtypes import of_array
 from ..utils._pytree import tree_flatten, LEAF
-from .graph import sum_to_shape
+from .graph import Node, sum_to_shape
 
 # ----------------------------------------------------------------- strict mode
 class _Strict:
@@ -70,6 +71,11 @@ _TORCH_CTX_NAMES = frozenset(("to_save", "saved_for_forward", "dirty_tensors",
                               "non_differentiable", "materialize_grads", "needs_input_grad",
                               "next_functions", "n_outputs", "_seq", "_metadata",
                               "_pre_hooks", "_post_hooks", "_tensor_hooks"))
+# what recording puts on every ctx, and a graph node on itself (its edges, its number): a
+# ctx with nothing else needs no attribute lint
+_MACHINERY_NAMES = (_TORCH_CTX_NAMES | set(getattr(Node(((None, 0),)), "__dict__", ())) |
+                    {"_f_out_meta", "_f_out_leaves", "_f_out_spec", "_f_in_meta", "_f_saved",
+                     "_f_recorded"})
 
 
 
@@ -83,84 +89,102 @@ def validate_grads(node, result):
     """Check backward's return against the inputs and bring each grad to its input's
     shape (sum over broadcast dims) and dtype, as torch's validate_outputs; grads of
     inputs that need none are dropped unchecked, as in torch."""
-    name = node.name()
     metas = node._f_in_meta
     if not isinstance(result, tuple):
         result = (result,)
     n = len(metas)
-    if len(result) > n and all(r is None for r in result[n:]):
-        result = result[:n]
     if len(result) != n:
-        raise RuntimeError(f"function {name} returned an incorrect number of gradients (expected "
-                           f"{n}, got {len(result)})")
-    needs = iter([e[0] is not None for e in node.next_functions])
+        if len(result) > n and all(r is None for r in result[n:]):
+            result = result[:n]
+        else:
+            raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                               f"(expected {n}, got {len(result)})")
+    edges = node.next_functions     # one per tensor leaf of the inputs, in order
     out = []
-
-    def take(g, meta, where):
-        out.append(check_grad(node, g, meta, where) if next(needs) else None)
     for i, (r, (spec, leaf_meta)) in enumerate(zip(result, metas)):
         if spec is LEAF:
             meta = leaf_meta[0]
             if meta is None:
                 if r is not None:
-                    raise RuntimeError(f"function {name} returned a gradient different than None "
-                                       f"at position {i + 1}, but the corresponding forward input "
-                                       "was not a Variable")
-                continue
-            take(r, meta, f"{i}")
+                    raise RuntimeError(f"function {node.name()} returned a gradient different "
+                                       f"than None at position {i + 1}, but the corresponding "
+                                       "forward input was not a Variable")
+            elif r is None or edges[len(out)][0] is None:
+                out.append(None)
+            else:
+                out.append(check_grad(node, r, meta, i))
             continue
         if r is None:
-            for m in leaf_meta:
-                if m is not None:
-                    take(None, m, "")
+            out.extend(None for m in leaf_meta if m is not None)
             continue
         leaves, rspec = tree_flatten(r)
         if rspec != spec:
-            raise RuntimeError(f"function {name} returned a gradient of structure {rspec} for "
-                               f"input {i}, which has structure {spec}: return None or a "
+            raise RuntimeError(f"function {node.name()} returned a gradient of structure {rspec} "
+                               f"for input {i}, which has structure {spec}: return None or a "
                                "gradient (or None) in the place of each of its tensors")
         for j, (g, m) in enumerate(zip(leaves, leaf_meta)):
             if m is None:
                 if g is not None:
-                    raise RuntimeError(f"function {name} returned a gradient different than None "
-                                       f"for the non-tensor element {j} of input {i}")
-                continue
-            take(g, m, f"{i}[{j}]")
+                    raise RuntimeError(f"function {node.name()} returned a gradient different "
+                                       f"than None for the non-tensor element {j} of input {i}")
+            elif g is None or edges[len(out)][0] is None:
+                out.append(None)
+            else:
+                out.append(check_grad(node, g, m, i, j))
     return out
 
 
-def check_grad(node, g, meta, where):
-    if g is None:
-        return None
+def check_grad(node, g, meta, i, j=None):
+    """`g` checked as the gradient of leaf `j` (None: the whole) of input `i` of `node`'s
+    Function, brought to the input's shape and dtype."""
     if not isinstance(g, Tensor):
         raise RuntimeError(f"expected Variable or None (got {type(g).__name__}): function "
-                           f"{node.name()} returned it as the gradient of input {where}; return a "
-                           "Tensor of the input's shape (or None)")
+                           f"{node.name()} returned it as the gradient of input "
+                           f"{_where(i, j)}; return a Tensor of the input's shape (or None)")
     shape, dtype = meta
-    gshape = tuple(g.shape)
+    gshape, gdtype = meta_of(g)
     if gshape != shape:
         if _Strict.on:
             raise RuntimeError(f"Function {node.name()} returned a gradient of shape "
-                               f"{list(gshape)} for input {where} of shape {list(shape)} (strict "
-                               "mode: PyTorch would sum it to the input's shape)")
+                               f"{list(gshape)} for input {_where(i, j)} of shape {list(shape)} "
+                               "(strict mode: PyTorch would sum it to the input's shape)")
         try:
-            g = sum_to_shape(g, shape, node, where)
+            g = sum_to_shape(g, shape, node, _where(i, j))
         except RuntimeError as e:
             fix = _SCALAR_FIX if gshape == () else ""
             raise RuntimeError(str(e) + fix) from None
-    if g.dtype is not dtype:
+    if gdtype is not dtype:
         if _Strict.on:
-            raise RuntimeError(f"Function {node.name()} returned a gradient of dtype {g.dtype} for "
-                               f"input {where} of dtype {dtype} (strict mode: PyTorch would cast "
-                               "it)")
+            raise RuntimeError(f"Function {node.name()} returned a gradient of dtype {gdtype} "
+                               f"for input {_where(i, j)} of dtype {dtype} (strict mode: PyTorch "
+                               "would cast it)")
         g = g.to(dtype)
     return g
 
 
+def _where(i, j):
+    return f"{i}" if j is None else f"{i}[{j}]"
+
+
+def meta_of(t):
+    """(shape, dtype) of `t`: what a Function's node keeps of its inputs and outputs."""
+    if t._lvl is None:
+        d = t._data
+        return tuple(d.shape), of_array(d.dtype)
+    return tuple(t.shape), t.dtype
+
+
 # ----------------------------------------------------------------- ctx lints
-def lint_attrs(ctx, io_ids):
+def lint_attrs(ctx, args, out_leaves):
     """Warn about tensors kept as ctx attributes (NOTE [ctx attributes]); remember the
-    versions of all of them to catch a change before backward."""
+    versions of all of them to catch a change before backward. Free when the ctx holds
+    only what the machinery put there."""
+    if ctx.__dict__.keys() - _MACHINERY_NAMES:
+        _lint_user_attrs(ctx, args, out_leaves)
+
+
+def _lint_user_attrs(ctx, args, out_leaves):
+    io_ids = {id(t) for t in tree_flatten([args, out_leaves])[0] if isinstance(t, Tensor)}
     versions = {}
     name = ctx._forward_cls.__name__
     for attr, v in list(vars(ctx).items()):
@@ -200,10 +224,14 @@ def check_attr_versions(ctx):
 
 
 def saved_versions(ctx):
+    """Versions of the saved tensors the node holds as such (not outputs, which it rebuilds,
+    nor what saved-tensor hooks packed, which the hooks own), or None if there are none."""
     saved = ctx._f_saved
     if not saved:
         return None
-    return [None if s is None else s.value._vc[0] if s.ref is None else None for s in saved]
+    versions = [s.value._vc[0] if s is not None and s.ref is None and s.hooks is None else None
+                for s in saved]
+    return versions if versions.count(None) != len(versions) else None
 
 
 def check_saved_unchanged(ctx, versions):

@@ -13,7 +13,7 @@ import weakref
 
 from .. import _tensor as _t
 from .._tensor import Tensor
-from ..backends import default_backend, numpy_backend
+from ..backends import backend_of, default_backend, numpy_backend
 from ..dtypes import of_array
 from ..core import grad_mode
 from ..core.dispatch import born_here, not_complex, transforms_active
@@ -634,8 +634,10 @@ def _fresh(g):
     """A history-free copy to own as `.grad` (grads may alias each other or user tensors)."""
     if g._lvl is not None:
         return g.detach()
-    out = _t.make(g._data.copy())
-    return out
+    data = g._data
+    if type(data) is not numpy_backend.array_type and not hasattr(data, "copy"):
+        return _t.make(backend_of(data).xp.asarray(data, copy=True))   # the standard's copy
+    return _t.make(data.copy())
 
 
 def accumulator(t):

@@ -20,10 +20,13 @@ functorch wraps every tensor made inside; a captured outer tensor is refused.
 """
 from .. import _tensor as _t
 from .. import dtypes as _dt
+from ..backends import backend_of, numpy_backend
 from ..core import grad_mode
 from ..core.dispatch import born_inside
 from .graph import Node, gradient_edge, zeros
 from .views import refresh_view
+
+_ndarray = numpy_backend.array_type
 
 Tensor = _t.Tensor
 
@@ -60,6 +63,11 @@ def apply(self, result, name="inplace"):
     check(self, name)
     result = _conform(self, result)
     data = self._data
+    if self._base is not None and not backend_of(data).views:
+        raise NotImplementedError(f"{name}: an in-place write to a view of a "
+                                  f"{backend_of(data).name} tensor cannot reach its base (the "
+                                  "library's arrays share no memory); write to the base instead, "
+                                  "e.g. x[1:3] = x[1:3] + 1")
     if hasattr(data, "flags") and not data.flags.writeable:
         raise RuntimeError("unsupported operation: more than one element of the written-to tensor "
                            "refers to a single memory location. Please clone() the tensor before "
@@ -84,6 +92,9 @@ def _conform(self, result):
             raise RuntimeError(f"result type {_dt.short_name(result.dtype)} can't be cast to the desired "
                                f"output type {_dt.short_name(self.dtype)}")
         result = result.to(self.dtype)
+    a, b = self._base_array(), result._base_array()
+    if type(a) is not type(b) or type(a) is not _ndarray and backend_of(a) is not backend_of(b):
+        result = result.to(self.device)     # fills made on the cpu, copy_ from another device
     return result
 
 

@@ -5,8 +5,9 @@ few operations that standard lacks (`index_add`, the random stream, conversion t
 Primitive impls compute with `xp` only, so one impl serves every backend; everything outside
 `backends/` reaches arrays through `backend_of(array)`.
 
-Backends for other libraries (`dask_backend`, `array_api_backend`) are imported the first time
-one of their arrays is seen, so `import arraygrad` never imports Dask.
+Backends for other libraries (`dask_backend`, `array_api_backend`, `cupy_backend`) are imported
+the first time one of their arrays (or, for CuPy, the "cuda" device) is seen, so
+`import arraygrad` never imports Dask or CuPy. Data moves between backends through `move`.
 """
 import importlib
 
@@ -18,7 +19,8 @@ numpy_backend = NumpyBackend()
 _BACKENDS = [numpy_backend]
 _BY_TYPE = {numpy_backend.array_type: numpy_backend}
 # top-level module of an array type -> the backend module that handles it
-_MODULES = {"dask": "dask_backend", "array_api_strict": "array_api_backend"}
+_MODULES = {"dask": "dask_backend", "array_api_strict": "array_api_backend",
+            "cupy": "cupy_backend"}
 
 
 def register(backend):
@@ -29,11 +31,12 @@ def register(backend):
 
 
 def backend_of(array):
-    """The backend whose arrays `array` is (NumPy for numbers and other Python data)."""
+    """The backend whose arrays `array` is (NumPy for numbers and other Python data). A
+    library with several devices has one backend per device, found by its `of(array)`."""
     if type(array) is numpy_backend.array_type:
         return numpy_backend
-    b = _BY_TYPE.get(type(array))
-    return b if b is not None else _find(array)
+    b = _BY_TYPE.get(type(array)) or _find(array)
+    return b.of(array) if b.many_devices else b
 
 
 def _find(array):
@@ -73,6 +76,9 @@ def common_backend(first, a, b):
     for win, lose, loser in ((first, second, b), (second, first, a)):
         if lose is numpy_backend and win.takes_numpy or len(loser.shape) == 0 and not lose.lazy:
             return win
+    if first.device != second.device:
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least "
+                           f"two devices, {first.device} and {second.device}!")
     raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two "
                        f"devices, {first.name} and {second.name}! (arraygrad: their arrays belong "
                        "to different array libraries; convert one, e.g. with "
@@ -84,6 +90,19 @@ def adopt(backend, array):
     if backend_of(array) is backend:
         return array
     return backend.asarray(backend_of(array).to_numpy(array))
+
+
+def move(array, target):
+    """`array` as a new array of backend `target` (another library or device): the one way data
+    crosses backends, as torch's `.to(device)` (never an alias). DLPack where both keep their
+    arrays in the same kind of memory (`dlpack`: host, or GPU), else a copy through host memory.
+    """
+    source = backend_of(array)
+    if source is target:
+        return array
+    if source.dlpack is not None and source.dlpack == target.dlpack:
+        return target.from_dlpack(array)
+    return target.asarray(source.to_numpy(array))
 
 
 def silent(impl):

@@ -6,10 +6,12 @@ graph that `arraygrad.compute` runs at once. `xp` is array-api-compat's array AP
 over `dask.array`; NumPy arrays join Dask ops as one-chunk Dask arrays.
 """
 import types
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import dask
 import dask.array as da
+import dask.threaded
 import array_api_compat.dask.array as dxp
 
 from .numpy_backend import NumpyBackend, map_scalar
@@ -41,6 +43,9 @@ class DaskBackend:
     numpy_indexing = False
     lazy = True
     takes_numpy = True
+    many_devices = False
+    views = False           # graphs: a view is a new array, so writes to it cannot reach its base
+    dlpack = None           # graphs, not memory: other libraries' arrays arrive through NumPy
 
     def owns(self, array):
         return isinstance(array, da.Array)
@@ -52,7 +57,7 @@ class DaskBackend:
         return out if isinstance(out, da.Array) else da.asarray(out)
 
     def to_numpy(self, array):
-        return np.asarray(array.compute())
+        return np.asarray(compute(array)[0])
 
     def alias(self, array):
         return array
@@ -63,14 +68,20 @@ class DaskBackend:
 
     def index_add(self, target, index, values):
         """target[index] += values, accumulating repeated indices. Dask has no scatter-add:
-        one task computes it with NumPy (the index arrays are computed first), and the result
-        takes the target's chunks again."""
-        return self.index_reduce(target, index, values, "sum")
+        the index arrays are computed first; where they are all integer arrays, one task per
+        chunk of the target's first dimension adds the values whose index falls in it, else
+        one task adds them all. The result has the target's chunks."""
+        index = tuple(np.asarray(compute(i)[0]) if isinstance(i, da.Array) else i for i in index)
+        if index and all(isinstance(i, np.ndarray) and i.dtype.kind in "iu" for i in index):
+            return _index_add_by_chunk(target, index, values)
+        out = dask.delayed(_index_add)(target, index, values)
+        whole = da.from_delayed(out, target.shape, dtype=target.dtype)
+        return whole.rechunk(target.chunks)
 
     def index_reduce(self, target, index, values, reduce):
         """target[index] = reduce(target[index], values) over repeated indices too (as
-        NumpyBackend.index_reduce), in one task as index_add."""
-        index = tuple(np.asarray(i.compute()) if isinstance(i, da.Array) else i for i in index)
+        NumpyBackend.index_reduce), in one task (the index arrays computed first)."""
+        index = tuple(np.asarray(compute(i)[0]) if isinstance(i, da.Array) else i for i in index)
         out = dask.delayed(_index_reduce)(target, index, values, reduce)
         whole = da.from_delayed(out, target.shape, dtype=target.dtype)
         return whole.rechunk(target.chunks)
@@ -82,6 +93,55 @@ class DaskBackend:
 
 def _index_reduce(target, index, values, reduce):
     return _numpy.index_reduce(np.array(target), index, np.asarray(values), reduce)
+
+
+def _index_add(target, index, values):
+    return _index_reduce(target, index, values, "sum")
+
+
+def _index_add_by_chunk(target, index, values):
+    """index_add for a tuple of integer index arrays, one task per chunk of dimension 0: each
+    gets the target's rows of its chunk and the values whose first index falls there."""
+    shape = np.broadcast_shapes(*[i.shape for i in index])
+    index = [np.ravel(i) for i in np.broadcast_arrays(*index)]
+    index[0] = np.where(index[0] < 0, index[0] + target.shape[0], index[0])
+    rest = target.shape[len(index):]
+    values = da.broadcast_to(da.asarray(values), shape + rest).reshape((index[0].size,) + rest)
+    slabs, lo = [], 0
+    for size in target.chunks[0]:
+        slab = target[lo:lo + size]
+        hit = np.flatnonzero((index[0] >= lo) & (index[0] < lo + size))
+        if hit.size:
+            local = (index[0][hit] - lo,) + tuple(i[hit] for i in index[1:])
+            slab = da.from_delayed(dask.delayed(_index_add)(slab, local, values[hit]),
+                                   slab.shape, dtype=target.dtype)
+        slabs.append(slab)
+        lo += size
+    return da.concatenate(slabs, axis=0).rechunk(target.chunks)
+
+
+def compute(*arrays, **kwargs):
+    """`dask.compute(*arrays, **kwargs)` without NumPy's floating-point warnings, as torch's
+    ops give inf and nan silently. NumPy's error state belongs to each thread, so it must be
+    set where the chunks run: the local threaded scheduler gets a pool whose threads start
+    quiet, and the synchronous one runs here, under errstate. (Workers of a `dask.distributed`
+    cluster keep their own state: there warnings go to the workers' logs.)"""
+    scheduler = dask.base.get_scheduler(scheduler=kwargs.get("scheduler"), collections=arrays)
+    if scheduler is dask.threaded.get and "pool" not in kwargs and dask.config.get("pool", None) \
+            is None:
+        kwargs["pool"] = _quiet_pool()
+    with np.errstate(all="ignore"):
+        return dask.compute(*arrays, **kwargs)
+
+
+_pool = []
+
+
+def _quiet_pool():
+    if not _pool:
+        _pool.append(ThreadPoolExecutor(dask.system.CPU_COUNT, initializer=np.seterr,
+                                        initargs=("ignore",)))
+    return _pool[0]
 
 
 _backend = DaskBackend()

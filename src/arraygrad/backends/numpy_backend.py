@@ -10,6 +10,9 @@ class NumpyBackend:
     numpy_indexing = True   # NumPy's advanced indexing rules (else ops._indexing's)
     lazy = False            # arrays hold values (Dask's hold a graph to compute)
     takes_numpy = False     # see backends.common_backend
+    many_devices = False    # one backend for every array of the library (see backend_of)
+    views = True            # a view's array shares its base's memory (in-place writes reach it)
+    dlpack = "cpu"          # DLPack device kind of its arrays (see backends.move)
 
     def owns(self, array):
         return isinstance(array, (np.ndarray, np.generic))
@@ -24,6 +27,10 @@ class NumpyBackend:
 
     def to_numpy(self, array):
         return array
+
+    def from_dlpack(self, array):
+        """A copy of `array` (of another library in host memory) as a NumPy array."""
+        return np.from_dlpack(array, copy=True)
 
     def alias(self, array):
         """A new array object over the same memory (a view: tensors' views share storage)."""

@@ -61,9 +61,12 @@ class BatchInterpreter(Interpreter):
     def process(self, prim, args, params):
         values, bdims = [], []
         for a in args:
-            v, d = self.unwrap(a)
-            values.append(v)
-            bdims.append(d)
+            if getattr(a, "_lvl", None) is self:
+                values.append(a._inner)
+                bdims.append(a._aux)
+            else:
+                values.append(a)
+                bdims.append(None)
         rule = prim.batch
         if rule is None:
             if not _fallback.enabled:

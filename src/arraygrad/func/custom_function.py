@@ -15,12 +15,14 @@
 from .. import _tensor as _t
 from .._tensor import Tensor
 from ..autograd.function import (BackwardCFunction, Function, FunctionCtx, FunctionPrimitive,
-                                  VmapInfo, _SingleLevelFunction, call_backward, eager_rule,
-                                  grad_args, has_setup_context, is_diff_dtype, marked,
-                                  needs_input_grad_of, record, transform_error)
+                                  VmapInfo, _NO_EDGE, _SingleLevelFunction, call_backward,
+                                  eager_rule, grad_args, has_setup_context, is_diff_dtype,
+                                  needs_input_grad_of, plain_params, record, single_output,
+                                  transform_error, wrap_outputs)
+from ..autograd.function_checks import meta_of
 from ..autograd.graph import gradient_edge
 from ..core import grad_mode
-from ..core.dispatch import bind_rules
+from ..core.dispatch import bind_rules, mark_born, rule_for
 from ..core.shapes import sum_to
 from ..ops._rules import to_front
 from ..ops.creation import zeros
@@ -48,45 +50,50 @@ def grad_rule(prim, interp, flat, params):
     if not has_setup_context(cls):
         raise transform_error(cls)
     inner = [interp.unwrap(a) for a in flat]
-    with grad_mode.set_grad_enabled(interp.prev_grad_mode):
-        out = bind_rules(prim, inner, params)
-    level_ins = [a for a in flat if isinstance(a, Tensor)]
-    executable = grad_mode.state.grad_enabled and any(
-        a._lvl is interp and a._requires_grad for a in level_ins)
-    out_leaves, out_spec = tree_flatten(out)
-    inner_args = tree_unflatten(inner, params["spec"])
+    state = grad_mode.state
+    prev, state.grad_enabled = state.grad_enabled, interp.prev_grad_mode
+    try:        # bind_rules, one frame less per nested call
+        rule, lower, inner = rule_for(prim, inner)
+        out = mark_born(rule(prim, lower, inner, params))
+    finally:
+        state.grad_enabled = prev
+    plain = params is plain_params(len(flat))
+    if plain:
+        inner_args = tuple(inner)
+        needs = tuple([a._lvl is interp and a._requires_grad for a in flat])
+    else:
+        inner_args = tree_unflatten(inner, params["spec"])
+        needs = needs_input_grad_of(tree_unflatten(flat, params["spec"]),
+                                    lambda t: t._lvl is interp and t._requires_grad)
+    executable = prev and True in needs
     ctx = None
     if executable:
         ctx = cls._backward_cls()
-        ctx.needs_input_grad = needs_input_grad_of(
-            tree_unflatten(flat, params["spec"]), lambda t: t._lvl is interp and t._requires_grad)
-        ctx.next_functions = tuple(
-            (gradient_edge(a) if a._lvl is interp else None) or (None, 0) for a in level_ins)
+        ctx.needs_input_grad = needs
+        ctx.next_functions = tuple([(gradient_edge(a) if a._lvl is interp else None) or _NO_EDGE
+                                    for a in flat if isinstance(a, Tensor)])
         cls.setup_context(ctx, inner_args, out)
-    orig_of = {id(i): a for i, a in zip(inner, flat) if isinstance(a, Tensor)}
-    dirty = marked(ctx, "dirty_tensors") if ctx is not None else set()
-    nondiff = marked(ctx, "non_differentiable") if ctx is not None else set()
-    wrapped, out_meta = [], []
-    k = 0
-    for o in out_leaves:
-        if not isinstance(o, Tensor):
-            wrapped.append(o)
-            continue
+    if plain and single_output(ctx, out, inner):
+        w = interp.lift(out)
+        if executable:
+            meta = meta_of(out)
+            if meta[1].is_differentiable:
+                w.grad_fn, w._output_nr, w._requires_grad = ctx, 0, True
+            record(ctx, (meta,), (out,), LEAF, inner_args, {}, False)
+        return w
+    ins = {id(i): a for i, a in zip(inner, flat) if isinstance(a, Tensor)}
+
+    def wrap(i, o, k, orig, dirty, diff):
         # an input returned as is becomes a new tensor of this level (torch's view_as),
         # unless forward modified it in place (mark_dirty): then it is the input itself
-        w = orig_of.get(id(o)) if id(o) in dirty else None
-        if w is None:
-            w = interp.lift(o)
-        if executable and id(o) not in nondiff and is_diff_dtype(o) and (
-                id(o) not in orig_of or id(o) in dirty):
+        w = orig if dirty else interp.lift(o)
+        if executable and diff and (orig is None or dirty):
             w.grad_fn, w._output_nr, w._requires_grad = ctx, k, True
-        out_meta.append((tuple(o.shape), o.dtype))
-        wrapped.append(w)
-        k += 1
+        return w
+    out_leaves, out_spec = tree_flatten(out)
+    wrapped, out_meta = wrap_outputs(ctx, out_leaves, ins, wrap)
     if executable:
-        record(ctx, out_meta, out_leaves, out_spec, inner_args, {}, False,
-               {id(i) for i in inner if isinstance(i, Tensor)} |
-               {id(o) for o in out_leaves if isinstance(o, Tensor)})
+        record(ctx, out_meta, out_leaves, out_spec, inner_args, {}, False)
     return tree_unflatten(wrapped, out_spec)
 
 
@@ -120,27 +127,22 @@ def jvp_rule(prim, interp, flat, params):
     else:
         res = _jvp_from_backward(cls, ctx, args, out_leaves, out_spec, t_args)
     out_tangents = _flat_out_tangents(cls, res, out_leaves, out_spec)
-    orig_of = {id(p): a for p, a in zip(primals, flat) if isinstance(a, Tensor)}
-    dirty = marked(ctx, "dirty_tensors")
-    nondiff = marked(ctx, "non_differentiable")
-    wrapped = []
-    for i, (o, t) in enumerate(zip(out_leaves, out_tangents)):
-        if not isinstance(o, Tensor):
-            wrapped.append(o)
-            continue
-        if id(o) in nondiff or not is_diff_dtype(o):
+
+    def wrap(i, o, k, orig, dirty, diff):
+        t = out_tangents[i]
+        if not diff:
             if t is not None and user_jvp:
                 raise RuntimeError(f"Function's jvp returned a gradient at position {i}, but  the "
                                    "corresponding forward output is not a differentiable Tensor."
                                    f"You should return None at that position instead. "
                                    f"({cls.__name__}.jvp)")
             t = None
-        orig = orig_of.get(id(o))
-        if orig is not None and id(o) in dirty and orig._lvl is interp:
+        if dirty and orig._lvl is interp:
             orig._aux = t
-            wrapped.append(orig)
-        else:
-            wrapped.append(interp.wrap(o, t))
+            return orig
+        return interp.wrap(o, t)
+    ins = {id(p): a for p, a in zip(primals, flat) if isinstance(a, Tensor)}
+    wrapped, _ = wrap_outputs(ctx, out_leaves, ins, wrap)
     _save_duals(cls, interp, primals, flat, out_leaves, wrapped)
     return tree_unflatten(wrapped, out_spec)
 
@@ -329,15 +331,9 @@ def _wrap_batched(cls, interp, flat, values, output, out_dims):
                            f"{tree_flatten(out_dims)[1]} but output has structure {spec}. For more "
                            "details, please see "
                            "https://pytorch.org/docs/main/notes/extending.func.html")
-    orig_of = {id(v): a for v, a in zip(values, flat) if isinstance(a, Tensor)}
-    out = []
-    for o, d in zip(leaves, dims):
-        if not isinstance(o, Tensor):
-            out.append(o)
-        elif id(o) in orig_of:
-            out.append(orig_of[id(o)])
-        else:
-            out.append(interp.wrap(o, d))
+    ins = {id(v): a for v, a in zip(values, flat) if isinstance(a, Tensor)}
+    out, _ = wrap_outputs(None, leaves, ins, lambda i, o, k, orig, dirty, diff:
+                          interp.wrap(o, dims[i]) if orig is None else orig)
     return tree_unflatten(out, spec)
 
 
@@ -564,9 +560,9 @@ def _generated_vmap(cls, interp, flat, values, bdims, params):
         out = (out,)
     it = iter(out)
     leaves = [next(it) if o is None else o for o in call.non_tensor]
-    orig_of = {id(v): a for v, a in zip(values, flat) if isinstance(a, Tensor)}
-    wrapped = [o if not isinstance(o, Tensor) else orig_of.get(id(o)) or interp.wrap(o, 0)
-               for o in leaves]
+    ins = {id(v): a for v, a in zip(values, flat) if isinstance(a, Tensor)}
+    wrapped, _ = wrap_outputs(None, leaves, ins, lambda i, o, k, orig, dirty, diff:
+                              interp.wrap(o, 0) if orig is None else orig)
     return tree_unflatten(wrapped, call.out_spec)
 
 

@@ -4,7 +4,7 @@ import functools
 from .. import _tensor as _t
 from ..ops import creation
 from ..utils._pytree import tree_flatten, tree_unflatten, tree_map
-from .jacobian import jacrev
+from .jacobian import jacrev, reshaped, standard_basis
 from .jvp_level import JvpInterpreter
 from .reverse import _argnums_tuple
 from .vmap import vmap
@@ -137,7 +137,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         flat_p, spec_p = tree_flatten(tuple(args[a] for a in nums))
         _check_tensors(flat_p, "jacfwd", "primals")
         numels = [p.numel() for p in flat_p]
-        basis = _standard_basis(flat_p, numels)
+        basis = standard_basis(flat_p, numels)
 
         def push_jvp(*flat_t):
             out = _jvp(func, args, tree_unflatten(list(flat_t), spec_p), nums, has_aux)
@@ -154,26 +154,14 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             j = j.movedim(0, -1)
             pieces, start = [], 0
             for p, n in zip(flat_p, numels):
-                piece = j.narrow(-1, start, n)
+                piece = j if n == j.shape[-1] else j.narrow(-1, start, n)
                 start += n
-                piece = piece.reshape(tuple(j.shape[:-1]) + tuple(p.shape))
-                pieces.append(piece)
+                pieces.append(reshaped(piece, tuple(j.shape[:-1]) + tuple(p.shape)))
             jac_in = tree_unflatten(pieces, spec_p)
             per_out.append(jac_in[0] if isinstance(argnums, int) else jac_in)
         jac = tree_unflatten(per_out, spec_o)
         return (jac, aux) if has_aux else jac
     return wrapper
-
-
-def _standard_basis(flat_p, numels):
-    """One batch of tangents per input leaf: row i is the i-th unit vector of all inputs."""
-    total = sum(numels)
-    basis, start = [], 0
-    for p, n in zip(flat_p, numels):
-        eye = creation.eye(total, dtype=p.dtype)[:, start:start + n]
-        basis.append(eye.reshape((total,) + tuple(p.shape)))
-        start += n
-    return basis
 
 
 def hessian(func, argnums=0):

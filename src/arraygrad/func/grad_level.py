@@ -42,27 +42,37 @@ class GradInterpreter(Interpreter):
 
     def process(self, prim, args, params):
         inner = []
+        mine = []          # whether each arg is a tensor of this level
         track = False
         for a in args:
-            if isinstance(a, _t.Tensor) and a._lvl is self:
+            if getattr(a, "_lvl", None) is self:
                 if a._base is not None and a._vc[0] != a._view_version:
                     refresh_view(a)     # its base was written: NOTE [in-place]
                 track = track or a._requires_grad
                 inner.append(a._inner)
+                mine.append(True)
             else:
                 inner.append(a)
+                mine.append(False)
         inner = tuple(inner)
         # lower levels keep the mode of outside the transform, and no_grad() inside it
-        # holds at every level (a value computed under no_grad is constant to all of them)
-        with grad_mode.set_grad_enabled(self.prev_grad_mode and grad_mode.state.grad_enabled):
+        # holds at every level (a value computed under no_grad is constant to all of them);
+        # the mode is switched only where those differ (no context object per primitive)
+        state = grad_mode.state
+        if self.prev_grad_mode or not state.grad_enabled:
             out = bind(prim, inner, params)
+        else:
+            state.grad_enabled = False
+            try:
+                out = bind(prim, inner, params)
+            finally:
+                state.grad_enabled = True
         outs = list(out) if prim.multiple_results else [out]
         wrapped = [self.lift(o) for o in outs]
-        if track and grad_mode.state.grad_enabled and prim.differentiable:
+        if track and state.grad_enabled and prim.differentiable:
             record(prim, params, inner, outs, wrapped,
-                   [gradient_edge(a) if isinstance(a, _t.Tensor) and a._lvl is self else None
-                    for a in args], False)
-        if prim.is_view and isinstance(args[0], _t.Tensor) and args[0]._lvl is self:
+                   [gradient_edge(a) if m else None for a, m in zip(args, mine)], False)
+        if prim.is_view and mine and mine[0]:
             mark_view(prim, args[0], params, wrapped[0])
         return wrapped if prim.multiple_results else wrapped[0]
 

@@ -8,17 +8,23 @@ from .reverse import _argnums_tuple, vjp
 from .vmap import vmap
 
 
-def _standard_basis(flat_outputs):
-    """Rows of the identity, cut per output: one batch of cotangents per output."""
-    numels = [o.numel() for o in flat_outputs]
+def standard_basis(flat, numels):
+    """One batch per leaf of `flat` (of `numels` entries each): row i of every batch is the
+    i-th unit vector of all the leaves together (tangents for jacfwd, cotangents for jacrev)."""
     total = sum(numels)
-    basis = []
-    start = 0
-    for o, n in zip(flat_outputs, numels):
-        rows = eye(total, dtype=o.dtype)[:, start:start + n]
-        basis.append(rows.reshape((total,) + tuple(o.shape)))
+    basis, start = [], 0
+    for x, n in zip(flat, numels):
+        rows = eye(total, dtype=x.dtype)
+        basis.append(reshaped(rows if n == total else rows[:, start:start + n],
+                              (total,) + tuple(x.shape)))
         start += n
-    return basis, numels
+    return basis
+
+
+def reshaped(x, shape):
+    """`x.reshape(shape)`, or `x` when it has that shape: one primitive less at every level
+    of the transforms that a Jacobian runs under."""
+    return x if tuple(x.shape) == shape else x.reshape(shape)
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
@@ -47,15 +53,22 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         flat_out, out_spec = tree_flatten(output)
         primals = tuple(args[i] for i in nums)
         flat_primals, primals_spec = tree_flatten(primals)
-        basis, numels = _standard_basis(flat_out)
-        cotangents = vmap(vjp_fn, chunk_size=chunk_size)(tree_unflatten(basis, out_spec))
-        flat_jac = tree_flatten(cotangents)[0]
+        numels = [o.numel() for o in flat_out]
+        basis = standard_basis(flat_out, numels)
+        if sum(numels) == 1:
+            # one output entry: a single vjp, without a vmap level around it
+            cotangents = vjp_fn(tree_unflatten([b[0] for b in basis], out_spec))
+            flat_jac = [c.unsqueeze(0) for c in tree_flatten(cotangents)[0]]
+        else:
+            cotangents = vmap(vjp_fn, chunk_size=chunk_size)(tree_unflatten(basis, out_spec))
+            flat_jac = tree_flatten(cotangents)[0]
         # per input: split the stacked rows by output, shape each block out.shape + in.shape
         per_input = []
         for j, p in zip(flat_jac, flat_primals):
             blocks, start = [], 0
             for o, n in zip(flat_out, numels):
-                blocks.append(j[start:start + n].reshape(tuple(o.shape) + tuple(p.shape)))
+                rows = j if n == j.shape[0] else j[start:start + n]
+                blocks.append(reshaped(rows, tuple(o.shape) + tuple(p.shape)))
                 start += n
             per_input.append(blocks)
         per_output = []

@@ -380,8 +380,10 @@ def _target_hits(input, target, ignore_index, cdim):
             raise IndexError(f"Target {int(target[bad].flatten()[0])} is out of bounds.")
     classes = creation.in_library_of(input, creation.arange(c)).reshape(
         [c] + [1] * (input.ndim - cdim - 1))
-    valid_c = valid.unsqueeze(cdim)
-    return ew.logical_and(ew.eq(target.unsqueeze(cdim), classes), valid_c), valid
+    hit = ew.eq(target.unsqueeze(cdim), classes)
+    if 0 <= ignore_index < c:   # else an ignored target equals no class: no hit already
+        hit = ew.logical_and(hit, valid.unsqueeze(cdim))
+    return hit, valid
 
 
 @autocast_op(FP32)
@@ -935,7 +937,7 @@ def _keep_mask(input, p, feature_dims):
     shape = list(input.shape)
     for i in range(1, feature_dims + 1):
         shape[-i] = 1
-    return creation.rand(*shape, dtype=input.dtype) < (1 - p)
+    return creation.rand(*shape, dtype=input.dtype, device=input.device) < (1 - p)
 
 
 def _dropout(input, p, training, inplace, feature_dims):

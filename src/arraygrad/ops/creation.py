@@ -77,10 +77,11 @@ def _ragged(data):
 def _from_data(data, dtype, copy):
     if isinstance(data, Tensor):
         arr = data.detach()._base_array()
-        xp = backend_of(arr).xp
+        be = backend_of(arr)
+        xp = be.xp
         if dtype is not None and arr.dtype != _dtype_in(xp, dtype):
-            return xp.astype(arr, _dtype_in(xp, dtype))
-        return xp.asarray(arr, copy=True) if copy else arr
+            return xp.astype(arr, _dtype_in(xp, dtype), copy=copy)
+        return xp.asarray(arr, copy=True) if copy and not be.lazy else arr
     be = backend_of(data)
     if be is not default_backend() and hasattr(data, "shape"):
         try:
@@ -127,10 +128,10 @@ def _nested_tolist(data):
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new leaf tensor copying `data` (nested lists, numbers, arrays, tensors)."""
     dtype_arg("tensor", dtype)
-    _device.check(device)
+    dev = _device.check(device)
     if isinstance(data, Tensor) and data._lvl is not None and _t._batched(data):
         return _per_example_copy(data, dtype)
-    t = born_here(_t.make(_from_data(data, dtype, copy=True)))
+    t = born_here(_t.make(_placed(_from_data(data, dtype, copy=True), device, dev)))
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -138,12 +139,20 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 def as_tensor(data, dtype=None, device=None):
     dtype_arg("as_tensor", dtype)
-    _device.check(device)
+    dev = _device.check(device)
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtype):
-        return data
+        return data if device is None else data.to(dev)
     if isinstance(data, Tensor) and data._lvl is not None and _t._batched(data):
         return _per_example_copy(data, dtype)
-    return _t.make(_from_data(data, dtype, copy=False))
+    return _t.make(_placed(_from_data(data, dtype, copy=False), device, dev))
+
+
+def _placed(array, device, dev):
+    """`array` (from data) on the checked device `dev`: an array of another library or device
+    stays where it is unless `device=` was given, as torch.tensor(cuda_tensor) stays on the GPU."""
+    if device is None and backend_of(array) is not default_backend():
+        return array
+    return _device.place(array, dev)
 
 
 def _per_example_copy(data, dtype):
@@ -166,8 +175,13 @@ def from_numpy(array):
 
 def _filled(op, fill, size, dtype, device, requires_grad):
     dtype = dtype_arg(op, dtype) or _dt.get_default_dtype()
-    _device.check(device)
-    t = born_here(_t.make(default_backend().xp.full(size_arg(op, size), fill, dtype=dtype.np)))
+    dev = _device.check(device)
+    if dev.type == "cpu":
+        arr = default_backend().xp.full(size_arg(op, size), fill, dtype=dtype.np)
+    else:
+        xp = _device.backend(dev).xp
+        arr = xp.full(size_arg(op, size), fill, dtype=array_dtype(xp, dtype))
+    t = born_here(_t.make(arr))
     if requires_grad:
         t.requires_grad_(True)
     return t
@@ -211,8 +225,9 @@ def in_library_of(like, t):
     return _t.make(be.asarray(t._data))
 
 
-def _like(fill, input, dtype, requires_grad):
+def _like(fill, input, dtype, requires_grad, device):
     dtype = dtype or input.dtype
+    dev = None if device is None else _device.check(device)
     # inside a transform: a new array wrapped as `input` is (same levels and batch dims,
     # no derivative), so it is batched where input is and can be written per example
     chain = []
@@ -222,7 +237,7 @@ def _like(fill, input, dtype, requires_grad):
         inner = _t.lower(inner._inner)
     xp = backend_of(inner._data).xp
     arr = xp.full(inner._data.shape, fill, dtype=_dtype_in(xp, dtype))
-    t = born_here(_t.make(arr))
+    t = born_here(_t.make(arr if dev is None else _device.place(arr, dev)))
     for w in reversed(chain):
         t = w._lvl.constant_like(w, t)
     if chain:
@@ -234,30 +249,26 @@ def _like(fill, input, dtype, requires_grad):
 
 @tensor_op
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    _device.check(device)
-    return _like(0, input, dtype, requires_grad)
+    return _like(0, input, dtype, requires_grad, device)
 
 
 @tensor_op
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    _device.check(device)
-    return _like(1, input, dtype, requires_grad)
+    return _like(1, input, dtype, requires_grad, device)
 
 
 @tensor_op
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    _device.check(device)
-    return _like(0, input, dtype, requires_grad)
+    return _like(0, input, dtype, requires_grad, device)
 
 
 @tensor_op
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
-    _device.check(device)
-    return _like(_fill_number("full_like", fill_value), input, dtype, requires_grad)
+    return _like(_fill_number("full_like", fill_value), input, dtype, requires_grad, device)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
-    _device.check(device)
+    dev = _device.check(device)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -275,8 +286,9 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
                                  for v in vals) else _dt.get_default_dtype()
     xp = default_backend().xp
     # floats are stepped in float64 and rounded once, as torch's values are
-    t = _t.make(xp.astype(xp.arange(*vals, dtype=xp.float64), _dtype_in(xp, dtype))
-                if dtype.is_floating_point else xp.arange(*vals, dtype=_dtype_in(xp, dtype)))
+    t = _t.make(_device.place(xp.astype(xp.arange(*vals, dtype=xp.float64), _dtype_in(xp, dtype))
+                              if dtype.is_floating_point else
+                              xp.arange(*vals, dtype=_dtype_in(xp, dtype)), dev))
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -290,25 +302,27 @@ def _steps(op, steps):
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
-    _device.check(device)
+    dev = _device.check(device)
     steps = _steps("linspace", steps)
     dtype = dtype_arg("linspace", dtype) or _dt.get_default_dtype()
     xp = default_backend().xp
-    t = _t.make(xp.astype(xp.linspace(start, end, steps), _dtype_in(xp, dtype)))
+    t = _t.make(_device.place(xp.astype(xp.linspace(start, end, steps), _dtype_in(xp, dtype)),
+                              dev))
     return t.requires_grad_(True) if requires_grad else t
 
 
 def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
-    _device.check(device)
+    dev = _device.check(device)
     steps = _steps("logspace", steps)
     dtype = dtype_arg("logspace", dtype) or _dt.get_default_dtype()
     xp = default_backend().xp
-    t = _t.make(xp.astype(base ** xp.linspace(start, end, steps), _dtype_in(xp, dtype)))
+    t = _t.make(_device.place(
+        xp.astype(base ** xp.linspace(start, end, steps), _dtype_in(xp, dtype)), dev))
     return t.requires_grad_(True) if requires_grad else t
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
-    _device.check(device)
+    dev = _device.check(device)
     for name, v in (("n", n), ("m", m)):
         if v is None:
             continue
@@ -319,12 +333,12 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     dtype = dtype_arg("eye", dtype) or _dt.get_default_dtype()
     xp = default_backend().xp
-    t = _t.make(xp.eye(n, m, dtype=_dtype_in(xp, dtype)))
+    t = _t.make(_device.place(xp.eye(n, m, dtype=_dtype_in(xp, dtype)), dev))
     return t.requires_grad_(True) if requires_grad else t
 
 
 def _tri_indices(op, lower, row, col, offset, dtype, device):
-    _device.check(device)
+    dev = _device.check(device)
     for i, (name, v) in enumerate((("row", row), ("col", col), ("offset", offset))):
         if isinstance(v, builtins.bool) or not hasattr(v, "__index__"):
             raise TypeError(f"{op}(): argument '{name}' (position {i + 1}) must be int, not "
@@ -340,7 +354,7 @@ def _tri_indices(op, lower, row, col, offset, dtype, device):
     c = xp.reshape(xp.arange(col, dtype=xp.int64), (1, -1))
     keep = xp.reshape(c - r <= offset if lower else c - r >= offset, (-1,))
     rows, cols = xp.reshape(r + 0 * c, (-1,))[keep], xp.reshape(c + 0 * r, (-1,))[keep]
-    return _t.make(xp.astype(xp.stack([rows, cols]), _dtype_in(xp, dtype)))
+    return _t.make(_device.place(xp.astype(xp.stack([rows, cols]), _dtype_in(xp, dtype)), dev))
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
@@ -398,7 +412,7 @@ def _random(op, sample, size, dtype, device, requires_grad, generator, floating=
     """`sample(rng, shape)` as a tensor; inside vmap with randomness='different', one draw
     per example."""
     dtype = dtype_arg(op, dtype) or (_dt.get_default_dtype() if floating else _dt.int64)
-    _device.check(device)
+    dev = _device.check(device)
     if floating and not dtype.is_floating_point:
         raise NotImplementedError(f"{op}(): not implemented for '{short_dtype_name(dtype)}' "
                                   "(a floating-point dtype is required)")
@@ -407,11 +421,12 @@ def _random(op, sample, size, dtype, device, requires_grad, generator, floating=
     levels = _check_random(op)
     if levels:
         # one draw per example: the lowest level's batch dim first, each level wraps one
-        t = _t.make(_drawn(sample(rng, tuple(s for _, s in levels) + shape), dtype))
+        t = _t.make(_device.place(_drawn(sample(rng, tuple(s for _, s in levels) + shape),
+                                                  dtype), dev))
         for interp, _ in levels:
             t = interp.wrap(t, 0)
         return t
-    t = _t.make(_drawn(sample(rng, shape), dtype))
+    t = _t.make(_device.place(_drawn(sample(rng, shape), dtype), dev))
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -457,24 +472,21 @@ def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None)
 
 
 def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
-    _device.check(device)
     return rand(*input.shape, generator=generator, dtype=dtype or input.dtype,
-                requires_grad=requires_grad)
+                device=input.device if device is None else device, requires_grad=requires_grad)
 
 
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
-    _device.check(device)
     return randn(*input.shape, generator=generator, dtype=dtype or input.dtype,
-                 requires_grad=requires_grad)
+                 device=input.device if device is None else device, requires_grad=requires_grad)
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
                  requires_grad=False):
-    _device.check(device)
     if high is None:
         low, high = 0, low
     return randint(low, high, tuple(input.shape), generator=generator,
-                   dtype=dtype or input.dtype)
+                   dtype=dtype or input.dtype, device=input.device if device is None else device)
 
 
 def normal(mean, std, size=None, *, generator=None):
@@ -487,8 +499,9 @@ def normal(mean, std, size=None, *, generator=None):
             raise TypeError("normal(): with a float mean and std, give the output's size: "
                             "normal(mean, std, size)")
         shape = broadcast_shapes(*shapes)
-    dtypes = [v.dtype for v in (mean, std) if isinstance(v, Tensor)]
-    return randn(*shape, generator=generator, dtype=dtypes[0] if dtypes else None) * std + mean
+    tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
+    return randn(*shape, generator=generator, dtype=tensors[0].dtype if tensors else None,
+                 device=tensors[0].device if tensors else None) * std + mean
 
 
 def bernoulli(input, p=None, *, generator=None):

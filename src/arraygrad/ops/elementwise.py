@@ -1,5 +1,6 @@
 """Elementwise primitives: arithmetic, math functions, comparisons, casts."""
 import builtins
+import math
 
 from .. import dtypes as _dt
 from .. import _tensor as _t
@@ -436,6 +437,15 @@ acos = _float_op("acos", lambda xp, x: xp.acos(x), lambda ctx: -rsqrt(1 - ctx.x 
 atan = _float_op("atan", lambda xp, x: xp.atan(x), lambda ctx: 1 / (1 + ctx.x * ctx.x), complex=True)
 sinh = _float_op("sinh", lambda xp, x: xp.sinh(x), lambda ctx: cosh(ctx.x), complex=True)
 cosh = _float_op("cosh", lambda xp, x: xp.cosh(x), lambda ctx: sinh(ctx.x), complex=True)
+asinh = _float_op("asinh", lambda xp, x: xp.asinh(x), lambda ctx: rsqrt(ctx.x * ctx.x + 1),
+                  complex=True)
+acosh = _float_op("acosh", lambda xp, x: xp.acosh(x), lambda ctx: rsqrt(ctx.x * ctx.x - 1))
+atanh = _float_op("atanh", lambda xp, x: xp.atanh(x), lambda ctx: 1 / (1 - ctx.x * ctx.x),
+                  complex=True)
+exp2 = _float_op("exp2", lambda xp, x: xp.pow(xp.asarray(2, dtype=x.dtype), x),
+                 lambda ctx: ctx.out * 0.6931471805599453, save_input=False, save_output=True)
+frac = _float_op("frac", lambda xp, x: x - xp.trunc(x), lambda ctx: 1, save_input=False)
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
 erf = _float_op("erf", lambda xp, x: _erf(xp, x),
                 lambda ctx: 1.1283791670955126 * exp(-ctx.x * ctx.x))
 
@@ -855,3 +865,71 @@ def logit(input, eps=None):
     if eps is not None:
         input = clamp(input, eps, 1 - eps)
     return log(input / (1 - input))
+
+
+@tensor_op
+def deg2rad(input):
+    if input.dtype.is_complex:
+        raise RuntimeError("deg2rad is not supported for complex tensors.")
+    return input * (math.pi / 180)
+
+
+@tensor_op
+def rad2deg(input):
+    if input.dtype.is_complex:
+        raise RuntimeError("rad2deg is not supported for complex tensors.")
+    return input * (180 / math.pi)
+
+
+def float_power(input, exponent):
+    """pow in double precision (complex128 when either side is complex)."""
+    wide = _dt.complex128 if any(
+        (v.dtype.is_complex if isinstance(v, Tensor) else type(v) is builtins.complex)
+        for v in (input, exponent)) else _dt.float64
+    x = convert(input, wide) if isinstance(input, Tensor) else input
+    y = convert(exponent, wide) if isinstance(exponent, Tensor) else exponent
+    if not isinstance(x, Tensor):
+        x = _as_tensor(x).to(wide)
+    return pow(x, y)
+
+
+def ldexp(input, other):
+    """input * 2 ** other."""
+    x, y = promote(input, other, float_only=True, op='ldexp')
+    return x * exp2(y)
+
+
+def _gcd_impl(xp, a, b):
+    """Euclid's algorithm on all pairs at once (as many steps as the slowest pair needs)."""
+    a, b = xp.broadcast_arrays(xp.abs(a), xp.abs(b))
+    while bool(xp.any(b != 0)):
+        live = b != 0
+        rest = a % xp.where(live, b, xp.ones_like(b))
+        a, b = xp.where(live, b, a), xp.where(live, rest, b)
+    return a
+
+
+_gcd = nondiff("gcd", _gcd_impl)
+
+
+def _integer_pair(op, x, y):
+    for v in (x, y):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"{op}(): argument 'other' must be Tensor, not {type_name(v)}")
+        if v.dtype.is_floating_point or v.dtype.is_complex or v.dtype is _dt.bool:
+            raise RuntimeError(f'"{op}_cpu" not implemented for \'{short_dtype_name(v.dtype)}\'')
+    return promote(x, y, op=op)
+
+
+@tensor_op
+def gcd(input, other):
+    """Greatest common divisor of integers (non-negative; gcd(0, 0) = 0)."""
+    return _gcd(*_integer_pair("gcd", input, other))
+
+
+@tensor_op
+def lcm(input, other):
+    """Least common multiple of integers (non-negative; 0 where either is 0)."""
+    x, y = _integer_pair("lcm", input, other)
+    g = _gcd(x, y)
+    return abs(where(g == 0, 0, floor_divide(x, where(g == 0, 1, g)) * y))

@@ -697,11 +697,25 @@ def index_add(input, dim, index, source, *, alpha=1):
 @tensor_op(others=('index',))
 def index_fill(input, dim, index, value):
     from .elementwise import where
+    from .creation import ones, in_library_of
+    d = _t._wrap_dim(dim, input.ndim)
+    picked = input.shape[:d] + tuple(index.shape) + input.shape[d + 1:]    # input[..., index, ...]
+    hit = index_add_zeros(in_library_of(input, ones(picked, dtype=input.dtype)), input.shape,
+                          _dim_index(d, index))
+    return where(hit != 0, value, input)
+
+
+@tensor_op(others=('index', 'source'))
+def index_copy(input, dim, index, source):
+    """input with the slices of `source` copied in at `index` along `dim`."""
+    from .elementwise import where
     from .creation import ones_like
     d = _t._wrap_dim(dim, input.ndim)
-    hit = index_add_zeros(ones_like(input[(slice(None),) * d + (index,)].detach()),
-                          input.shape, _dim_index(d, index))
-    return where(hit != 0, value, input)
+    index = _integer_index("index_copy_", index)
+    _check_range(_index_value(index), input.shape[d] if input.ndim else 1, d)
+    at = _dim_index(d, index)
+    hit = index_add_zeros(ones_like(source, dtype=input.dtype), input.shape, at) != 0
+    return where(hit, index_add_zeros(source.to(input.dtype), input.shape, at), input)
 
 
 # ----------------------------------------------------------------- scatter_reduce, index_reduce

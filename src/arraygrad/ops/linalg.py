@@ -174,10 +174,24 @@ ger = outer
 @autocast_op(LOWER_PRECISION)
 @tensor_op(others=('mat1', 'mat2'))
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
-    out = mm(mat1, mat2)
-    if alpha != 1:
-        out = out * alpha
-    return out + (input if beta == 1 else input * beta)
+    return _scaled_sum(input, mm(mat1, mat2), beta, alpha)
+
+
+@autocast_op(LOWER_PRECISION)
+@tensor_op(others=('mat', 'vec'))
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat @ vec)."""
+    return _scaled_sum(input, mv(mat, vec), beta, alpha)
+
+
+@tensor_op(others=('vec1', 'vec2'))
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """beta * input + alpha * outer(vec1, vec2)."""
+    if vec1.ndim != 1 or vec2.ndim != 1:
+        raise RuntimeError(f"addr: Expected 1-D argument vec1, but got {vec1.ndim}-D"
+                           if vec1.ndim != 1 else
+                           f"addr: Expected 1-D argument vec2, but got {vec2.ndim}-D")
+    return _scaled_sum(input, outer(vec1, vec2), beta, alpha)
 
 
 def _scaled_sum(input, product, beta, alpha):

@@ -6,6 +6,7 @@ D is 0 (torch's subgradient), and an inf-norm shares its gradient among tied ent
 """
 import builtins
 
+from .. import _tensor as _t
 from ..backends import silent
 from ._checks import tensor_op, short_dtype_name
 from .elementwise import convert, where
@@ -146,3 +147,18 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
         raise RuntimeError(f"linalg.norm: If dim is specified, it must be of length 1 or 2. Got "
                            f"{list(dim)}")
     return vector_norm(A, 2, dim, keepdim, dtype=dtype)
+
+
+@tensor_op
+def renorm(input, p, dim, maxnorm):
+    """Each slice along `dim` whose p-norm exceeds `maxnorm` scaled down to that norm."""
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if input.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
+                           "dimensions")
+    d = _t._wrap_dim(dim, input.ndim)
+    norms = vector_norm(input, p, tuple(k for k in range(input.ndim) if k != d), keepdim=True)
+    return input * where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)

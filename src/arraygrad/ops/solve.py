@@ -299,7 +299,8 @@ _slogdet = primitive(
     "linalg_slogdet", _slogdet_impl, multiple_results=True,
     node_name="LinalgSlogdetBackward0", arg_names=("A",),
     vjp=(lambda ctx, _gs, g: g.unsqueeze(-1).unsqueeze(-1) * _mT(_inv_ex(ctx.x)[0]),),
-    jvp=(lambda ctx, t: (None, (_mT(_inv_ex(ctx.x)[0]) * t).sum((-2, -1))),),
+    # the sign's tangent is zero (a real sign is piecewise constant), as torch's: not None
+    jvp=(lambda ctx, t: (t.sum((-2, -1)) * 0, (_mT(_inv_ex(ctx.x)[0]) * t).sum((-2, -1))),),
     batch=_stacks_batch)
 
 slogdet_result = namedtuple("linalg_slogdet", ["sign", "logabsdet"])

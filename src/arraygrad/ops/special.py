@@ -16,7 +16,7 @@ from .registry import primitive
 from .._tensor import Tensor
 from .elementwise import (unary, binary, exp, log, sign, abs, where, convert, promote,
                           _float_unary)
-from ._checks import tensor_op
+from ._checks import tensor_op, short_dtype_name
 
 _HALF_LOG_2PI = 0.9189385332046727
 _SQRT_HALF = 0.7071067811865476
@@ -367,5 +367,25 @@ def sinc(input):
     return where(x == 0, 1.0, sin(px) / px)
 
 
+@tensor_op
+def mvlgamma(input, p):
+    """The log of the multivariate gamma function of dimension p (sum of p lgammas)."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError(f'"mvlgamma" not implemented for \'{short_dtype_name(input.dtype)}\'')
+    if input._lvl is None and input.numel() and not bool((input > (p - 1) / 2).all()):
+        raise RuntimeError("All elements must be greater than (p-1)/2")
+    total = lgamma(input)
+    for i in range(1, p):
+        total = total + lgamma(input - i / 2)
+    return total + p * (p - 1) * math.log(math.pi) / 4
+
+
+multigammaln = mvlgamma
+
+
 __all__ = ["lgamma", "digamma", "polygamma", "erfinv", "erfc", "ndtr", "ndtri", "log_ndtr",
-           "i0", "i0e", "i1", "i1e", "expit", "entr", "xlog1py", "sinc"]
+           "i0", "i0e", "i1", "i1e", "expit", "entr", "xlog1py", "sinc", "multigammaln",
+           "mvlgamma"]
+

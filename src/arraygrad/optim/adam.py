@@ -1,8 +1,8 @@
 """Adam and AdamW (torch.optim's single-tensor algorithm, amsgrad included)."""
 import math
 
-from ..ops import creation, elementwise as ew
-from .optimizer import Optimizer, check_options
+from ..ops import creation
+from .optimizer import Optimizer, check_options, scaled, space, written
 
 
 class Adam(Optimizer):
@@ -33,7 +33,10 @@ class Adam(Optimizer):
     def _update(self, p, group):
         lr, (beta1, beta2) = group["lr"], group["betas"]
         eps, wd = group["eps"], group["weight_decay"]
-        g = -p.grad if group["maximize"] else p.grad
+        xp, value = space(p, group)
+        g = value(p.grad)
+        if group["maximize"]:
+            g = -g
         state = self.state[p]
         if not state:
             state["step"] = creation.tensor(0.0)
@@ -42,19 +45,27 @@ class Adam(Optimizer):
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = creation.zeros_like(p)
         step = state["step"].add_(1).item()
+        w = value(p)
         if wd != 0:
             if group["decoupled_weight_decay"]:
-                p.mul_(1 - lr * wd)
+                w *= 1 - lr * wd
             else:
-                g = g + p * wd
-        m, v = state["exp_avg"], state["exp_avg_sq"]
-        m.add_((g - m) * (1 - beta1))           # torch's lerp_(g, 1 - beta1)
-        v.mul_(beta2).add_(g * g * (1 - beta2))
+                g = g + w * wd
+        m, v = value(state["exp_avg"]), value(state["exp_avg_sq"])
+        m += scaled(g - m, 1 - beta1)      # torch's lerp_(g, 1 - beta1)
+        v *= beta2
+        v += scaled(g * g, 1 - beta2)
         if group["amsgrad"]:
-            v = state["max_exp_avg_sq"].copy_(ew.maximum(state["max_exp_avg_sq"], v))
+            v_max = value(state["max_exp_avg_sq"])
+            v_max[...] = xp.maximum(v_max, v)
+            v = v_max
         step_size = lr / (1 - beta1 ** step)
-        denom = v.sqrt() / math.sqrt(1 - beta2 ** step) + eps
-        p.add_(m / denom * -step_size)
+        denom = xp.sqrt(v)
+        denom /= math.sqrt(1 - beta2 ** step)
+        denom += eps
+        w += scaled(m / denom, -step_size)
+        written(value, p, *(state[k] for k in ("exp_avg", "exp_avg_sq", "max_exp_avg_sq")
+                            if k in state))
 
 
 class AdamW(Adam):

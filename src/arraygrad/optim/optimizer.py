@@ -3,8 +3,9 @@ import copy
 from collections import defaultdict
 
 from .. import _tensor as _t
+from ..backends import backend_of
 from ..core.grad_mode import enable_grad, no_grad
-from ..ops import creation
+from ..ops import creation, elementwise, shape
 from ..nn.modules.module import _typename, _zero_grad
 
 Tensor = _t.Tensor
@@ -128,6 +129,53 @@ class Optimizer:
                     lines.append(f"    {k}: {g[k]}")
         lines.append(")")
         return "\n".join(lines)
+
+
+# NOTE [in-place steps]
+# A step updates parameters and state in place. Through Tensor methods every in-place op
+# computes out of place and copies (NOTE [in-place]): two parameter-sized temporaries per op,
+# which for an MLP step is megabytes that glibc hands back to the OS and faults in again every
+# step. When a parameter and its grad are plain tensors over arrays that take in-place writes
+# (NumPy's), the step runs on the arrays themselves, as torch's foreach kernels do, and bumps
+# the version counters it wrote; otherwise (a transform's tensors, lazy arrays, a tensor lr)
+# the same code runs on the tensors. `space(p, group)` gives the namespace and the accessor.
+def space(p, group):
+    """(namespace, value): the array namespace and `t -> t's array` for a plain parameter,
+    else arraygrad's elementwise ops and the identity (see NOTE [in-place steps])."""
+    g = p.grad
+    if p._lvl is None and g._lvl is None and type(p._data) is type(g._data) and not \
+            isinstance(group["lr"], Tensor) and getattr(p._data, "flags", None) is not None \
+            and p._data.flags.writeable:
+        return backend_of(p._data).xp, _array
+    return elementwise, _same
+
+
+def _array(t):
+    return t._data
+
+
+def _same(t):
+    return t
+
+
+def written(value, *tensors):
+    """Bump the version counters of `tensors` after `value`'s namespace wrote their arrays."""
+    if value is _array:
+        for t in tensors:
+            t._vc[0] += 1
+
+
+def scaled(x, factor):
+    """`x * factor` computed in place: `x` is a temporary of the step."""
+    x *= factor
+    return x
+
+
+def state_copy(x):
+    """A new state tensor holding a copy of `x` (an array or a tensor, as `space` gives)."""
+    if isinstance(x, Tensor):
+        return shape.clone(x)
+    return _t.make(backend_of(x).xp.asarray(x, copy=True))
 
 
 def check_range(what, value, low=0.0, high=None):

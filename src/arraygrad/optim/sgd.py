@@ -1,6 +1,5 @@
 """SGD with momentum, dampening, Nesterov and weight decay (torch.optim.SGD's algorithm)."""
-from ..ops import shape
-from .optimizer import Optimizer, check_options
+from .optimizer import Optimizer, check_options, space, state_copy, written
 
 
 class SGD(Optimizer):
@@ -27,16 +26,24 @@ class SGD(Optimizer):
                                       differentiable=differentiable, fused=fused))
 
     def _update(self, p, group):
-        g = -p.grad if group["maximize"] else p.grad
+        xp, value = space(p, group)
+        g = value(p.grad)
+        if group["maximize"]:
+            g = -g
         if group["weight_decay"] != 0:
-            g = g + p * group["weight_decay"]
-        momentum = group["momentum"]
+            g = g + value(p) * group["weight_decay"]
+        momentum, buf = group["momentum"], None
         if momentum != 0:
             state = self.state[p]
             buf = state.get("momentum_buffer")
             if buf is None:
-                buf = state["momentum_buffer"] = shape.clone(g)
+                buf = state["momentum_buffer"] = state_copy(g)
+                b = value(buf)
             else:
-                buf.mul_(momentum).add_(g, alpha=1 - group["dampening"])
-            g = g + buf * momentum if group["nesterov"] else buf
-        p.add_(g, alpha=-group["lr"])
+                b = value(buf)
+                b *= momentum
+                b += g if group["dampening"] == 0 else g * (1 - group["dampening"])
+            g = g + b * momentum if group["nesterov"] else b
+        w = value(p)
+        w += g * -group["lr"]
+        written(value, p, *(() if buf is None else (buf,)))

@@ -11,10 +11,13 @@ Parameters, buffers and submodules live in three ordered dicts and are found
 by `__getattr__`, exactly as in torch, so code that walks `_parameters` or
 `_modules` directly (functional_call, state-dict tools) works unchanged.
 """
+import functools
+import inspect
 import itertools
 import warnings
 from collections import OrderedDict, namedtuple
 
+from ... import _device
 from ... import _tensor as _t
 from ... import dtypes as _dt
 from ...autograd.function import Function
@@ -69,6 +72,25 @@ class Module:
         d["_forward_hooks"] = OrderedDict()
         d["_backward_pre_hooks"] = OrderedDict()
         d["_backward_hooks"] = OrderedDict()
+
+    # NOTE [device= of modules]
+    # Layers take torch's `device=` and build their parameters on the cpu (the same values as
+    # there for a seed); a constructor with a `device` parameter is wrapped once, here, to move
+    # what it built to that device, instead of every layer threading it through.
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None or "device" not in inspect.signature(init).parameters:
+            return
+        signature = inspect.signature(init)
+
+        @functools.wraps(init)
+        def placed(self, *args, **kw):
+            init(self, *args, **kw)
+            device = signature.bind(self, *args, **kw).arguments.get("device")
+            if device is not None:
+                self.to(device)
+        cls.__init__ = placed
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required '
@@ -410,20 +432,34 @@ class Module:
     def to(self, *args, **kwargs):
         """`to(dtype)`, `to(device)`, `to(device, dtype)`, `to(tensor)`.
 
-        Only floating-point tensors change dtype; parameters stay the same objects.
+        Only floating-point tensors change dtype; parameters stay the same objects (their data
+        and gradients move, so an optimizer made before or after keeps working on them).
         """
-        dtype = kwargs.get("dtype")
+        dtype, device = kwargs.get("dtype"), kwargs.get("device")
         for a in args:
             if isinstance(a, _dt.dtype):
                 dtype = a
             elif isinstance(a, Tensor):
-                dtype = a.dtype
-        if dtype is None:
-            return self
-        if not dtype.is_floating_point:
+                dtype, device = a.dtype, a.device
+            elif isinstance(a, (str, _device.device)):
+                device = a
+        if dtype is not None and not dtype.is_floating_point:
             raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired "
                             f"dtype={dtype}")
-        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+        if device is not None:
+            device = _device.check(device)
+        if dtype is None and device is None:
+            return self
+        return self._apply(lambda t: t.to(device=device,
+                                          dtype=dtype if t.is_floating_point() else None))
+
+    def cuda(self, device=None):
+        """Every parameter and buffer on GPU `device` (an index, "cuda:N", or the current GPU)."""
+        return self.to(_device.check("cuda" if device is None else
+                                     f"cuda:{device}" if isinstance(device, int) else device))
+
+    def cpu(self):
+        return self.to("cpu")
 
     def double(self):
         return self.to(_dt.float64)
@@ -439,9 +475,6 @@ class Module:
 
     def type(self, dst_type):
         return self.to(dst_type)
-
-    def cpu(self):
-        return self
 
     # ----------------------------------------------------------- printing
     def extra_repr(self):
