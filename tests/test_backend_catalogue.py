@@ -80,19 +80,19 @@ NOT_YET = {
             ['linalg.matrix_exp', 'matrix_exp'],
         "the op builds an internal NumPy tensor (mask, index, constant) instead of one on its input's backend":
             ['adaptive_avg_pool1d', 'adaptive_avg_pool2d', 'block_diag', 'block_diag_mixed_dtypes',
-             'cholesky', 'cholesky_inverse', 'cholesky_solve', 'diag', 'div_rounding',
-             'embedding_bag', 'embedding_bag_psw', 'index_copy', 'interpolate_antialias',
-             'interpolate_bicubic', 'interpolate_bilinear', 'kthvalue', 'linalg.cholesky',
-             'linalg.cholesky_ex', 'linalg.householder_product', 'linalg.qr',
-             'linalg.solve_triangular', 'linalg.solve_triangular_right', 'local_response_norm',
-             'logdet', 'nanquantile', 'pad_constant', 'prod', 'prod_with_zero', 'qr_old',
-             'quantile', 'triangular_solve', 'tril', 'tril_bool', 'triu', 'triu_bool'],
+             'cholesky', 'cholesky_inverse', 'cholesky_solve', 'diag', 'embedding_bag',
+             'embedding_bag_psw', 'interpolate_antialias', 'interpolate_bicubic',
+             'interpolate_bilinear', 'kthvalue', 'linalg.cholesky', 'linalg.cholesky_ex',
+             'linalg.householder_product', 'linalg.qr', 'linalg.solve_triangular',
+             'linalg.solve_triangular_right', 'local_response_norm', 'logdet', 'nanquantile',
+             'pad_constant', 'prod', 'prod_with_zero', 'qr_old', 'quantile', 'triangular_solve',
+             'tril', 'tril_bool', 'triu', 'triu_bool'],
         'ufunc.accumulate (cumulative max/min/logaddexp) is NumPy-only':
             ['cummax', 'cummin', 'logcumsumexp'],
         "writes through NumPy's diagonal view (setflags)":
             ['diagonal', 'linalg.diagonal', 'trace'],
-        "the sample makes its target with zeros() on the default device (NumPy) beside the library's tensors":
-            ['index_add_zeros'],
+        "the sample makes a tensor (zeros(), tensor(list)) on the default device, NumPy's":
+            ['bincount_weights', 'index_add_zeros'],
         "in-place on the library's arrays: autograd/inplace.py snapshots with NumPy's .copy()":
             ['index_reduce_', 'put_', 'scatter_reduce_'],
         'a creation function without a tensor argument (and no device=) makes NumPy arrays':
