@@ -63,46 +63,7 @@ LIBS = {"array_api_strict": _strict, "dask": _dask} if FULL else {"array_api_str
 
 NOT_YET = {
     'array_api_strict': {
-        'Array.all() and other NumPy array methods (the standard has xp.all)':
-            ['put', 'take_method'],
-        'NumPy array methods (reshape, astype) instead of xp functions':
-            ['index_reduce_', 'put_', 'scatter_reduce_'],
-        'NumPy index arrays (or NumPy-style advanced indexing) in the impl':
-            ['combinations', 'getitem_list', 'index_add_zeros', 'index_put_accumulate', 'pdist'],
-        'NumPy strides (as_strided views)':
-            ['as_strided', 'unfold_0d', 'unfold_method'],
-        'NumPy-style advanced indexing that mixes index arrays and slices':
-            ['adaptive_max_pool2d', 'getitem_mixed', 'getitem_tensor_and_slice', 'index_fill',
-             'index_select', 'interpolate_nearest'],
-        'NumPy-style indexing with fewer indices than dimensions (no trailing ellipsis)':
-            ['embedding', 'embedding_bag', 'embedding_bag_psw', 'getitem_argmax_index',
-             'getitem_int_tensor', 'index_add', 'index_put_argmax_index', 'setitem',
-             'unique_consecutive'],
-        'a NumPy-only call signature (positional dtype, two scalars, NumPy dtype strings)':
-            ['round', 'searchsorted', 'searchsorted_float'],
-        'calls NumPy-only any':
-            ['take'],
-        'calls NumPy-only astype':
-            ['bucketize', 'histc'],
-        'calls NumPy-only bincount':
-            ['bincount', 'bincount_weights'],
-        'calls NumPy-only fmod':
-            ['fmod'],
-        'calls NumPy-only heaviside':
-            ['heaviside'],
-        'calls NumPy-only indices':
-            ['index_reduce', 'index_reduce_prod', 'scatter_reduce', 'scatter_reduce_0d',
-             'scatter_reduce_fn', 'scatter_reduce_prod'],
-        'calls NumPy-only nan_to_num':
-            ['nan_to_num', 'nan_to_num_method'],
-        'calls NumPy-only unique':
-            ['unique'],
-        "reads NumPy's dtype.kind":
-            ['isclose'],
-        "the op builds an internal NumPy tensor (mask, index, constant) instead of one on its input's backend":
-            ['cross_entropy_smoothing', 'ctc_loss', 'index_copy', 'multi_margin_loss',
-             'multilabel_margin_loss', 'scatter_reduce_arg', 'scatter_src', 'scatter_value'],
-        "the op returns a tensor built with NumPy, not on its input's backend":
+        "a creation function without a tensor argument (and no device=) makes NumPy arrays":
             ['tril_indices', 'triu_indices'],
     },
     'dask': {

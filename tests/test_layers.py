@@ -159,3 +159,18 @@ def test_core_knows_no_level_code(mod):
     """The dispatcher and Tensor import nothing above L1, not even function-locally."""
     above = [t for t, _, _, _ in IMPORTS[mod] if layer_of(t) > 1]
     assert not above, f"{mod} imports {above}"
+
+
+def test_ops_reach_arrays_through_the_backend():
+    """The backend seam: no module under ops/ imports NumPy (impls compute with their `xp`,
+    helpers with `backend_of(array).xp` or the backend's extras)."""
+    found = []
+    for mod, path in MODS.items():
+        if not mod.startswith("arraygrad.ops"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            found += [f"{path.relative_to(SRC)}:{node.lineno}: imports {n}" for n in names
+                      if n == "numpy" or n.startswith("numpy.")]
+    assert not found, "NumPy imported in ops/:\n" + "\n".join(found)

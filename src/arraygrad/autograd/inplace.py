@@ -152,7 +152,7 @@ def snapshot(t):
     check(t, "inplace")
     if t._base is not None and t._vc[0] != t._view_version:
         refresh_view(t)
-    snap = _t.make(t._data.copy(), t._requires_grad)
+    snap = _t.make(backend_of(t._data).xp.asarray(t._data, copy=True), t._requires_grad)
     snap.grad_fn = t.grad_fn
     snap._output_nr = t._output_nr
     return snap

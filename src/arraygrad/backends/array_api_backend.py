@@ -15,7 +15,9 @@ import types
 import numpy as np
 
 from .. import dtypes as _dt
-from .numpy_backend import map_scalar
+from .numpy_backend import NumpyBackend, map_scalar
+
+_numpy = NumpyBackend()
 
 # the standard's functions that create arrays from nothing (they take `device=`)
 CREATION = ("arange", "asarray", "empty", "eye", "full", "linspace", "ones", "zeros")
@@ -33,6 +35,7 @@ def device_namespace(xp, create):
 
 
 class ArrayApiBackend:
+    numpy_indexing = False
     lazy = False
     takes_numpy = False
     many_devices = True     # one backend per library device: backend_of asks `of`
@@ -115,10 +118,14 @@ class ArrayApiBackend:
     def index_add(self, target, index, values):
         """target[index] += values, accumulating repeated indices (the standard has no
         scatter-add)."""
+        return self.index_reduce(target, index, values, "sum")
+
+    def index_reduce(self, target, index, values, reduce):
+        """target[index] = reduce(target[index], values) over repeated indices too, as
+        NumpyBackend.index_reduce."""
         out = np.array(self.to_numpy(target))
         index = tuple(self.to_numpy(i) if isinstance(i, self.array_type) else i for i in index)
-        np.add.at(out, index, self.to_numpy(values))
-        return self.asarray(out)
+        return self.asarray(_numpy.index_reduce(out, index, self.to_numpy(values), reduce))
 
     def random(self):
         raise NotImplementedError(f"arraygrad draws random numbers with NumPy; create the tensor "

@@ -15,7 +15,7 @@ import dask.array as da
 import dask.threaded
 import array_api_compat.dask.array as dxp
 
-from .numpy_backend import map_scalar
+from .numpy_backend import NumpyBackend, map_scalar
 
 
 def _take_along_axis(x, index, axis=-1):
@@ -105,6 +105,7 @@ class DaskBackend:
     device = "cpu"
     xp = xp
     array_type = da.Array
+    numpy_indexing = False
     lazy = True
     takes_numpy = True
     many_devices = False
@@ -142,15 +143,25 @@ class DaskBackend:
         whole = da.from_delayed(out, target.shape, dtype=target.dtype)
         return whole.rechunk(target.chunks)
 
+    def index_reduce(self, target, index, values, reduce):
+        """target[index] = reduce(target[index], values) over repeated indices too (as
+        NumpyBackend.index_reduce), in one task (the index arrays computed first)."""
+        index = tuple(np.asarray(compute(i)[0]) if isinstance(i, da.Array) else i for i in index)
+        out = dask.delayed(_index_reduce)(target, index, values, reduce)
+        whole = da.from_delayed(out, target.shape, dtype=target.dtype)
+        return whole.rechunk(target.chunks)
+
     def random(self):
         raise NotImplementedError("arraygrad draws random numbers with NumPy; create the tensor "
                                   "with NumPy and wrap it with dask.array.from_array")
 
 
+def _index_reduce(target, index, values, reduce):
+    return _numpy.index_reduce(np.array(target), index, np.asarray(values), reduce)
+
+
 def _index_add(target, index, values):
-    out = np.array(target)
-    np.add.at(out, index, values)
-    return out
+    return _index_reduce(target, index, values, "sum")
 
 
 def _index_add_by_chunk(target, index, values):
@@ -199,6 +210,7 @@ def _quiet_pool():
 
 
 _backend = DaskBackend()
+_numpy = NumpyBackend()
 
 
 def backend_for(array):

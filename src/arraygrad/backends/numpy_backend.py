@@ -7,6 +7,7 @@ class NumpyBackend:
     device = "cpu"
     xp = np
     array_type = np.ndarray
+    numpy_indexing = True   # NumPy's advanced indexing rules (else ops._indexing's)
     lazy = False            # arrays hold values (Dask's hold a graph to compute)
     takes_numpy = False     # see backends.common_backend
     many_devices = False    # one backend for every array of the library (see backend_of)

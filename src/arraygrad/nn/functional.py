@@ -422,7 +422,8 @@ def _target_hits(input, target, ignore_index, cdim):
         bad = valid & ((target < 0) | (target >= c))
         if bool(bad.any()):
             raise IndexError(f"Target {int(target[bad].flatten()[0])} is out of bounds.")
-    classes = creation.arange(c).reshape([c] + [1] * (input.ndim - cdim - 1))
+    classes = creation.in_library_of(input, creation.arange(c)).reshape(
+        [c] + [1] * (input.ndim - cdim - 1))
     hit = ew.eq(target.unsqueeze(cdim), classes)
     if 0 <= ignore_index < c:   # else an ignored target equals no class: no hit already
         hit = ew.logical_and(hit, valid.unsqueeze(cdim))
@@ -736,7 +737,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         raise RuntimeError(f"multilabel_margin_loss: inconsistent target size: "
                            f"{_size(target.shape)} for input of size: {_size(input.shape)}")
     valid = rd.cumprod((t != -1).to(_dt.int64), 1) > 0              # (N, J) before the first -1
-    classes = creation.arange(x.shape[1])
+    classes = creation.in_library_of(x, creation.arange(x.shape[1]))
     member = (ew.eq(t.unsqueeze(2), classes) & valid.unsqueeze(2)).any(1)      # (N, C)
     x_j = x.gather(1, ew.where(valid, t, 0)).unsqueeze(2)                      # (N, J, 1)
     hinge = ew.clamp_min(1 - x_j + x.unsqueeze(1), 0)                          # (N, J, C)
@@ -1521,8 +1522,10 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     t_max, n, c = log_probs.shape
     if not 0 <= blank < c:
         raise RuntimeError("blank must be in label range")
-    in_len = _as_lengths(input_lengths, n, "input_lengths")
-    tg_len = _as_lengths(target_lengths, n, "target_lengths")
+    def here(t):        # a constant in log_probs' array library
+        return creation.in_library_of(log_probs, t)
+    in_len = here(_as_lengths(input_lengths, n, "input_lengths"))
+    tg_len = here(_as_lengths(target_lengths, n, "target_lengths"))
     if in_len.numel() and int(in_len.max()) > t_max:
         raise RuntimeError(f"Expected input_lengths to have value at most {t_max}, but got "
                            f"value {int(in_len.max())} (while checking arguments for ctc_loss_cpu)")
@@ -1535,22 +1538,22 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         labels = targets[:, :s_max].to(_dt.int64)
     else:
         ends = rd.cumsum(tg_len, 0)
-        pos = (ends - tg_len).unsqueeze(1) + creation.arange(s_max)
-        labels = targets.to(_dt.int64)[ew.where(creation.arange(s_max) < tg_len.unsqueeze(1),
-                                                pos, 0)] if targets.numel() else \
-            creation.zeros(n, s_max, dtype=_dt.int64)
+        slots = here(creation.arange(s_max))
+        pos = (ends - tg_len).unsqueeze(1) + slots
+        labels = targets.to(_dt.int64)[ew.where(slots < tg_len.unsqueeze(1), pos, 0)] \
+            if targets.numel() else here(creation.zeros(n, s_max, dtype=_dt.int64))
     width = 2 * s_max + 1
     # extended labels: blank, l1, blank, l2, ..., blank
-    ext = creation.full((n, width), blank, dtype=_dt.int64)
+    ext = here(creation.full((n, width), blank, dtype=_dt.int64))
     if s_max:
         ext[:, 1::2] = labels
-    s_idx = creation.arange(width)
+    s_idx = here(creation.arange(width))
     live = s_idx < (2 * tg_len + 1).unsqueeze(1)                      # (N, W)
-    skip = creation.zeros(n, width, dtype=_dt.bool) if width < 3 else sh.cat(
-        [creation.zeros(n, 2, dtype=_dt.bool), (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])],
-        1)
+    skip = here(creation.zeros(n, width, dtype=_dt.bool)) if width < 3 else sh.cat(
+        [here(creation.zeros(n, 2, dtype=_dt.bool)),
+         (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])], 1)
     lp = log_probs.gather(2, ext.unsqueeze(0).expand(t_max, n, width))  # (T, N, W)
-    neg = creation.full((n, 1), _CTC_NEG, dtype=log_probs.dtype)
+    neg = here(creation.full((n, 1), _CTC_NEG, dtype=log_probs.dtype))
     alpha = ew.where((s_idx < 2).unsqueeze(0) & live, lp[0], _CTC_NEG) if t_max else None
     for t in range(1, t_max):
         prev1 = sh.cat([neg, alpha[:, :-1]], 1)
@@ -1562,7 +1565,7 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     ends_at = (s_idx == last.unsqueeze(1)) | ((s_idx == (last - 1).unsqueeze(1)) &
                                               (tg_len > 0).unsqueeze(1))
     if alpha is None:
-        loss = creation.full((n,), math.inf, dtype=log_probs.dtype)
+        loss = here(creation.full((n,), math.inf, dtype=log_probs.dtype))
     else:
         loss = -rd.logsumexp(ew.where(ends_at, alpha, _CTC_NEG), 1)
         loss = ew.where(loss > -_CTC_NEG / 2, math.inf, loss)

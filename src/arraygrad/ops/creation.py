@@ -1,23 +1,25 @@
 """Tensor creation: from data, filled, ranges, random. Nothing here records history."""
 import builtins
-
-import numpy as np
+import math
 
 from .. import _device
 from .. import dtypes as _dt
 from .. import _tensor as _t
-from ..backends import default_backend, backend_of, array_dtype
+from ..backends import default_backend, backend_of, array_dtype, numpy_backend
 from ._checks import (tensor_op, size_arg, dtype_arg, number_arg, type_name, short_dtype_name,
                       c_dtype_name)
 from .._generator import default_generator, stream
 from ..core.grad_mode import no_grad
 from ..autograd import inplace
+from .shape import broadcast_shapes
 
 Tensor = _t.Tensor
+_host_xp = numpy_backend.xp
 
 
-def _np_dtype(dtype):
-    return None if dtype is None else dtype.np
+def _dtype_in(xp, dtype):
+    """The array dtype of `xp` for arraygrad's `dtype` (NumPy's without a lookup)."""
+    return dtype.np if xp is _host_xp else array_dtype(xp, dtype)
 
 
 def _infer_dtype(data):
@@ -25,14 +27,15 @@ def _infer_dtype(data):
     flat = data
     while isinstance(flat, (list, tuple)) and flat:
         flat = flat[0]
-    a = np.asarray(data)
+    a = numpy_backend.asarray(data)
     if a.dtype.kind == "b":
         return _dt.bool
     if a.dtype.kind in "iu":
         return _dt.int64
-    if a.dtype.kind == "f" and a.dtype == np.float64 and not isinstance(data, np.ndarray):
+    python_data = not numpy_backend.owns(data)
+    if a.dtype.kind == "f" and a.dtype.itemsize == 8 and python_data:
         return _dt.get_default_dtype()
-    if a.dtype.kind == "c" and not isinstance(data, np.ndarray):
+    if a.dtype.kind == "c" and python_data:
         return _dt.get_default_complex_dtype()
     return _dt.from_numpy_dtype(a.dtype)
 
@@ -75,13 +78,10 @@ def _from_data(data, dtype, copy):
     if isinstance(data, Tensor):
         arr = data.detach()._base_array()
         be = backend_of(arr)
-        if be is not default_backend():     # another library's array: through its namespace
-            if dtype is not None:
-                return be.xp.astype(arr, array_dtype(be.xp, dtype), copy=copy)
-            return be.xp.asarray(arr, copy=True) if copy and not be.lazy else arr
-        if dtype is not None and arr.dtype != dtype.np:
-            return arr.astype(dtype.np)
-        return arr.copy() if copy else arr
+        xp = be.xp
+        if dtype is not None and arr.dtype != _dtype_in(xp, dtype):
+            return xp.astype(arr, _dtype_in(xp, dtype), copy=copy)
+        return xp.asarray(arr, copy=True) if copy and not be.lazy else arr
     be = backend_of(data)
     if be is not default_backend() and hasattr(data, "shape"):
         try:
@@ -91,18 +91,18 @@ def _from_data(data, dtype, copy):
                             "has no tensor type for it") from None
         xp = be.xp
         if dtype is not None:
-            return xp.astype(data, array_dtype(xp, dtype), copy=copy)
+            return xp.astype(data, _dtype_in(xp, dtype), copy=copy)
         return xp.asarray(data, copy=True) if copy and not be.lazy else data
-    if isinstance(data, (np.ndarray, np.generic)):
-        _array_dtype(np.asarray(data))
+    if numpy_backend.owns(data):
+        _array_dtype(data)
         d = dtype.np if dtype is not None else None
-        return np.array(data, dtype=d, copy=True) if copy else np.asarray(data, dtype=d)
+        return numpy_backend.xp.asarray(data, dtype=d, copy=True if copy else None)
     _check_data(data)
     if isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in _flatten(data)):
         data = _nested_tolist(data)
     try:
         target = dtype if dtype is not None else _infer_dtype(data)
-        return np.array(data, dtype=target.np)
+        return numpy_backend.xp.asarray(data, dtype=target.np)
     except ValueError:      # ragged nesting
         raise _ragged(data) from None
 
@@ -167,7 +167,7 @@ asarray = as_tensor
 
 def from_numpy(array):
     """A tensor sharing memory with the NumPy `array`."""
-    if not isinstance(array, np.ndarray):
+    if type(array) is not numpy_backend.array_type:
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     _array_dtype(array)
     return _t.make(array)
@@ -212,6 +212,19 @@ def _fill_number(op, value):
     return number_arg(op, value, "fill_value", 2)
 
 
+def in_library_of(like, t):
+    """`t`, a constant made by a creation function (in the default library, NumPy), as an
+    array of the library that holds `like` (as torch makes such constants with
+    `device=like.device`). Free when both are NumPy's."""
+    inner = _t.lower(like)
+    while inner._lvl is not None:
+        inner = _t.lower(inner._inner)
+    be = backend_of(inner._data)
+    if be is numpy_backend:
+        return t
+    return _t.make(be.asarray(t._data))
+
+
 def _like(fill, input, dtype, requires_grad, device):
     dtype = dtype or input.dtype
     dev = None if device is None else _device.check(device)
@@ -223,7 +236,7 @@ def _like(fill, input, dtype, requires_grad, device):
         chain.append(inner)
         inner = _t.lower(inner._inner)
     xp = backend_of(inner._data).xp
-    arr = xp.full(inner._data.shape, fill, dtype=array_dtype(xp, dtype))
+    arr = xp.full(inner._data.shape, fill, dtype=_dtype_in(xp, dtype))
     t = born_here(_t.make(arr if dev is None else _device.place(arr, dev)))
     for w in reversed(chain):
         t = w._lvl.constant_like(w, t)
@@ -263,16 +276,19 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
         number_arg("arange", v, ("start", "end", "step")[i], i + 1)
     if vals[2] == 0:
         raise RuntimeError("step must be nonzero")
-    if not all(np.isfinite(v) for v in vals[:2]):
+    if not all(math.isfinite(v) for v in vals[:2]):
         raise RuntimeError(f"unsupported range: {vals[0]} -> {vals[1]}")
     if (vals[1] - vals[0]) * vals[2] < 0:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     dtype_arg("arange", dtype)
     if dtype is None:
-        dtype = _dt.int64 if all(isinstance(v, (builtins.int, np.integer)) for v in vals) \
-            else _dt.get_default_dtype()
-    t = _t.make(_device.place(np.arange(*vals, dtype=np.float64).astype(dtype.np)
-                              if dtype.is_floating_point else np.arange(*vals, dtype=dtype.np), dev))
+        dtype = _dt.int64 if all(hasattr(v, "__index__") and not isinstance(v, builtins.bool)
+                                 for v in vals) else _dt.get_default_dtype()
+    xp = default_backend().xp
+    # floats are stepped in float64 and rounded once, as torch's values are
+    t = _t.make(_device.place(xp.astype(xp.arange(*vals, dtype=xp.float64), _dtype_in(xp, dtype))
+                              if dtype.is_floating_point else
+                              xp.arange(*vals, dtype=_dtype_in(xp, dtype)), dev))
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -289,7 +305,9 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     dev = _device.check(device)
     steps = _steps("linspace", steps)
     dtype = dtype_arg("linspace", dtype) or _dt.get_default_dtype()
-    t = _t.make(_device.place(np.linspace(start, end, steps).astype(dtype.np), dev))
+    xp = default_backend().xp
+    t = _t.make(_device.place(xp.astype(xp.linspace(start, end, steps), _dtype_in(xp, dtype)),
+                              dev))
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -297,7 +315,9 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     dev = _device.check(device)
     steps = _steps("logspace", steps)
     dtype = dtype_arg("logspace", dtype) or _dt.get_default_dtype()
-    t = _t.make(_device.place(np.logspace(start, end, steps, base=base).astype(dtype.np), dev))
+    xp = default_backend().xp
+    t = _t.make(_device.place(
+        xp.astype(base ** xp.linspace(start, end, steps), _dtype_in(xp, dtype)), dev))
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -312,7 +332,8 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
         if v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     dtype = dtype_arg("eye", dtype) or _dt.get_default_dtype()
-    t = _t.make(_device.place(np.eye(n, m, dtype=dtype.np), dev))
+    xp = default_backend().xp
+    t = _t.make(_device.place(xp.eye(n, m, dtype=_dtype_in(xp, dtype)), dev))
     return t.requires_grad_(True) if requires_grad else t
 
 
@@ -328,8 +349,12 @@ def _tri_indices(op, lower, row, col, offset, dtype, device):
     for name, v in (("row", row), ("col", col)):
         if v < 0:
             raise RuntimeError(f"{name} must be non-negative, got{v}")
-    rows, cols = (np.tril_indices if lower else np.triu_indices)(row, offset, col)
-    return _t.make(_device.place(np.stack([rows, cols]).astype(dtype.np).reshape(2, -1), dev))
+    xp = default_backend().xp
+    r = xp.reshape(xp.arange(row, dtype=xp.int64), (-1, 1))
+    c = xp.reshape(xp.arange(col, dtype=xp.int64), (1, -1))
+    keep = xp.reshape(c - r <= offset if lower else c - r >= offset, (-1,))
+    rows, cols = xp.reshape(r + 0 * c, (-1,))[keep], xp.reshape(c + 0 * r, (-1,))[keep]
+    return _t.make(_device.place(xp.astype(xp.stack([rows, cols]), _dtype_in(xp, dtype)), dev))
 
 
 def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None):
@@ -396,13 +421,19 @@ def _random(op, sample, size, dtype, device, requires_grad, generator, floating=
     levels = _check_random(op)
     if levels:
         # one draw per example: the lowest level's batch dim first, each level wraps one
-        t = _t.make(_device.place(np.asarray(sample(rng, tuple(s for _, s in levels) + shape))
-                                  .astype(dtype.np), dev))
+        t = _t.make(_device.place(_drawn(sample(rng, tuple(s for _, s in levels) + shape),
+                                                  dtype), dev))
         for interp, _ in levels:
             t = interp.wrap(t, 0)
         return t
-    t = _t.make(_device.place(np.asarray(sample(rng, shape)).astype(dtype.np), dev))
+    t = _t.make(_device.place(_drawn(sample(rng, shape), dtype), dev))
     return t.requires_grad_(True) if requires_grad else t
+
+
+def _drawn(draws, dtype):
+    """The random stream's draws (an array or a number) as an array of `dtype`."""
+    be = default_backend()
+    return be.xp.astype(be.asarray(draws), _dtype_in(be.xp, dtype))
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False, generator=None):
@@ -436,7 +467,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 def randperm(n, *, dtype=None, device=None, requires_grad=False, generator=None):
     # the order of iid uniform keys: a uniform permutation, one per example inside vmap
-    return _random("randperm", lambda rng, s: np.argsort(rng.random(s), axis=-1), (n,), dtype,
+    return _random("randperm", lambda rng, s: default_backend().xp.argsort(rng.random(s), axis=-1), (n,), dtype,
                    device, False, generator, floating=False)
 
 
@@ -467,7 +498,7 @@ def normal(mean, std, size=None, *, generator=None):
         if not shapes:
             raise TypeError("normal(): with a float mean and std, give the output's size: "
                             "normal(mean, std, size)")
-        shape = np.broadcast_shapes(*shapes)
+        shape = broadcast_shapes(*shapes)
     tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
     return randn(*shape, generator=generator, dtype=tensors[0].dtype if tensors else None,
                  device=tensors[0].device if tensors else None) * std + mean
@@ -535,9 +566,9 @@ def poisson(input, generator=None):
         raise NotImplementedError("poisson inside a transform is not supported yet: draw the "
                                   "values outside the transformed function")
     rates = input._data
-    if rates.size and not builtins.bool(((rates >= 0) & (rates < np.inf)).all()):
+    if input.numel() and not builtins.bool(((input >= 0) & (input < math.inf)).all()):
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative and finite")
-    draws = _t.make(np.asarray(rng.poisson(rates)).astype(rates.dtype))
+    draws = _t.make(_drawn(rng.poisson(rates), input.dtype))
     return draws + input * 0 if input.requires_grad else draws
 
 
@@ -600,7 +631,7 @@ def _random_limit(dtype):
         return 1
     if dtype.is_floating_point:
         return 2 ** _MANTISSA_BITS[dtype.name]
-    return int(np.iinfo(dtype.np).max)
+    return int(default_backend().xp.iinfo(dtype.np).max)
 
 
 def random_(self, *args, generator=None):
@@ -625,7 +656,7 @@ def random_(self, *args, generator=None):
             raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
                                f"from={low} >= to={high + 1}")
     if not self.dtype.is_floating_point and self.dtype is not _dt.bool:
-        info = np.iinfo(self.dtype.np)
+        info = default_backend().xp.iinfo(self.dtype.np)
         if not info.min <= low <= info.max:
             raise RuntimeError(f"from is out of bounds for {c_dtype_name(self.dtype)}")
         if not info.min <= high <= info.max:

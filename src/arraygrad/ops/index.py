@@ -6,10 +6,13 @@ the primitive (raw arrays inside), not as an input. Basic indices (ints,
 slices, None, Ellipsis) give views, as torch.
 """
 import builtins
+import math
 import warnings
 
 from .. import dtypes as _dt
 from .. import _tensor as _t
+from ..backends import backend_of, default_backend
+from . import _indexing
 from ._checks import tensor_op, same_dtype, short_dtype_name, c_dtype_name
 from ._rules import all_front, batch_size, same_bdim, to_front
 from .registry import primitive
@@ -19,7 +22,7 @@ Tensor = _t.Tensor
 
 def _index_value(i):
     """An index tensor seen below grad and jvp levels: an index has no gradient or tangent."""
-    while i._lvl is not None and i._lvl.kind in ("jvp", "grad"):
+    while i._lvl is not None and not i._lvl.batched:
         i = i._inner
     return i
 
@@ -41,9 +44,8 @@ def _raw_index(idx):
             a = i._data
             out.append(a.item() if a.ndim == 0 and a.dtype.kind in "iu" else a)
             basic = basic and a.ndim == 0 and a.dtype.kind in "iu"
-        elif isinstance(i, (list,)):
-            import numpy as np
-            out.append(np.asarray(i))
+        elif isinstance(i, list):
+            out.append(default_backend().asarray(i))
             basic = False
         elif isinstance(i, slice) and i.step is not None and i.step <= 0:
             raise ValueError("step must be greater than zero")
@@ -145,7 +147,7 @@ def _getitem_batch(prim, args, bdims, index):
 _getitem_view = primitive("getitem", _basic_index, save=(), is_view=True,
                           node_name=_view_node_name, vjp=(_getitem_vjp,), linear=True,
                           batch=_getitem_batch)
-_getitem_copy = primitive("index", lambda xp, x, index: x[index], save=(),
+_getitem_copy = primitive("index", _indexing.getitem, save=(),
                           node_name="IndexBackward0", vjp=(_getitem_vjp,), linear=True,
                           batch=_getitem_batch)
 
@@ -197,7 +199,6 @@ def _ints_first(x, index):
 
 
 def _scatter_impl(xp, g, shape, index):
-    from ..backends import backend_of
     out = xp.zeros(shape, dtype=g.dtype)
     out = backend_of(out).index_add(out, index, g)
     return out
@@ -221,17 +222,14 @@ def index_add_zeros(g, shape, index):
 
 
 def _index_put_impl(xp, x, v, index, accumulate):
-    from ..backends import backend_of
-    out = xp.asarray(x, copy=True)
     try:
         if accumulate:
-            out = backend_of(out).index_add(out, index, v)
-        else:
-            out[index] = v
+            return backend_of(x).index_add(xp.asarray(x, copy=True), index, v)
+        return _indexing.setitem(xp, x, index, v)
     except ValueError:
         raise RuntimeError(f"shape mismatch: value tensor of shape {list(v.shape)} cannot be "
-                           f"broadcast to indexing result of shape {list(x[index].shape)}") from None
-    return out
+                           f"broadcast to indexing result of shape "
+                           f"{list(_indexing.getitem(xp, x, index).shape)}") from None
 
 
 def _index_put_vjp_x(ctx, g, index, accumulate):
@@ -293,7 +291,6 @@ def _gather_vjp(ctx, g, dim, index):
 
 def _batched_index(index, n):
     """A raw index param repeated over a batch of `n` in front (a broadcast view)."""
-    from ..backends import backend_of
     return backend_of(index).xp.broadcast_to(index[None], (n,) + index.shape)
 
 
@@ -329,13 +326,17 @@ def _check_range(index, size, d):
     """torch refuses out-of-range (and negative) indices of gather/scatter/index_add."""
     if index._lvl is not None or index.numel() == 0:
         return
-    from ..backends import backend_of
     a = index._data
     xp = backend_of(a).xp
     bad = (a < 0) | (a >= size)
     if builtins.bool(xp.any(bad)):
-        value = a[bad].reshape(-1)[0]
-        raise RuntimeError(f"index {value} is out of bounds for dimension {d} with size {size}")
+        raise RuntimeError(f"index {_first(xp, a, bad)} is out of bounds for dimension {d} with "
+                           f"size {size}")
+
+
+def _first(xp, a, bad):
+    """The first value of `a` where `bad` holds, for an error message."""
+    return builtins.int(xp.reshape(a, (-1,))[xp.reshape(bad, (-1,))][0])
 
 
 def _integer_index(op, index):
@@ -364,13 +365,8 @@ def gather(input, dim, index):
 
 
 def _scatter_add_impl(xp, g, dim, index, shape):
-    import numpy as np
     out = xp.zeros(shape, dtype=g.dtype)
-    full = list(np.indices(index.shape, sparse=True))
-    full[dim] = index
-    from ..backends import backend_of
-    out = backend_of(out).index_add(out, tuple(full), g)
-    return out
+    return backend_of(out).index_add(out, _along(xp, index, dim), g)
 
 
 def _scatter_add_batch(prim, args, bdims, dim, index, shape):
@@ -445,14 +441,16 @@ def masked_select(input, mask):
 
 @tensor_op
 def nonzero(input, *, as_tuple=False):
-    import numpy as np
     if input._lvl is not None and _t._batched(input):
         raise RuntimeError("vmap: We do not support batching operators that can output dynamic "
                            "shape. Attempted to vmap over aten::nonzero.")
-    nz = np.nonzero(input._base_array())
+    a = input._base_array()
+    xp = backend_of(a).xp
+    # a 0-d tensor is one element: as a 1-d one in the tuple form, at no coordinates otherwise
+    nz = [xp.astype(i, xp.int64) for i in xp.nonzero(xp.reshape(a, (1,)) if a.ndim == 0 else a)]
     if as_tuple:
-        return tuple(_t.make(np.asarray(a, dtype=np.int64)) for a in nz)
-    return _t.make(np.stack(nz, axis=1).astype(np.int64) if nz else np.zeros((0, 0), np.int64))
+        return tuple(_t.make(i) for i in nz)
+    return _t.make(xp.stack(nz, axis=1)[:, :a.ndim])
 
 
 @tensor_op(others=('indices',))
@@ -525,7 +523,6 @@ def _getitem_batched_index(x, idx):
 
 def _along_dim_spec(index, d):
     """gather/scatter as advanced indexing: aranges along the other dims, `index` along `d`."""
-    from ..backends import default_backend
     xp = default_backend().xp
     n = index.ndim
     return tuple(_SLOT if j == d else xp.arange(s).reshape([s if k == j else 1 for k in range(n)])
@@ -537,7 +534,7 @@ def _gather_batched_index(x, d, index):
 
 
 def _index_t_impl(xp, x, *idx, spec):
-    return x[_fill(spec, idx)]
+    return _indexing.getitem(xp, x, _fill(spec, idx))
 
 
 def _index_put_t_impl(xp, x, v, *idx, spec, accumulate):
@@ -586,7 +583,6 @@ def _adv_layout(spec, ndim, slot_ndims):
 def _physical_index(spec, tensors, bdims, n, adv):
     """The index with the batch dim first: an arange over the batch, then the index tensors with
     their batch dims first (size 1 when unbatched), all of rank adv + 1."""
-    from ..backends import default_backend
     moved = []
     for t, d in zip(tensors, bdims):
         t = to_front(t, d) if d is not None else t.unsqueeze(0)
@@ -666,7 +662,7 @@ def _dim_index(dim, index):
 def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     """input with src (or value) written at `index` along `dim` (unique indices for src)."""
     from .elementwise import where
-    from .creation import ones
+    from .creation import ones_like
     if src is None:
         src = value
     if reduce is not None:
@@ -676,7 +672,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         raise RuntimeError("scatter(): Expected dtype int64 for index")
     if _index_value(index)._lvl is None:
         _check_dim_index("scatter", input, d, index, src if isinstance(src, Tensor) else None)
-    hit = scatter_into(ones(tuple(index.shape), dtype=input.dtype), index, d, input.shape) != 0
+    hit = scatter_into(ones_like(index, dtype=input.dtype), index, d, input.shape) != 0
     if not isinstance(src, Tensor):
         return where(hit, _dt.cast_scalar(src, input.dtype), input)
     same_dtype("scatter(): Expected self.dtype to be equal to src.dtype", input, src)
@@ -686,7 +682,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
 
 def _scatter_with_reduce(input, dim, index, src, reduce):
     """scatter(reduce='add' | 'multiply'): scatter_reduce's sum or prod, input included."""
-    from .creation import full
+    from .creation import full_like
     if reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
     if isinstance(src, Tensor):
@@ -694,7 +690,7 @@ def _scatter_with_reduce(input, dim, index, src, reduce):
                       "will be removed in a future PyTorch release. Use torch.scatter_reduce "
                       "instead for more reduction options.", UserWarning, stacklevel=3)
     else:
-        src = full(tuple(index.shape), src, dtype=input.dtype)
+        src = full_like(index, src, dtype=input.dtype)
     return scatter_reduce(input, dim, index, src, "sum" if reduce == "add" else "prod")
 
 
@@ -719,10 +715,11 @@ def index_add(input, dim, index, source, *, alpha=1):
 @tensor_op(others=('index',))
 def index_fill(input, dim, index, value):
     from .elementwise import where
-    from .creation import ones
+    from .creation import ones, in_library_of
     d = _t._wrap_dim(dim, input.ndim)
     picked = input.shape[:d] + tuple(index.shape) + input.shape[d + 1:]    # input[..., index, ...]
-    hit = index_add_zeros(ones(picked, dtype=input.dtype), input.shape, _dim_index(d, index))
+    hit = index_add_zeros(in_library_of(input, ones(picked, dtype=input.dtype)), input.shape,
+                          _dim_index(d, index))
     if not isinstance(value, Tensor):
         value = _dt.cast_scalar(value, input.dtype)
     return where(hit != 0, value, input)
@@ -756,10 +753,13 @@ _REDUCES = ("sum", "prod", "mean", "amax", "amin")
 
 
 def _along(xp, index, dim):
-    """The advanced index that puts src[i...] at out[..., index[i...], ...] (index at `dim`)."""
-    where = list(xp.indices(index.shape, sparse=True))
-    where[dim] = index
-    return tuple(where)
+    """The advanced index that puts src[i...] at out[..., index[i...], ...] (index at `dim`):
+    aranges over index's other dims, shaped to broadcast against it."""
+    n = index.ndim
+    return tuple(index if j == dim else
+                 xp.reshape(xp.arange(s, dtype=xp.int64), tuple(s if k == j else 1
+                                                                for k in range(n)))
+                 for j, s in enumerate(index.shape))
 
 
 def _reduce_identity(xp, reduce, dtype):
@@ -767,43 +767,44 @@ def _reduce_identity(xp, reduce, dtype):
         return 0
     if reduce == "prod":
         return 1
-    if dtype.kind == "b":
+    d = _dt.of_array(dtype)
+    if d is _dt.bool:
         return reduce == "amin"
-    if dtype.kind in "iu":
+    if not d.is_floating_point:
         info = xp.iinfo(dtype)
         return info.min if reduce == "amax" else info.max
-    return -xp.inf if reduce == "amax" else xp.inf      # floats (bfloat16's kind is 'V')
+    return -math.inf if reduce == "amax" else math.inf
 
 
 def _scatter_reduce_impl(xp, x, src, index, dim, reduce, include_self):
-    from ..backends import backend_of
     be = backend_of(x)
     where = _along(xp, index, dim)
-    out = x.copy()
-    if not include_self:
-        out[where] = _reduce_identity(xp, reduce, x.dtype)
+    if include_self:
+        out = xp.asarray(x, copy=True)
+    else:
+        out = _indexing.setitem(xp, x, where, _reduce_identity(xp, reduce, x.dtype))
     out = be.index_reduce(out, where, src, "sum" if reduce == "mean" else reduce)
     if reduce != "mean":
         return out
     count = xp.full(x.shape, 1 if include_self else 0, dtype=xp.int64)
     count = be.index_add(count, where, xp.ones(index.shape, dtype=xp.int64))
     count = xp.maximum(count, 1)
-    if x.dtype.kind in "iub":
-        return (out // count).astype(x.dtype)      # torch floors an integer mean
-    return (out / count).astype(x.dtype)
+    if not _dt.of_array(x.dtype).is_floating_point:
+        return xp.astype(out // count, x.dtype)     # torch floors an integer mean
+    return out / xp.astype(count, x.dtype)
 
 
 def _reduce_helpers(g, dim, index, shape):
     """gather and scatter-add along `dim` at the index tensor (batched by vmap or not), and how
     many src values land on each position."""
-    from .creation import ones
+    from .creation import ones_like
 
     def along(t):
         return gather(t, dim, index)
 
     def scatter(t):
         return scatter_into(t, index, dim, tuple(shape))
-    return along, scatter, scatter(ones(tuple(index.shape), dtype=g.dtype))
+    return along, scatter, scatter(ones_like(index, dtype=g.dtype))
 
 
 def _scatter_reduce_vjp(ctx, g, dim, reduce, include_self):
@@ -980,9 +981,10 @@ def _flat_index(op, input, index):
     n, raw = input.numel(), _index_value(index)
     if raw._lvl is None and raw.numel():
         a = raw._data
+        xp = backend_of(a).xp
         bad = (a < -n) | (a >= n)
-        if builtins.bool(bad.any()):
-            raise IndexError(f"out of range: tried to access index {a[bad].reshape(-1)[0]} on a "
+        if builtins.bool(xp.any(bad)):
+            raise IndexError(f"out of range: tried to access index {_first(xp, a, bad)} on a "
                              f"tensor of {n} elements.")
     return index.reshape(-1)
 

@@ -6,7 +6,7 @@ from .. import _tensor as _t
 from .. import dtypes as _dt
 from ..core.autocast_mode import autocast_op, FP32
 from ..core.shapes import broadcasts_to, sum_to as _sum_to
-from ..backends import array_dtype, backend_of, default_backend
+from ..backends import adopt, array_dtype, backend_of, default_backend
 from ._checks import tensor_op, tensor_list, type_name, same_dtype, not_implemented
 from ._rules import all_front, same_bdim, shifted_dims, to_front
 from .registry import primitive
@@ -743,8 +743,8 @@ def combinations(input, r=2, with_replacement=False):
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
     if r == 0:
-        from .creation import empty
-        return empty(0, dtype=input.dtype)
+        from .creation import empty, in_library_of
+        return in_library_of(input, empty(0, dtype=input.dtype))
     xp = default_backend().xp
     grids = xp.meshgrid(*[xp.arange(input.shape[0])] * r, indexing="ij")
     keep = xp.ones(grids[0].shape, dtype=bool)
@@ -814,12 +814,15 @@ def strides_and_offset(t):
     t = _t.lower(t)
     if t._lvl is None:
         a = t._data
-        if a.size == 0:     # NumPy's strides of an empty array are arbitrary; torch's contiguous
+        be = backend_of(a)
+        # NumPy's strides of an empty array are arbitrary, torch's contiguous; a library
+        # without views (no `storage`) holds every array contiguous, on its own
+        if not hasattr(be, "storage") or a.size == 0:
             return _contiguous_strides(a.shape), 0
-        _, offset = backend_of(a).storage(a)
+        _, offset = be.storage(a)
         return tuple(s // a.itemsize for s in a.strides), offset
     strides, offset = strides_and_offset(t._inner)
-    if t._lvl.kind == "batch":
+    if t._lvl.batched:
         d = t._aux
         strides = strides[:d] + strides[d + 1:]
     return strides, offset
@@ -863,8 +866,10 @@ def _strided(xp, flat, size, stride, offset):
 
 def _as_strided_impl(xp, x, size, stride, offset, geometry):
     be = backend_of(x)
-    flat, x_offset = be.storage(x)
     in_stride, in_offset = geometry
+    if not hasattr(be, "storage"):      # a library without views: the values, read
+        return _read_through(xp, x, size, stride, offset, in_stride, in_offset)
+    flat, x_offset = be.storage(x)
     actual = tuple(s // x.itemsize for s in x.strides)
     same = flat is not None and x_offset == in_offset and builtins.all(
         a == b for n, a, b in zip(x.shape, actual, in_stride) if n > 1)
@@ -878,29 +883,39 @@ def _as_strided_impl(xp, x, size, stride, offset, geometry):
         return _strided(xp, flat, size, stride, offset)
     # `x` holds the values of the tensor the view was recorded on, laid out differently (a
     # gradient, a tangent, a copy): read them through the recorded layout
-    p_in = _positions(xp, x.shape, in_stride, in_offset).reshape(-1)
-    p_out = _positions(xp, size, stride, offset)
-    lookup = xp.full(builtins.max(int(p_in.max(initial=0)), int(p_out.max(initial=0))) + 1, -1,
-                     dtype=xp.int64)
-    lookup[p_in] = xp.arange(p_in.size)
+    return _read_through(xp, x, size, stride, offset, in_stride, in_offset)
+
+
+def _read_through(xp, x, size, stride, offset, in_stride, in_offset):
+    """The (size, stride, offset) view of the memory that `x`'s values occupy when laid out
+    with (in_stride, in_offset), gathered from them. The positions are index arithmetic,
+    done on the host (the default backend)."""
+    host = default_backend().xp
+    p_in = _positions(host, x.shape, in_stride, in_offset).reshape(-1)
+    p_out = _positions(host, size, stride, offset)
+    lookup = host.full(builtins.max(int(p_in.max(initial=0)), int(p_out.max(initial=0))) + 1,
+                       -1, dtype=host.int64)
+    lookup[p_in] = host.arange(p_in.size)
     idx = lookup[p_out]
     if (idx < 0).any():
         raise RuntimeError("as_strided: the view reads memory outside the elements of its input, "
                            "which a tensor not laid out as that input (a gradient or tangent) "
                            "does not hold; make the view from the base tensor instead")
-    return x.reshape(-1)[idx]
+    be = backend_of(x)
+    flat = xp.take(xp.reshape(x, (-1,)), adopt(be, idx.reshape(-1)))
+    return xp.reshape(flat, tuple(size))
 
 
 def _as_strided_vjp(ctx, g, size, stride, offset, geometry):
     """torch's AsStridedBackward: the gradient summed into the memory block, read back through
     the input's layout (averaged where the input's own elements overlap)."""
-    from .creation import zeros
+    from .creation import zeros, in_library_of
     from .index import index_add_zeros
     xp = default_backend().xp
     in_size = ctx.shapes[0]
     in_stride, in_offset = geometry
     if g.numel() == 0 or builtins.any(n == 0 for n in in_size):
-        return zeros(tuple(in_size), dtype=g.dtype)
+        return in_library_of(g, zeros(tuple(in_size), dtype=g.dtype))
     p_in = _positions(xp, in_size, in_stride, in_offset)
     p_out = _positions(xp, size, stride, offset)
     lo = builtins.min(int(p_in.min()), int(p_out.min()))
@@ -909,7 +924,7 @@ def _as_strided_vjp(ctx, g, size, stride, offset, geometry):
     out = buf[_t.make(p_in - lo)]
     count = xp.bincount((p_in - lo).reshape(-1), minlength=n)[p_in - lo]
     if (count > 1).any():
-        out = out / _t.make(count.astype(g.dtype.np))
+        out = out / in_library_of(g, _t.make(count.astype(g.dtype.np)))
     return out
 
 
@@ -971,6 +986,12 @@ def _within(size, stride, offset, in_size, in_stride, in_offset):
 def _unfold_impl(xp, x, dim, size, step):
     n = (x.shape[dim] - size) // step + 1
     shape = x.shape[:dim] + (n,) + x.shape[dim + 1:] + (size,)
+    if not hasattr(backend_of(x), "storage"):   # a library without views: the windows, taken
+        windows = xp.reshape(xp.arange(n, dtype=xp.int64), (-1, 1)) * step + \
+            xp.arange(size, dtype=xp.int64)
+        out = xp.take(x, xp.reshape(windows, (-1,)), axis=dim)
+        out = xp.reshape(out, x.shape[:dim] + (n, size) + x.shape[dim + 1:])
+        return xp.moveaxis(out, dim + 1, -1)
     st = [s // x.itemsize for s in x.strides]
     strides = st[:dim] + [st[dim] * step] + st[dim + 1:] + [st[dim]]
     flat, offset = backend_of(x).storage(x)

@@ -16,11 +16,11 @@ from collections import namedtuple
 from .. import _tensor as _t
 from .. import dtypes as _dt
 from .._tensor import Tensor
-from ..backends import silent
+from ..backends import backend_of, silent
 from ._checks import (tensor_op, short_dtype_name, not_tensor, not_implemented, number_arg,
                       is_number)
 from .creation import arange, full
-from .elementwise import where, isnan, log, exp, floor, ceil, round, convert
+from .elementwise import where, isnan, log, exp, floor, ceil, round, convert, host_xp
 from .index import gather
 from .reduce import argsort, sort, sum
 from .shape import full_beside
@@ -398,27 +398,50 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
 # ----------------------------------------------------------------- unique values and counting
 # Their outputs' shapes depend on the values, so they have no batching rule (vmap says so).
 def _unique_impl(xp, x, dim):
-    values, inverse, counts = xp.unique(x, return_inverse=True, return_counts=True, axis=dim,
-                                        equal_nan=False)
-    inverse = xp.reshape(inverse, x.shape if dim is None else (x.shape[dim],))
-    return values, inverse.astype("int64"), counts.astype("int64")
+    """unique_consecutive of the sorted entries (rows along `dim`, ordered lexicographically
+    by stable sorts from the last column to the first); NaNs stay distinct, as torch's."""
+    rows = _rows(xp, x, dim)
+    order = xp.arange(rows.shape[0], dtype=xp.int64)
+    for c in range(rows.shape[1] - 1, -1, -1):
+        order = xp.take(order, xp.argsort(xp.take(rows[:, c], order), stable=True))
+    values, inverse, counts = _equal_runs(xp, xp.take(rows, order, axis=0))
+    inverse = xp.take(inverse, xp.argsort(order))       # back to the entries' own order
+    return _from_rows(xp, x, dim, values), _inverse_shape(xp, x, dim, inverse), counts
 
 
 def _unique_consecutive_impl(xp, x, dim):
-    shape = x.shape
+    values, inverse, counts = _equal_runs(xp, _rows(xp, x, dim))
+    return _from_rows(xp, x, dim, values), _inverse_shape(xp, x, dim, inverse), counts
+
+
+def _rows(xp, x, dim):
+    """x as one row per entry (dim None) or per slice along `dim`: a 2-D array."""
     if dim is None:
-        x = xp.reshape(x, (-1,))
-    d = 0 if dim is None else dim
-    n = x.shape[d]
-    rows = xp.reshape(xp.moveaxis(x, d, 0), (n, math.prod(x.shape) // n if n else 0))
-    change = xp.any(rows[1:] != rows[:-1], axis=1) if n else xp.zeros((0,), dtype=bool)
-    start = xp.concat([xp.ones((min(n, 1),), dtype=bool), change])
-    first = xp.nonzero(start)[0]
-    counts = xp.diff(xp.concat([first, xp.asarray([n])])).astype("int64")
-    inverse = (xp.cumsum(start) - 1).astype("int64")
+        return xp.reshape(x, (-1, 1))
+    n = x.shape[dim]
+    return xp.reshape(xp.moveaxis(x, dim, 0), (n, math.prod(x.shape) // n if n else 0))
+
+
+def _from_rows(xp, x, dim, rows):
     if dim is None:
-        inverse = xp.reshape(inverse, shape)
-    return xp.take(x, first, axis=d), inverse, counts
+        return xp.reshape(rows, (-1,))
+    rest = tuple(s for k, s in enumerate(x.shape) if k != dim)
+    return xp.moveaxis(xp.reshape(rows, (rows.shape[0],) + rest), 0, dim)
+
+
+def _inverse_shape(xp, x, dim, inverse):
+    return xp.reshape(inverse, x.shape) if dim is None else inverse
+
+
+def _equal_runs(xp, rows):
+    """(the first row of each run of equal rows, each row's run, each run's length)."""
+    n = rows.shape[0]
+    change = xp.any(rows[1:, :] != rows[:-1, :], axis=1) if n else xp.zeros((0,), dtype=xp.bool)
+    start = xp.concat([xp.ones((min(n, 1),), dtype=xp.bool), change])
+    first = xp.astype(xp.nonzero(start)[0], xp.int64)
+    counts = xp.diff(xp.concat([first, xp.asarray([n], dtype=xp.int64)]))
+    inverse = xp.cumulative_sum(xp.astype(start, xp.int64)) - 1
+    return xp.take(rows, first, axis=0), inverse, counts
 
 
 _unique = primitive("unique", _unique_impl, differentiable=False, multiple_results=True)
@@ -448,13 +471,25 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
 
 
 def _bincount_impl(xp, x, *weights, minlength):
-    if x.size and bool((x < 0).any()):
+    if x.shape[0] and bool(xp.any(x < 0)):
         raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
     w = weights[0] if weights else None
-    out = xp.bincount(x, weights=w, minlength=minlength)
     if w is None:
-        return out.astype("int64")
-    return out.astype(w.dtype if w.dtype.kind == "f" else "float64")
+        return _counts(xp, x, minlength, None, xp.int64)
+    dtype = w.dtype if xp.isdtype(w.dtype, "real floating") else xp.float64
+    return _counts(xp, x, minlength, xp.astype(w, dtype), dtype)
+
+
+def _counts(xp, x, length, weights, dtype):
+    """How often each value of the 1-D non-negative integer `x` occurs (or the sum of its
+    `weights`): `length` entries at least, more if x holds larger values."""
+    if xp is host_xp:       # NOTE [fused functions]
+        return xp.astype(xp.bincount(x, weights=weights, minlength=length), dtype, copy=False)
+    if x.shape[0]:
+        length = max(length, int(xp.max(x)) + 1)
+    out = xp.zeros(length, dtype=dtype)
+    ones = xp.ones(x.shape, dtype=dtype) if weights is None else weights
+    return backend_of(out).index_add(out, (x,), ones)
 
 
 def _bincount_batch(prim, args, bdims, minlength):
@@ -501,11 +536,11 @@ def _histc_impl(xp, x, bins, lo, hi, rows=False):
     """Counts per bin; with `rows`, one histogram per row of a 2-D `x` (vmap's batch)."""
     inside = (x >= lo) & (x <= hi)
     pos = xp.minimum(xp.floor((x - lo) / (hi - lo) * bins), bins - 1)   # last bin holds `max`
-    pos = xp.where(inside, pos, 0).astype("int64")
+    pos = xp.astype(xp.where(inside, pos, 0), xp.int64)
     if rows:
-        pos = pos + bins * xp.arange(x.shape[0]).reshape(-1, 1)
-    counts = xp.bincount(pos[inside], minlength=bins * (x.shape[0] if rows else 1))
-    return counts.reshape(-1, bins).astype(x.dtype) if rows else counts.astype(x.dtype)
+        pos = pos + bins * xp.reshape(xp.arange(x.shape[0], dtype=xp.int64), (-1, 1))
+    counts = _counts(xp, pos[inside], bins * (x.shape[0] if rows else 1), None, x.dtype)
+    return xp.reshape(counts, (-1, bins)) if rows else counts
 
 
 def _histc_batch(prim, args, bdims, **params):
@@ -540,11 +575,11 @@ def histc(input, bins=100, min=0, max=0):
 
 def _searchsorted_impl(xp, seq, x, right):
     if seq.ndim == 1:
-        return xp.searchsorted(seq, x, side="right" if right else "left").astype("int64")
+        return xp.astype(xp.searchsorted(seq, x, side="right" if right else "left"), xp.int64)
     # one sorted row per row of x: a binary search on all rows at once (log2(n) steps)
     n = seq.shape[-1]
-    lo = xp.zeros(x.shape, dtype="int64")
-    hi = xp.full(x.shape, n, dtype="int64")
+    lo = xp.zeros(x.shape, dtype=xp.int64)
+    hi = xp.full(x.shape, n, dtype=xp.int64)
     for _ in range(n.bit_length()):
         mid = (lo + hi) // 2
         v = xp.take_along_axis(seq, xp.minimum(mid, n - 1), axis=-1)
