@@ -360,12 +360,14 @@ def test_mixed_setitem_program_matches_torch():
 ])
 def test_inplace_view_ops_as_torch(torch, prog):
     """t_/transpose_/squeeze_/unsqueeze_/swapdims_/as_strided_: the tensor becomes the view,
-    its version moves on, and gradients flow as torch's."""
+    its version moves on, and gradients and tangents flow as torch's."""
     outs = []
     for M in (ag, torch):
         x = M.tensor([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]], dtype=M.float64, requires_grad=True)
         y = prog(M, x)
-        outs.append((y.detach().numpy(), M.autograd.grad(y.sum(), x)[0].numpy()))
+        t = M.func.jvp(lambda a: prog(M, a), (x.detach(),), (M.ones_like(x) * 0.5,))[1]
+        outs.append((y.detach().numpy(), M.autograd.grad(y.sum(), x)[0].numpy(),
+                     t.detach().numpy()))
     for a, b in zip(*outs):
         np.testing.assert_allclose(a, b, rtol=1e-12)
 

@@ -610,3 +610,28 @@ def test_antialias_with_an_output_dim_of_one_is_separable(torch):
 ])
 def test_interpolate_errors_like_torch(torch, case):
     _raises_like(torch, case)
+
+
+@pytest.mark.parametrize("op", ["scatter", "index_copy"])
+def test_repeated_targets_keep_the_last_write(torch, op):
+    """Several values written to one place: the last in index order stays (torch's CPU
+    kernels; its docs leave it undefined) and only it gets a gradient (the others do not reach
+    the result: finite differences agree; torch's formula gives every one the gradient)."""
+    def run(M, src):
+        x = M.zeros(2, 4, dtype=M.float64)
+        if op == "scatter":
+            return x.scatter(1, M.tensor([[2, 2, 1], [3, 0, 3]]), src)
+        return x.index_copy(0, M.tensor([1, 0, 1]), src.reshape(3, 2).repeat(1, 2))
+    src = np.arange(1.0, 7.0).reshape(2, 3)
+    mine = run(ag, ag.tensor(src, requires_grad=True))
+    np.testing.assert_array_equal(mine.detach().numpy(), run(torch, torch.tensor(src)).numpy())
+    w = np.arange(8.0).reshape(2, 4)
+    s = ag.tensor(src, requires_grad=True)
+    g, = ag.autograd.grad((run(ag, s) * ag.tensor(w)).sum(), s)
+    fd = np.zeros_like(src)
+    for i in np.ndindex(*src.shape):
+        e = np.zeros_like(src)
+        e[i] = 1e-6
+        fd[i] = ((run(ag, ag.tensor(src + e)).numpy() - run(ag, ag.tensor(src - e)).numpy())
+                 * w).sum() / 2e-6
+    np.testing.assert_allclose(g.numpy(), fd, atol=1e-6)

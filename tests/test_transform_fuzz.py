@@ -53,6 +53,12 @@ def test_repro_runs_standalone_with_both_libraries(torch):
     np.testing.assert_allclose(outs["arraygrad"], outs["torch"], rtol=1e-9)
 
 
+# cases where torch's value is not the derivative: finite differences at two step sizes and
+# arraygrad agree with each other, not with torch
+TORCH_DISAGREES = {2: "vjp of a dual level over jacrev of linalg.det after an index write: "
+                      "torch -3.09605, finite differences and arraygrad -2.91942"}
+
+
 def test_finite_differences_agree_with_torch(torch):
     """The oracle used where torch refuses is itself checked against torch (with vmap as a
     loop: torch's vmap misplaces outputs that do not depend on the batched inputs)."""
@@ -60,7 +66,8 @@ def test_finite_differences_agree_with_torch(torch):
     for i in range(60):
         case = tf.generate(i)
         theirs = tf.isolated(lambda: tf._torch_outcome(case, torch, loop=True))
-        if theirs.error or tf.torch_known_wrong(case) or tf._stops_gradients(case):
+        if theirs.error or tf.torch_known_wrong(case) or tf._stops_gradients(case) or \
+                i in TORCH_DISAGREES:
             continue
         fd = tf.execute(case, torch, numeric=True)
         if fd.error and "too costly" in fd.error:

@@ -444,9 +444,11 @@ def _inplace_index(r, a, b):
     L = sa[-1]
     idx = literal(np.array(sorted(r.sample(range(L), r.randint(1, L)))))
     gidx = literal(np.array([r.randrange(L) for _ in range(_numel(sa))]).reshape(sa))
+    # scatter_ without repeated targets in a row: torch leaves which write stays undefined
+    perm = literal(np.array([r.sample(range(L), L) for _ in range(_numel(sa) // L)]).reshape(sa))
     val = f"{nb}.mean()"
     w = r.choice([f"{{o}}.index_add_(-1, {idx}, {val} * T.ones_like({{o}}[..., {idx}]))",
-                  f"{{o}}.scatter_(-1, {gidx}, {val} * T.ones_like({{o}}))",
+                  f"{{o}}.scatter_(-1, {perm}, {na} * {val})",
                   f"{{o}}.scatter_add_(-1, {gidx}, {na} * {val})",
                   f"{{o}}.index_fill_(-1, {idx}, 0.5)",
                   f"{{o}}[..., {idx}] += {val}",

@@ -339,17 +339,22 @@ def _inplace_view(view):
     base), and its version moves on, as torch's in-place view ops."""
     def method(self, *args, **kwargs):
         inplace.check(self, view.__name__ + "_")
-        new = view(self, *args, **kwargs)
-        base = new._base
-        for name in Tensor.__slots__[:-2]:
-            setattr(self, name, getattr(new, name))
-        self.__dict__.clear()
-        self.__dict__.update(new.__dict__)
-        if base is self:            # a view of x itself: x stays a tensor of its own
-            self._base = self._view_fn = None
+        # the view is taken of x's former self (a new object with x's state), which stays its
+        # base at every level: a transform level reads a view's tangent or batch dim off it
+        former = _become(object.__new__(Tensor), self)
+        _become(self, view(former, *args, **kwargs))
         self._vc[0] += 1
         return self
     return method
+
+
+def _become(t, other):
+    """`t` with `other`'s whole state (data, level, history, view relation); returns t."""
+    for name in Tensor.__slots__[:-2]:
+        setattr(t, name, getattr(other, name))
+    t.__dict__.clear()
+    t.__dict__.update(other.__dict__)
+    return t
 
 
 for _name in ("t", "transpose", "swapdims", "swapaxes", "squeeze", "unsqueeze", "as_strided"):

@@ -677,7 +677,19 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         return where(hit, _dt.cast_scalar(src, input.dtype), input)
     same_dtype("scatter(): Expected self.dtype to be equal to src.dtype", input, src)
     src = src[tuple(slice(0, s) for s in index.shape)].to(input.dtype)
+    src = where(_last_writes(input, tuple(input.shape), d, index), src, 0)
     return where(hit, scatter_into(src, index, d, input.shape), input)
+
+
+def _last_writes(like, shape, dim, index):
+    """Where `index` (into a tensor of `shape`, along `dim`) holds the last write to its
+    target: of several values written to one place the last in index order stays, as torch's
+    CPU kernels leave it (the others get no gradient: they do not reach the result)."""
+    from .creation import arange, full, in_library_of
+    order = in_library_of(index, arange(index.numel())).reshape(index.shape)
+    last = scatter_reduce(in_library_of(like, full(shape, -1, dtype=_dt.int64)), dim, index,
+                          order, "amax")
+    return gather(last, dim, index) == order
 
 
 def _scatter_with_reduce(input, dim, index, src, reduce):
@@ -737,6 +749,9 @@ def index_copy(input, dim, index, source):
     _check_range(_index_value(index), input.shape[d] if input.ndim else 1, d)
     at = _dim_index(d, index)
     hit = index_add_zeros(ones_like(source, dtype=input.dtype), input.shape, at) != 0
+    if index.ndim and input.ndim:
+        keep = _last_writes(input, (input.shape[d],), 0, index)
+        source = where(keep.reshape([-1 if k == d else 1 for k in range(source.ndim)]), source, 0)
     return where(hit, index_add_zeros(source.to(input.dtype), input.shape, at), input)
 
 
