@@ -76,10 +76,10 @@ KNOWN = [
      "(NotImplementedError) or a dtype check, arraygrad in its up-front check (RuntimeError) or "
      "the other way round"),
     ("type", TENSOR_ARG + "(drop_dim|add_dim|empty|grow_last|None|list)",
-     {"index_add", "index_add_zeros", "index_fill", "index_select", "index_put_accumulate",
+     {"index_add_zeros", "index_fill", "index_select", "index_put_accumulate",
       "index_put_argmax_index", "pad_constant", "kthvalue", "multi_margin_loss",
       "multi_head_attention_forward", "linalg.solve_vector_or_right", "interpolate_nearest",
-      "max_binary", "index_copy", "gcd_lcm", "addmv"},
+      "max_binary", "index_copy", "addmv"},
      "shape errors NumPy finds first (IndexError, ValueError) where torch's own check raises "
      "RuntimeError (IndexError for index_copy, which torch's addmv raises for a 0-d input): "
      "these ops need torch's checks at entry"),

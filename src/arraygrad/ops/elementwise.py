@@ -970,7 +970,7 @@ def _gcd_impl(xp, a, b):
     return a
 
 
-_gcd = nondiff("gcd", _gcd_impl)
+_gcd = nondiff("gcd", _checked("gcd", _gcd_impl))
 
 
 def _integer_pair(op, x, y):

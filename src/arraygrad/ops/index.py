@@ -718,6 +718,11 @@ def index_add(input, dim, index, source, *, alpha=1):
         raise RuntimeError("index_add_(): source tensor shape must match self tensor shape, "
                            f"excluding the specified dimension. Got self.shape = "
                            f"{list(input.shape)} source.shape = {list(source.shape)}")
+    count = index.numel()
+    if index.ndim <= 1 and count != (source.shape[d] if source.ndim else 1):
+        raise RuntimeError(f"index_add_(): Number of indices ({count}) should be equal to "
+                           f"source.size(dim): ({source.shape[d] if source.ndim else 1}), "
+                           f"for dim: {d}")
     if alpha != 1:
         source = source * alpha
     return input + index_add_zeros(source.to(input.dtype), input.shape,
