@@ -68,20 +68,23 @@ NOT_YET = {
     },
     'dask': {
         "Dask's reshape cannot split unevenly chunked dimensions":
-            ['group_norm', 'reshape', 'reshape_varargs', 'view', 'view_as'],
-        'NumPy-style advanced indexing that Dask does not support':
-            ['embedding_bag', 'embedding_bag_psw', 'getitem_mixed', 'getitem_tensor_and_slice',
-             'take'],
-        'a NumPy-only call signature (positional dtype, two scalars, NumPy dtype strings)':
-            ['nan_to_num', 'nan_to_num_method'],
-        'calls NumPy-only heaviside':
-            ['heaviside'],
+            ['cummax', 'flatten', 'group_norm', 'masked_scatter', 'multi_head_attention_forward', 'reshape', 'reshape_varargs', 'scatter_reduce_prod', 'view', 'view_as'],
+        'a 0-d result computed to a NumPy scalar, then written into':
+            ['bucketize', 'searchsorted'],
+        'a creation function without a tensor argument (and no device=) makes NumPy arrays':
+            ['tril_indices', 'triu_indices'],
+        "a reduction over an empty Dask array (NumPy's min/max have no identity)":
+            ['aminmax', 'histc'],
+        'an integer-tensor index read with .item(), which Dask arrays lack':
+            ['getitem_int_tensor'],
         'calls NumPy-only unique(axis=)':
             ['unique'],
         'data-dependent output shape (unknown Dask chunk sizes)':
-            ['bincount', 'embedding', 'getitem_bool', 'masked_select', 'unique_consecutive'],
+            ['getitem_bool', 'histc', 'masked_select', 'unique_consecutive'],
         "take_along_axis with an index broadcast against the data (the Dask backend's version)":
             ['ctc_loss'],
+        'the scatter-add per chunk of an empty index (reduce of an empty sequence)':
+            ['cartesian_prod', 'unfold_method'],
     },
 }
 _REASON = {lib: {op: why for why, ops in by.items() for op in ops} for lib, by in NOT_YET.items()}
