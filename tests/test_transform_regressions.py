@@ -748,3 +748,33 @@ def test_nested_dual_levels_over_autograd_grad_through_custom_functions(name):
     xr = x.clone().requires_grad_()
     expected = directional(directional(grad_of(xr), t1, xr), t2, xr)
     assert_close(along(along(grad_of, t1), t2)(x), expected)
+
+
+def test_a_function_writing_its_tangent_in_place_leaves_the_cloned_tangent_alone(torch):
+    """A mark_dirty Function's jvp writes its tangent in place (as torch asks); the tangent of a
+    clone is its own copy, so the tangent of the tensor cloned stays (fuzz case 743: doubled)."""
+    def prog(M):
+        class Scale_(M.autograd.Function):
+            @staticmethod
+            def forward(x):
+                return x.mul_(2)
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.mark_dirty(inputs[0])
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+            @staticmethod
+            def jvp(ctx, t):
+                return t.mul_(2)
+
+        def f(y):
+            v = y.clone()
+            Scale_.apply(v)
+            return y.clone(), v
+        y = _f64(M, [-0.71, 1.35])
+        return M.func.jvp(f, (y,), (_f64(M, [1.34, -0.28]),))
+    _same(torch, prog)

@@ -324,8 +324,10 @@ def broadcast_tensors(*tensors):
 # ----------------------------------------------------------------- copies
 # a fresh row-major copy (asarray(copy=True) keeps NumPy's layout): under vmap each example of a
 # clone is then laid out as a clone made in a loop, which as_strided reads
+# linear: the tangent is a clone too (a Function's jvp may write its tangent in place, as
+# mark_dirty asks, which must not reach the tangent of the tensor cloned)
 _clone = primitive("clone", lambda xp, x: xp.reshape(x, x.shape, copy=True), save=(),
-                   vjp=(lambda ctx, g: g,), jvp=(lambda ctx, t: t,), batch=same_bdim, complex=True)
+                   vjp=(lambda ctx, g: g,), linear=True, batch=same_bdim, complex=True)
 
 
 @tensor_op
