@@ -12,6 +12,7 @@ import pytest
 import arraygrad as ag
 import function_db
 import op_db
+import transform_fuzz
 from conftest import assert_close
 
 
@@ -754,22 +755,9 @@ def test_a_function_writing_its_tangent_in_place_leaves_the_cloned_tangent_alone
     """A mark_dirty Function's jvp writes its tangent in place (as torch asks); the tangent of a
     clone is its own copy, so the tangent of the tensor cloned stays (fuzz case 743: doubled)."""
     def prog(M):
-        class Scale_(M.autograd.Function):
-            @staticmethod
-            def forward(x):
-                return x.mul_(2)
-
-            @staticmethod
-            def setup_context(ctx, inputs, output):
-                ctx.mark_dirty(inputs[0])
-
-            @staticmethod
-            def backward(ctx, g):
-                return g * 2
-
-            @staticmethod
-            def jvp(ctx, t):
-                return t.mul_(2)
+        ns = {"T": M}
+        exec(transform_fuzz.PREAMBLE, ns)     # the fuzzer's Functions, for either library
+        Scale_ = ns["Scale_"]
 
         def f(y):
             v = y.clone()
