@@ -449,6 +449,8 @@ class PrimNode(Node, RuleCtx):
         # transform, whose levels look saved tensors up by identity)
         compact = level_owned and hooks is None and not _dispatch_tls.interpreters
         fns, nrs, needs, shapes, dtypes, saved, vcs = [], [], [], [], [], [], []
+        unread = () if prim.save_when is None else \
+            _unread(prim.save_when, [e is not None for e in edges])
         i = 0
         for a, e in zip(args, edges):
             if e is None:
@@ -464,7 +466,7 @@ class PrimNode(Node, RuleCtx):
                     d = a._data
                     shapes.append(d.shape)
                     dtypes.append(_FROM_NP[d.dtype] if type(d) is _ndarray else of_array(d.dtype))
-                    if save is not None and i not in save:
+                    if save is not None and i not in save or i in unread:
                         saved.append(_NOT_SAVED)
                     elif compact and type(a) is Tensor and (
                             not a._requires_grad if e is None else
@@ -476,8 +478,8 @@ class PrimNode(Node, RuleCtx):
                 else:
                     shapes.append(tuple(a.shape))
                     dtypes.append(a.dtype)
-                    saved.append(SavedTensor(a, hooks=hooks) if save is None or i in save
-                                 else _NOT_SAVED)
+                    saved.append(SavedTensor(a, hooks=hooks) if (save is None or i in save)
+                                 and i not in unread else _NOT_SAVED)
             else:
                 shapes.append(None)
                 dtypes.append(None)
@@ -517,6 +519,9 @@ class PrimNode(Node, RuleCtx):
             v = self._saved[i] if self._saved is not None else None
             if raw and type(v) is tuple and v and v[0] is _COMPACT:
                 return self._raw(i, False)
+            if v is _NOT_SAVED and self.prim.save_when is not None and \
+                    self.prim.save_when[i] is not None:
+                return None     # not saved since no rule that runs reads it, as torch
             if v is not _NOT_SAVED and (not raw or type(v) is SavedTensor or v is None):
                 if v is None and self._saved is None:
                     raise RuntimeError(FREED_MSG)
@@ -791,6 +796,13 @@ def record(prim, params, saved_args, outs, results, edges, level_owned):
     return node
 
 
+def _unread(save_when, needs):
+    """The inputs that no rule which will run reads (`Primitive.save_when`): they are not
+    saved, so the graph does not keep them alive (torch's nodes save as little)."""
+    return {i for i, readers in enumerate(save_when)
+            if readers is not None and not any(needs[j] for j in readers)}
+
+
 def _fill(node, needs, fns, nrs, shapes, dtypes, saved, saved_outs, vcs, outs):
     """Store what a PrimNode keeps, in its compact form (NOTE [node footprint]): tuples shared
     between nodes where they are equal, the version counters of compact saved values in
@@ -882,6 +894,9 @@ def record_eager(prim, params, args, outs):
                 kept.append((_COMPACT, o._data, o._vc[0], len(kept), len(vcs)))
                 vcs.append(o._vc)
         saved_outs = tuple(kept)
+    if prim.save_when is not None:
+        for i in _unread(prim.save_when, needs):
+            saved[i] = _NOT_SAVED
     _fill(node, needs, fns, nrs, shapes, dtypes, saved, saved_outs, vcs, outs)
     nondiff = prim.nondiff_outputs
     i = 0

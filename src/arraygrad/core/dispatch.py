@@ -43,6 +43,9 @@ class Primitive:
          the one input are zeros (`g * 0`, as torch's, so they keep inf/nan and the graph).
     save: indices of inputs the vjp reads (default: all); save_output: the vjp
     reads the output(s). Unsaved tensors are not kept alive by the graph.
+    save_when: per input, the inputs whose cotangent rules read it (None: always saved):
+    an input is saved only when one of them requires grad, as torch's nodes (`x * c` with
+    a constant c keeps c alone; `_saved_self` is then None).
     node_name: the grad_fn's name, or a function of the node where torch's name
     depends on the overload (PowBackward0/1/2).
     nondiff_inputs: inputs that are never edges of the node (where's condition);
@@ -79,7 +82,7 @@ class Primitive:
                  differentiable=True, node_name=None, nondiff_outputs=(), is_view=False,
                  nondiff_inputs=(), number_edges=True, arg_names=("self", "other"),
                  complex=False, jvp_reads_primals=None, materialize_grads=True,
-                 array_vjp=None):
+                 array_vjp=None, save_when=None):
         if (linear or zero_derivative) and (jvp is not None or linear == zero_derivative
                                             or zero_derivative and vjp is not None):
             raise TypeError(f"primitive '{name}': linear=True gives the jvp and "
@@ -97,6 +100,7 @@ class Primitive:
         self.zero_derivative = zero_derivative
         self.save = save
         self.save_output = save_output
+        self.save_when = save_when
         self.multiple_results = multiple_results
         self.differentiable = differentiable
         self.node_name = node_name or "".join(p.capitalize() for p in name.split("_")) + "Backward0"

@@ -183,6 +183,7 @@ _sub = binary("sub", _checked("sub", _subtract),
               save=(), complex=True)
 _mul = binary("mul", _checked("mul", lambda xp, x, y: xp.multiply(x, y)),
               lambda ctx, g: g * ctx.y, lambda ctx, g: g * ctx.x, complex=True,
+              save_when=((1,), (0,)),
               array_vjp=lambda xp, g, inputs, outs, needs, shapes, spare: _mul_array_vjp(
                   xp, g, inputs[0], inputs[1], needs, spare))
 def _mul_array_vjp(xp, g, x, y, needs, spare):
@@ -199,7 +200,7 @@ def _mul_array_vjp(xp, g, x, y, needs, spare):
 
 _div = binary("div", _checked("div", lambda xp, x, y: xp.divide(x, y)),
               lambda ctx, g: g / ctx.y, lambda ctx, g: -g * ctx.x / (ctx.y * ctx.y),
-              complex=True)
+              complex=True, save_when=((1,), (0, 1)))
 def _negative(xp, x):
     try:
         return xp.negative(x)
