@@ -663,6 +663,8 @@ def _array_apply(node, grads):
         if _COUNTS_KNOWN and _engine_state.donor is node and ga.size >= _SPARE_MIN else []
     res = node.prim.array_vjp(_np, ga, inputs, outs, node.needs_input_grad, node.shapes, spare,
                               **node.params)
+    if res is None:     # the rule does not take these values (pow of a tensor exponent)
+        return None
     shapes, dtypes = node.shapes, node.dtypes
     out = []
     for i, r in enumerate(res):
@@ -729,10 +731,10 @@ def _own(a, shape, dtype):
 
 def _compact_array(node, c, dtype):
     """The array of compact saved value `c` of `node` if it is unchanged since it was saved
-    and a NumPy array of `dtype`, else None."""
+    and a NumPy array of `dtype` (or bool: where's condition), else None."""
     a = c[1]
     if _vc_of(node, c[4])[0] != c[2] or type(a) is not _ndarray or \
-            (a.dtype is not dtype and a.dtype != dtype):
+            (a.dtype is not dtype and a.dtype != dtype and a.dtype.char != "?"):
         return None
     return a
 

@@ -68,7 +68,8 @@ class Primitive:
     (inputs and outs as saved, numbers as given, None where not saved; `shapes` the inputs'
     shapes) giving one cotangent array or None per input: level 0's backward uses it when
     no graph is being built (no create_graph, no transform), where the composite vjp would
-    dispatch several primitives; it runs silent, as impls do. `spare` lists buffers it may
+    dispatch several primitives; it runs silent, as impls do; it returns None where it does
+    not take the values it got (the composite rule runs). `spare` lists buffers it may
     write its results into (`ops/_rules.py: take`; engine NOTE [spare buffers]). It must
     compute exactly what `vjp` computes, operation for operation, so gradients stay bit for
     bit.

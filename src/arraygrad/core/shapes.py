@@ -4,15 +4,19 @@ rules of broadcasting ops, the check of a Function's gradients, vmap's generated
 
 def sum_to(g, shape):
     """`g`, whose shape `shape` broadcasts to, summed over the broadcast dims to `shape`."""
-    gs = g.shape
-    lead = len(gs) - len(shape)
-    dims = tuple(range(lead)) + tuple(lead + j for j, s in enumerate(shape)
-                                      if s == 1 and gs[lead + j] != 1)
+    dims = broadcast_dims(g.shape, shape)
     if dims:
         g = g.sum(dims, keepdim=True)
-    if lead:
+    if len(g.shape) != len(shape):
         g = g.reshape(tuple(shape))
     return g
+
+
+def broadcast_dims(gshape, shape):
+    """The dims of `gshape` that broadcasting `shape` to it added or stretched."""
+    lead = len(gshape) - len(shape)
+    return tuple(range(lead)) + tuple(lead + j for j, s in enumerate(shape)
+                                      if s == 1 and gshape[lead + j] != 1)
 
 
 def broadcasts_to(shape, target):

@@ -180,12 +180,26 @@ def _subtract(xp, x, y, alpha=1):
 
 _sub = binary("sub", _checked("sub", _subtract),
               lambda ctx, g, alpha=1: g, lambda ctx, g, alpha=1: -g if alpha == 1 else g * -alpha,
-              save=(), complex=True)
+              save=(), complex=True,
+              array_vjp=lambda xp, g, inputs, outs, needs, shapes, spare, alpha=1: (
+                  g if needs[0] else None,
+                  None if not needs[1] else g * -alpha if alpha != 1 else
+                  _into(xp.negative, g, out=take(spare, g) if needs[0] else take(spare))))
 _mul = binary("mul", _checked("mul", lambda xp, x, y: xp.multiply(x, y)),
               lambda ctx, g: g * ctx.y, lambda ctx, g: g * ctx.x, complex=True,
               save_when=((1,), (0,)),
               array_vjp=lambda xp, g, inputs, outs, needs, shapes, spare: _mul_array_vjp(
                   xp, g, inputs[0], inputs[1], needs, spare))
+def _into(ufunc, *args, out=None):
+    """`ufunc(*args)` written into `out` where that is an array of the result's shape and
+    dtype (a spare buffer or a temporary of an array-level rule), else into a new one."""
+    if type(out) is host_xp.ndarray and \
+            out.shape == host_xp.broadcast_shapes(*(getattr(a, "shape", ()) for a in args)) \
+            and out.dtype == host_xp.result_type(*args):
+        return ufunc(*args, out=out)
+    return ufunc(*args)
+
+
 def _mul_array_vjp(xp, g, x, y, needs, spare):
     """mul's cotangents `g * y`, `g * x` on arrays, into spare buffers where there are."""
     gx = gy = None
@@ -200,7 +214,26 @@ def _mul_array_vjp(xp, g, x, y, needs, spare):
 
 _div = binary("div", _checked("div", lambda xp, x, y: xp.divide(x, y)),
               lambda ctx, g: g / ctx.y, lambda ctx, g: -g * ctx.x / (ctx.y * ctx.y),
-              complex=True, save_when=((1,), (0, 1)))
+              complex=True, save_when=((1,), (0, 1)),
+              array_vjp=lambda xp, g, inputs, outs, needs, shapes, spare: _div_array_vjp(
+                  xp, g, inputs[0], inputs[1], needs, spare))
+
+
+def _div_array_vjp(xp, g, x, y, needs, spare):
+    """div's cotangents `g / y` and `-g * x / (y * y)` on arrays, step by step as the
+    composite rule, into spare buffers where there are."""
+    gx = gy = None
+    if needs[0]:
+        gx = _into(xp.divide, g, y, out=take(spare, g, y) if needs[1] else take(spare))
+    if needs[1]:
+        t = _into(xp.negative, g, out=take(spare, x, y))
+        t = _into(xp.multiply, t, x, out=t)
+        if type(y) is xp.ndarray:
+            yy = _into(xp.multiply, y, y, out=take(spare, t) if fresh(xp, y, g) else None)
+        else:
+            yy = y * y
+        gy = _into(xp.divide, t, yy, out=t)
+    return gx, gy
 def _negative(xp, x):
     try:
         return xp.negative(x)
@@ -211,7 +244,9 @@ def _negative(xp, x):
 
 
 _neg = primitive("neg", silent(_negative), vjp=(lambda ctx, g: -g,), linear=True, save=(),
-                 batch=elementwise)
+                 batch=elementwise,
+                 array_vjp=lambda xp, g, inputs, outs, needs, shapes, spare: (
+                     _into(xp.negative, g, out=take(spare)),))
 
 
 def _pow_dx(ctx, g):
@@ -263,7 +298,20 @@ def _pow_impl(xp, x, y):
     return xp.pow(x, y)
 
 
-_pow = binary("pow", _checked("pow", _pow_impl), _pow_dx, _pow_dy,
+def _pow_array_vjp(xp, g, inputs, outs, needs, shapes, spare):
+    """`_pow_dx` on arrays for a number exponent (`x ** 2`); None (the composite rule) for
+    a tensor exponent."""
+    x, y = inputs
+    if type(y) not in (builtins.int, builtins.float) or type(x) is not xp.ndarray:
+        return None
+    if y == 0:
+        return _into(xp.multiply, g, 0, out=take(spare)), None
+    t = _into(xp.multiply, g, y, out=take(spare, x))
+    p = _into(xp.pow, x, y - 1, out=take(spare, t) if fresh(xp, x, g) else None)
+    return _into(xp.multiply, t, p, out=t), None
+
+
+_pow = binary("pow", _checked("pow", _pow_impl), _pow_dx, _pow_dy, array_vjp=_pow_array_vjp,
               save_output=True, number_edges=False, arg_names=("self", "exponent"), complex=True,
               node_name=lambda node: "PowBackward" + ("2" if node.shapes[0] is None else
                                                       "0" if node.shapes[1] is None else "1"))
@@ -452,7 +500,8 @@ def no_complex(op, *xs, kernel=None):
 
 exp = _float_op("exp", lambda xp, x: xp.exp(x), lambda ctx: ctx.out, save_input=False,
                 save_output=True, complex=True, array_deriv=lambda xp, x, out, spare: out)
-log = _float_op("log", lambda xp, x: xp.log(x), lambda ctx: 1 / ctx.x, complex=True)
+log = _float_op("log", lambda xp, x: xp.log(x), lambda ctx: 1 / ctx.x, complex=True,
+               array_deriv=lambda xp, x, out, spare: _into(xp.divide, 1, x, out=take(spare)))
 # torch's sqrt rules divide by 2 sqrt(x): at 0 that is a complex division by zero, inf in each
 # part, where multiplying by 0.5 / sqrt(x) would give nan
 sqrt = _float_unary(primitive(
@@ -500,7 +549,15 @@ relu = _tensor_unary(unary(
     # threshold_backward); sign keeps the mask attached to out with zero derivative, so
     # a create_graph gradient requires grad as torch's does
     lambda ctx: where(ctx.out != ctx.out, 1.0, sign(ctx.out)),
-    save_input=False, save_output=True))
+    save_input=False, save_output=True, array_deriv=lambda xp, x, out, spare: _relu_deriv(
+        xp, out, spare)))
+
+
+def _relu_deriv(xp, out, spare):
+    """relu's `where(out != out, 1, sign(out))` on arrays in one buffer: out is >= 0 or NaN,
+    so its sign is 0, -0, 1 or NaN, and fmin(sign, 1) turns NaN alone into 1."""
+    s = _into(xp.sign, out, out=take(spare))
+    return _into(xp.fmin, s, 1, out=s)
 
 
 def _no_complex_relu(op):
@@ -722,9 +779,24 @@ def _where_impl(xp, cond, x, y):
         raise
 
 
+def _where_array_vjp(xp, g, inputs, outs, needs, shapes, spare):
+    """where's cotangents `where(c, g, 0)` and `where(c, 0, g)` on arrays (the second in g's
+    own buffer where it is spare)."""
+    c, zero = inputs[0], xp.zeros((), dtype=g.dtype)
+    gx = xp.where(c, g, zero) if needs[1] else None
+    gy = None
+    if needs[2]:
+        buf = take(spare)
+        if buf is g:
+            gy = xp.copyto(g, zero, where=c) or g
+        else:
+            gy = xp.where(c, zero, g)
+    return None, gx, gy
+
+
 _where = primitive(
     "where", _where_impl, save=(0,), nondiff_inputs=(0,), arg_names=("condition", "self", "other"),
-    complex=True, jvp_reads_primals=False,
+    complex=True, jvp_reads_primals=False, array_vjp=_where_array_vjp,
     vjp=(lambda ctx, g: None,
          lambda ctx, g: _where(ctx.x, g, _zero_like(g)),
          lambda ctx, g: _where(ctx.x, _zero_like(g), g)),

@@ -155,9 +155,18 @@ def _getitem_batch(prim, args, bdims, index):
     return prim(x, index=(slice(None),) + index), out_bdim
 
 
+def _basic_index_array_vjp(xp, g, inputs, outs, needs, shapes, spare, index):
+    """`_getitem_vjp` of a basic index on arrays: zeros with g added in the region the index
+    views (no position repeats, so the scatter-add is one in-place add: the same 0 + g)."""
+    out = xp.zeros(shapes[0], dtype=g.dtype)
+    region = _basic_index(xp, out, index)
+    xp.add(region, g, out=region)
+    return (out,)
+
+
 _getitem_view = primitive("getitem", _basic_index, save=(), is_view=True,
                           node_name=_view_node_name, vjp=(_getitem_vjp,), linear=True,
-                          batch=_getitem_batch)
+                          batch=_getitem_batch, array_vjp=_basic_index_array_vjp)
 _getitem_copy = primitive("index", _indexing.getitem, save=(),
                           node_name="IndexBackward0", vjp=(_getitem_vjp,), linear=True,
                           batch=_getitem_batch)

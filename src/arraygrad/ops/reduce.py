@@ -7,7 +7,7 @@ from .. import _tensor as _t
 from ..core.autocast_mode import autocast_op, FP32
 from ..backends import silent
 from ._checks import tensor_op, short_dtype_name, bool_args, type_name
-from ._rules import adjoint, along_dim, reduction
+from ._rules import adjoint, along_dim, reduction, fresh, take
 from .registry import primitive
 from .elementwise import convert, exp, where, log
 from .shape import eye_beside, full_beside
@@ -111,6 +111,8 @@ _mean = primitive(
     node_name=_overload_name("Mean"),
     vjp=(lambda ctx, g, dims, keepdim:
          _unreduce(g, ctx.shapes[0], dims, keepdim) / _count(ctx.shapes[0], dims),),
+    array_vjp=lambda xp, g, inputs, outs, needs, shapes, spare, dims, keepdim: (
+        xp.divide(_unreduce_array(xp, g, shapes[0], dims, keepdim), _count(shapes[0], dims)),),
     linear=True, batch=reduction)
 
 
@@ -437,10 +439,20 @@ def _log_softmax_vjp(ctx, g, dim):
     return g - exp(ctx.out) * _sum(g, dims=(dim,), keepdim=True)
 
 
+def _log_softmax_array_vjp(xp, g, inputs, outs, needs, shapes, spare, dim):
+    """`_log_softmax_vjp` on arrays, in one buffer (the output's own where it is spare)."""
+    e = xp.exp(outs[0], out=take(spare, g))
+    if not fresh(xp, e, g):
+        return (g - e * _sum_impl(xp, g, (dim,), True),)
+    xp.multiply(e, _sum_impl(xp, g, (dim,), True), out=e)
+    return (xp.subtract(g, e, out=e),)
+
+
 _softmax = primitive("softmax", _softmax_impl, save=(), save_output=True,
                      vjp=(_softmax_vjp,), jvp=(_softmax_vjp,), batch=along_dim)
 _log_softmax = primitive(
     "log_softmax", _log_softmax_impl, save=(), save_output=True, vjp=(_log_softmax_vjp,),
+    array_vjp=_log_softmax_array_vjp,
     jvp=(lambda ctx, t, dim: t - _sum(exp(ctx.out) * t, dims=(dim,), keepdim=True),),
     batch=along_dim)
 

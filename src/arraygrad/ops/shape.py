@@ -5,7 +5,7 @@ import functools
 from .. import _tensor as _t
 from .. import dtypes as _dt
 from ..core.autocast_mode import autocast_op, FP32
-from ..core.shapes import broadcasts_to, sum_to as _sum_to
+from ..core.shapes import broadcast_dims, broadcasts_to, sum_to as _sum_to
 from ..backends import adopt, array_dtype, backend_of, default_backend
 from ._checks import tensor_op, tensor_list, type_name, same_dtype, not_implemented
 from ._rules import all_front, same_bdim, shifted_dims, to_front
@@ -15,9 +15,18 @@ Tensor = _t.Tensor
 _wrap_dim = _t._wrap_dim
 
 
-def _view_prim(name, impl, vjp, **kw):
-    """A view op is linear: its jvp is the op itself applied to the tangent."""
-    return primitive(name, impl, vjp=(vjp,), linear=True, save=(), is_view=True, **kw)
+def _view_prim(name, impl, vjp, array_vjp=None, **kw):
+    """A view op is linear: its jvp is the op itself applied to the tangent. `array_vjp(xp,
+    g, in_shape, **params)` is its vjp on an array (`in_shape`: the input's shape)."""
+    return primitive(name, impl, vjp=(vjp,), linear=True, save=(), is_view=True,
+                     array_vjp=None if array_vjp is None else
+                     lambda xp, g, inputs, outs, needs, shapes, spare, **params: (
+                         array_vjp(xp, g, shapes[0], **params),), **kw)
+
+
+def _reshaped(xp, g, in_shape, **params):
+    """The vjp of reshape, view, (un)squeeze on an array: g in the input's shape."""
+    return xp.reshape(g, in_shape)
 
 
 # ----------------------------------------------------------------- reshape
@@ -48,7 +57,7 @@ def _reshape_batch(prim, args, bdims, shape):
 
 
 _reshape = _view_prim("reshape", lambda xp, x, shape: xp.reshape(x, shape),
-                      lambda ctx, g, shape: _reshape(g, shape=ctx.shapes[0]),
+                      lambda ctx, g, shape: _reshape(g, shape=ctx.shapes[0]), _reshaped,
                       node_name="ViewBackward0", batch=_reshape_batch)
 
 
@@ -99,6 +108,7 @@ def _alias(x):
 
 
 _alias_prim = _view_prim("alias", lambda xp, x: backend_of(x).alias(x), lambda ctx, g: g,
+                         lambda xp, g, in_shape: g,
                          node_name="AliasBackward0", batch=same_bdim)
 
 
@@ -140,6 +150,7 @@ def _swapped(ndim, d0, d1):
 _transpose = _view_prim("transpose",
                         lambda xp, x, d0, d1: xp.permute_dims(x, _swapped(x.ndim, d0, d1)),
                         lambda ctx, g, d0, d1: _transpose(g, d0=d0, d1=d1),
+                        lambda xp, g, in_shape, d0, d1: xp.permute_dims(g, _swapped(g.ndim, d0, d1)),
                         batch=shifted_dims("d0", "d1"))
 
 
@@ -172,6 +183,7 @@ def _permute_batch(prim, args, bdims, dims):
 
 _permute = _view_prim("permute", lambda xp, x, dims: xp.permute_dims(x, dims),
                       lambda ctx, g, dims: _permute(g, dims=_inverse_perm(dims)),
+                      lambda xp, g, in_shape, dims: xp.permute_dims(g, _inverse_perm(dims)),
                       batch=_permute_batch)
 
 
@@ -214,7 +226,7 @@ moveaxis = movedim
 
 # ----------------------------------------------------------------- (un)squeeze, expand
 _unsqueeze = _view_prim("unsqueeze", lambda xp, x, dim: xp.expand_dims(x, dim),
-                        lambda ctx, g, dim: _reshape(g, shape=ctx.shapes[0]),
+                        lambda ctx, g, dim: _reshape(g, shape=ctx.shapes[0]), _reshaped,
                         batch=shifted_dims("dim"))
 
 
@@ -224,7 +236,7 @@ def unsqueeze(input, dim):
 
 
 _squeeze = _view_prim("squeeze", lambda xp, x, dims: xp.squeeze(x, axis=dims),
-                      lambda ctx, g, dims: _reshape(g, shape=ctx.shapes[0]),
+                      lambda ctx, g, dims: _reshape(g, shape=ctx.shapes[0]), _reshaped,
                       batch=shifted_dims("dims"))
 
 
@@ -249,8 +261,17 @@ def _expand_batch(prim, args, bdims, shape):
     return prim(x, shape=(x.shape[0],) + tuple(shape)), 0
 
 
+def _summed_to(xp, g, in_shape, **params):
+    """`sum_to` on an array (expand's array-level vjp): the same sum over the same dims."""
+    dims = broadcast_dims(g.shape, in_shape)
+    if dims:
+        g = xp.sum(g, axis=dims, keepdims=True)
+    return xp.reshape(g, in_shape) if g.ndim != len(in_shape) else g
+
+
 _expand = _view_prim("expand", lambda xp, x, shape: xp.broadcast_to(x, shape),
-                     lambda ctx, g, shape: _sum_to(g, ctx.shapes[0]), batch=_expand_batch)
+                     lambda ctx, g, shape: _sum_to(g, ctx.shapes[0]),
+                     _summed_to, batch=_expand_batch)
 
 
 @tensor_op

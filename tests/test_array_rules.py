@@ -1,0 +1,187 @@
+"""Array-level backward rules (`Primitive.array_vjp`) against the composite rules.
+
+Without create_graph the engine runs a primitive's array-level vjp; with it, the composite
+rule made of arraygrad ops. Both must give the same bits, for every primitive that has one,
+over dtypes, broadcasting, non-contiguous inputs, inf/nan and the spare buffers the engine
+lends (graph.py NOTE [spare buffers]).
+"""
+import numpy as np
+import pytest
+
+import arraygrad as ag
+from arraygrad.autograd import graph
+
+F = ag.nn.functional
+
+# (name, function of (a, b, c): a and b require grad, c is a constant; the primitives whose
+# array-level rule the case must reach)
+CASES = [
+    ("sub", lambda a, b, c: a - b, {"sub"}),
+    ("sub_alpha", lambda a, b, c: ag.sub(a, b[0], alpha=2), {"sub"}),
+    ("sub_const", lambda a, b, c: a - c, {"sub"}),
+    ("rsub_number", lambda a, b, c: 0.5 - a, {"sub"}),
+    ("neg", lambda a, b, c: -a * b, {"neg"}),
+    ("div", lambda a, b, c: a / b, {"div"}),
+    ("div_broadcast", lambda a, b, c: a / b[:1], {"div"}),
+    ("div_const", lambda a, b, c: c / a + a / c, {"div"}),
+    ("div_number", lambda a, b, c: 1.5 / a + a / 3.0, {"div"}),
+    ("div_self", lambda a, b, c: a / a, {"div"}),
+    ("mul_const", lambda a, b, c: a * c * 2.0, {"mul"}),
+    ("pow_square", lambda a, b, c: a ** 2, {"pow"}),
+    ("pow_float", lambda a, b, c: a.abs() ** 1.5 + a ** -1, {"pow"}),
+    ("pow_zero", lambda a, b, c: a ** 0, {"pow"}),
+    ("pow_tensor", lambda a, b, c: a.abs() ** b, set()),     # declines: composite
+    ("log", lambda a, b, c: ag.log(a), {"log"}),
+    ("relu", lambda a, b, c: F.relu(a) + ag.relu(b.T.T), {"relu"}),
+    ("where", lambda a, b, c: ag.where(c.real > 0, a, b), {"where"}),
+    ("where_broadcast", lambda a, b, c: ag.where(c[:1].real > 0, a, b[0]), {"where"}),
+    ("where_number", lambda a, b, c: ag.where(a.real > 0, a, 0.0), {"where"}),
+    ("mean", lambda a, b, c: a.mean() * b + b.mean(1, keepdim=True) + b.mean(0), {"mean"}),
+    ("log_softmax", lambda a, b, c: F.log_softmax(a, 1) + b.log_softmax(0), {"log_softmax"}),
+    ("reshape", lambda a, b, c: a.reshape(4, 3).view(2, 6).flatten() * c.reshape(-1),
+     {"reshape"}),
+    ("unsqueeze", lambda a, b, c: a.unsqueeze(1).squeeze(1) + b.unsqueeze(0).squeeze(),
+     {"unsqueeze", "squeeze"}),
+    ("transpose", lambda a, b, c: (a.T @ b).sum() * a.transpose(0, 1).permute(1, 0) + b.T.T,
+     {"transpose", "permute"}),
+    ("expand", lambda a, b, c: a[:1].expand(5, 3, 4) * b[0].expand(3, 4), {"expand"}),
+    ("getitem", lambda a, b, c: a[1] * b[:, 1:3].sum() + a[None, ..., ::2].sum() + b[0, 0],
+     {"getitem"}),
+]
+
+
+def _inputs(rng, dtype, layout):
+    vals = rng.standard_normal((3, 3, 4))
+    vals[0, 0, :2] = (0.0, -0.0)
+    if dtype.is_floating_point:
+        vals[1, 2, 3] = np.nan
+        vals[2, 1, 0] = np.inf
+    if layout == "transposed":      # non-contiguous arrays, same values
+        arrays = [np.ascontiguousarray(v.T).T for v in vals]
+    else:
+        arrays = list(vals)
+    if dtype.is_complex:
+        arrays = [v + 0.5j * v[::-1] for v in arrays]
+    return [ag.tensor(v, dtype=dtype) for v in arrays]
+
+
+def _grads(fn, tensors, create_graph):
+    a, b, c = (t.detach() for t in tensors)
+    a.requires_grad_(True)
+    b.requires_grad_(True)
+    out = fn(a, b, c)
+    gout = ag.tensor(np.random.default_rng(1).standard_normal(out.shape), dtype=out.dtype)
+    return [None if g is None else g.detach().numpy().copy() for g in ag.autograd.grad(
+        out, (a, b), gout, allow_unused=True, create_graph=create_graph)]
+
+
+def _used(monkeypatch):
+    """The primitives whose array-level rule gave the gradients (a set filled as they run)."""
+    used, previous = set(), graph._array_apply
+
+    def counting(node, grads):
+        res = previous(node, grads)
+        if res is not None:
+            used.add(node.prim.name)
+        return res
+    monkeypatch.setattr(graph, "_array_apply", counting)
+    return used
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "complex128"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+@pytest.mark.parametrize("spare_min", [0, None])
+def test_array_rules_give_the_composite_rules_bits(dtype, layout, spare_min, monkeypatch):
+    """Every case, differentiated with the array-level rules (spare buffers at every size, or
+    at the engine's threshold) and with the composite ones, gives equal bits; real float32
+    and float64 go through the array-level rule of each primitive the case names."""
+    if spare_min is not None:
+        monkeypatch.setattr(graph, "_SPARE_MIN", spare_min)
+    dtype = getattr(ag, dtype)
+    real = dtype in (ag.float32, ag.float64)
+    rng = np.random.default_rng(0)
+    tensors = _inputs(rng, dtype, layout)
+    for name, fn, prims in CASES:
+        if dtype.is_complex and name in ("relu", "log_softmax", "mean"):
+            continue        # (no complex kernel in torch, or values that differ in meaning)
+        ref = _grads(fn, tensors, create_graph=True)
+        with monkeypatch.context() as m:
+            used = _used(m)
+            got = _grads(fn, tensors, create_graph=False)
+        for r, g in zip(ref, got):
+            assert (r is None) == (g is None), name
+            if r is not None:
+                assert r.dtype == g.dtype == dtype.np, name
+                np.testing.assert_array_equal(g, r, err_msg=f"{name} {dtype} {layout}")
+        if real:
+            assert prims <= used, (name, used)
+        elif dtype is ag.float16:
+            assert not used, (name, used)       # other dtypes take the composite rules
+
+
+OPS = [lambda a, b: a - b, lambda a, b: -a, lambda a, b: a / (b.abs() + 1),
+       lambda a, b: (a * 0.5) ** 2, lambda a, b: (a.abs() + 0.5).log(), lambda a, b: a.relu(),
+       lambda a, b: ag.where(b > 0, a, b), lambda a, b: a.mean(0, keepdim=True) * b,
+       lambda a, b: a.log_softmax(1), lambda a, b: a.T.reshape(4, 6).T.reshape(6, 4),
+       lambda a, b: a[1:2].expand(6, 4) * b, lambda a, b: a.tanh() * b[2:3],
+       lambda a, b: a * b, lambda a, b: a + b, lambda a, b: a.sin(), lambda a, b: a.sigmoid()]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_spare_buffers_change_no_value(seed, monkeypatch):
+    """Random graphs of these ops with values reused, kept by the caller and hooked, with
+    spare buffers at every size: the array-level rules give the composite rules' bits, and
+    every tensor the caller holds keeps its value."""
+    monkeypatch.setattr(graph, "_SPARE_MIN", 0)
+    rng = np.random.default_rng(seed)
+    plan = [(rng.integers(len(OPS)), rng.integers(0, i + 2, 2), rng.random() < 0.2)
+            for i in range(30)]
+    hook_at = rng.integers(30)
+    x0, c0 = rng.standard_normal((6, 4)), rng.standard_normal((6, 4))
+
+    def run(create_graph):
+        x = ag.tensor(x0, dtype=ag.float32, requires_grad=True)
+        c = ag.tensor(c0, dtype=ag.float32)
+        vals, kept = [x, c], []
+        for i, (k, (p, q), keep) in enumerate(plan):
+            v = OPS[k](vals[p], vals[q])
+            if i == hook_at and v.requires_grad:
+                v.register_hook(lambda g: g * 1.0)
+            vals.append(v)
+            if keep:
+                kept.append((v, v.detach().numpy().copy()))
+        vals = vals[2:]
+        loss = sum(v.sum() for v in (vals[-1], vals[len(vals) // 2]) if v.requires_grad)
+        if not isinstance(loss, ag.Tensor):
+            return None
+        g, = ag.autograd.grad(loss, x, allow_unused=True, materialize_grads=True,
+                              create_graph=create_graph)
+        assert np.array_equal(c.numpy(), c0.astype(np.float32))
+        for v, value in kept:
+            np.testing.assert_array_equal(v.detach().numpy(), value)
+        return g.detach().numpy()
+    ref, got = run(True), run(False)
+    assert (ref is None) == (got is None)
+    if ref is not None:
+        np.testing.assert_array_equal(got, ref)
+
+
+def test_mul_keeps_only_what_its_rules_read(torch):
+    """`x * c` with a constant c saves c alone (as torch), so a chain of such products keeps
+    no intermediate alive; `_saved_self` is None as torch's."""
+    for lib in (ag, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        c = lib.tensor([3.0, 4.0])
+        for y, unsaved in ((x * c, "_saved_self"), (c * x, "_saved_other"),
+                           (x / c, "_saved_self")):
+            assert getattr(y.grad_fn, unsaved) is None, (lib.__name__, unsaved)
+    import weakref
+    x = ag.tensor(np.ones(3), requires_grad=True)
+    c = ag.tensor(np.full(3, 2.0))
+    y = x * c
+    ref = weakref.ref(y._data)
+    z = y * c
+    del y
+    assert ref() is None        # not kept by z's node
+    z.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(3, 4.0))
