@@ -32,6 +32,7 @@ CASES = [
     ("pow_zero", lambda a, b, c: a ** 0, {"pow"}),
     ("pow_tensor", lambda a, b, c: a.abs() ** b, set()),     # declines: composite
     ("log", lambda a, b, c: ag.log(a), {"log"}),
+    ("sqrt", lambda a, b, c: a.sqrt() + b.abs().sqrt(), {"sqrt"}),
     ("relu", lambda a, b, c: F.relu(a) + ag.relu(b.T.T), {"relu"}),
     ("where", lambda a, b, c: ag.where(c.real > 0, a, b), {"where"}),
     ("where_broadcast", lambda a, b, c: ag.where(c[:1].real > 0, a, b[0]), {"where"}),

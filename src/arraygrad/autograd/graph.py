@@ -801,8 +801,16 @@ def record(prim, params, saved_args, outs, results, edges, level_owned):
 def _unread(save_when, needs):
     """The inputs that no rule which will run reads (`Primitive.save_when`): they are not
     saved, so the graph does not keep them alive (torch's nodes save as little)."""
-    return {i for i, readers in enumerate(save_when)
-            if readers is not None and not any(needs[j] for j in readers)}
+    key = (save_when, tuple(needs))
+    unread = _unread_sets.get(key)
+    if unread is None:
+        unread = _unread_sets[key] = tuple(
+            i for i, readers in enumerate(save_when)
+            if readers is not None and not any(needs[j] for j in readers))
+    return unread
+
+
+_unread_sets = {}     # (save_when, needs) -> the unread inputs: few primitives, few patterns
 
 
 def _fill(node, needs, fns, nrs, shapes, dtypes, saved, saved_outs, vcs, outs):

@@ -505,9 +505,16 @@ log = _float_op("log", lambda xp, x: xp.log(x), lambda ctx: 1 / ctx.x, complex=T
 # torch's sqrt rules divide by 2 sqrt(x): at 0 that is a complex division by zero, inf in each
 # part, where multiplying by 0.5 / sqrt(x) would give nan
 sqrt = _float_unary(primitive(
-    "sqrt", lambda xp, x: xp.sqrt(x), save=(), save_output=True, complex=True,
+    "sqrt", silent(lambda xp, x: xp.sqrt(x)), save=(), save_output=True, complex=True,
     vjp=(lambda ctx, g: g / (2 * ctx.out.conj()),), jvp=(lambda ctx, t: t / (2 * ctx.out),),
-    batch=elementwise))
+    batch=elementwise, array_vjp=lambda xp, g, inputs, outs, needs, shapes, spare: (
+        _over_twice(xp, g, outs[0], spare),)))
+
+
+def _over_twice(xp, g, out, spare):
+    """sqrt's `g / (2 * out)` on arrays, in one buffer (out's own where it is spare)."""
+    t = _into(xp.multiply, out, 2, out=take(spare, g))
+    return _into(xp.divide, g, t, out=t)
 rsqrt = _float_op("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda ctx: -0.5 * ctx.out ** 3,
                   save_input=False, save_output=True, complex=True)
 def _one_minus_square(xp, out, spare):
