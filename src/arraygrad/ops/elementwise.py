@@ -162,6 +162,16 @@ def _scaled(y, alpha):
     return y if alpha == 1 else y * alpha
 
 
+def _into(ufunc, *args, out=None):
+    """`ufunc(*args)` written into `out` where that is an array of the result's shape and
+    dtype (a spare buffer or a temporary of an array-level rule), else into a new one."""
+    if type(out) is host_xp.ndarray and \
+            out.shape == host_xp.broadcast_shapes(*(getattr(a, "shape", ()) for a in args)) \
+            and out.dtype == host_xp.result_type(*args):
+        return ufunc(*args, out=out)
+    return ufunc(*args)
+
+
 _add = binary("add", _checked("add", lambda xp, x, y, alpha=1: xp.add(x, _scaled(y, alpha))),
               lambda ctx, g, alpha=1: g, lambda ctx, g, alpha=1: g if alpha == 1 else g * alpha,
               save=(), complex=True,
@@ -190,14 +200,6 @@ _mul = binary("mul", _checked("mul", lambda xp, x, y: xp.multiply(x, y)),
               save_when=((1,), (0,)),
               array_vjp=lambda xp, g, inputs, outs, needs, shapes, spare: _mul_array_vjp(
                   xp, g, inputs[0], inputs[1], needs, spare))
-def _into(ufunc, *args, out=None):
-    """`ufunc(*args)` written into `out` where that is an array of the result's shape and
-    dtype (a spare buffer or a temporary of an array-level rule), else into a new one."""
-    if type(out) is host_xp.ndarray and \
-            out.shape == host_xp.broadcast_shapes(*(getattr(a, "shape", ()) for a in args)) \
-            and out.dtype == host_xp.result_type(*args):
-        return ufunc(*args, out=out)
-    return ufunc(*args)
 
 
 def _mul_array_vjp(xp, g, x, y, needs, spare):
@@ -224,7 +226,7 @@ def _div_array_vjp(xp, g, x, y, needs, spare):
     composite rule, into spare buffers where there are."""
     gx = gy = None
     if needs[0]:
-        gx = _into(xp.divide, g, y, out=take(spare, g, y) if needs[1] else take(spare))
+        gx = _into(xp.divide, g, y, out=take(spare, g, x, y) if needs[1] else take(spare))
     if needs[1]:
         t = _into(xp.negative, g, out=take(spare, x, y))
         t = _into(xp.multiply, t, x, out=t)
@@ -234,6 +236,8 @@ def _div_array_vjp(xp, g, x, y, needs, spare):
             yy = y * y
         gy = _into(xp.divide, t, yy, out=t)
     return gx, gy
+
+
 def _negative(xp, x):
     try:
         return xp.negative(x)
@@ -515,6 +519,8 @@ def _over_twice(xp, g, out, spare):
     """sqrt's `g / (2 * out)` on arrays, in one buffer (out's own where it is spare)."""
     t = _into(xp.multiply, out, 2, out=take(spare, g))
     return _into(xp.divide, g, t, out=t)
+
+
 rsqrt = _float_op("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda ctx: -0.5 * ctx.out ** 3,
                   save_input=False, save_output=True, complex=True)
 def _one_minus_square(xp, out, spare):

@@ -150,7 +150,8 @@ def _swapped(ndim, d0, d1):
 _transpose = _view_prim("transpose",
                         lambda xp, x, d0, d1: xp.permute_dims(x, _swapped(x.ndim, d0, d1)),
                         lambda ctx, g, d0, d1: _transpose(g, d0=d0, d1=d1),
-                        lambda xp, g, in_shape, d0, d1: xp.permute_dims(g, _swapped(g.ndim, d0, d1)),
+                        lambda xp, g, in_shape, d0, d1:
+                            xp.permute_dims(g, _swapped(g.ndim, d0, d1)),
                         batch=shifted_dims("d0", "d1"))
 
 
