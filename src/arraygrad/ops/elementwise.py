@@ -567,10 +567,14 @@ relu = _tensor_unary(unary(
 
 
 def _relu_deriv(xp, out, spare):
-    """relu's `where(out != out, 1, sign(out))` on arrays in one buffer: out is >= 0 or NaN,
-    so its sign is 0, -0, 1 or NaN, and fmin(sign, 1) turns NaN alone into 1."""
-    s = _into(xp.sign, out, out=take(spare))
-    return _into(xp.fmin, s, 1, out=s)
+    """relu's `where(out != out, 1, sign(out))` on arrays, in one buffer (out's own where it
+    is spare): out is > 0, 0, -0 or NaN, so that is ceil(fmin(out, 1)) + 0 (fmin: NaN to 1;
+    + 0: NumPy's sign of -0 is 0). NumPy's sign itself is some 20 times slower in place."""
+    d = _into(xp.fmin, out, 1, out=take(spare))
+    if type(d) is not xp.ndarray:
+        return xp.ceil(d) + 0
+    xp.ceil(d, out=d)
+    return xp.add(d, 0, out=d)
 
 
 def _no_complex_relu(op):
