@@ -188,3 +188,30 @@ def test_mul_keeps_only_what_its_rules_read(torch):
     assert ref() is None        # not kept by z's node
     z.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.full(3, 4.0))
+
+
+def test_hot_paths_run_no_composite_rule(monkeypatch):
+    """The backward of an MLP step (linear, relu, cross-entropy) and of the benchmark's chain
+    (mul, add, tanh, sin) dispatches no primitive: every node runs its array-level rule."""
+    from arraygrad.core import dispatch
+    rng = np.random.default_rng(0)
+    x = ag.tensor(rng.standard_normal((8, 6)), dtype=ag.float32)
+    w1 = ag.tensor(rng.standard_normal((5, 6)), dtype=ag.float32, requires_grad=True)
+    w2 = ag.tensor(rng.standard_normal((3, 5)), dtype=ag.float32, requires_grad=True)
+    b = ag.tensor(rng.standard_normal(3), dtype=ag.float32, requires_grad=True)
+    y = ag.tensor(rng.integers(0, 3, 8))
+    loss = F.cross_entropy(F.linear(F.relu(F.linear(x, w1)), w2, b), y)
+    a, c = ag.tensor(rng.uniform(0.9, 1.1, 4)), ag.tensor(rng.uniform(-0.1, 0.1, 4))
+    z = v = ag.tensor(rng.standard_normal(4), requires_grad=True)
+    for _ in range(5):
+        z = ((z * a + c).tanh()).sin()
+    calls, call = [], dispatch.Primitive.__call__
+
+    def counted(prim, *args, **params):
+        calls.append(prim.name)
+        return call(prim, *args, **params)
+    monkeypatch.setattr(dispatch.Primitive, "__call__", counted)
+    loss.backward()
+    z.backward(ag.ones_like(z))
+    assert calls == []
+    assert w1.grad is not None and v.grad is not None
