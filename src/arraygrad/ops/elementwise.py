@@ -522,7 +522,16 @@ def _over_twice(xp, g, out, spare):
 
 
 rsqrt = _float_op("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda ctx: -0.5 * ctx.out ** 3,
-                  save_input=False, save_output=True, complex=True)
+                  save_input=False, save_output=True, complex=True,
+                  array_deriv=lambda xp, x, out, spare: _scaled_into(
+                      xp, _into(xp.pow, out, 3, out=take(spare)), -0.5))
+
+
+def _scaled_into(xp, t, c):
+    """`t * c`, in t's buffer where it is an array (a temporary of an array-level rule)."""
+    return _into(xp.multiply, t, c, out=t)
+
+
 def _one_minus_square(xp, out, spare):
     """`1 - out * out` for tanh's array-level rule, in one buffer (`out`'s own where spare)."""
     t = xp.multiply(out, out, out=take(spare))
@@ -597,9 +606,20 @@ cos = _float_op("cos", lambda xp, x: xp.cos(x), lambda ctx: -sin(ctx.x), complex
 tan = _float_op("tan", lambda xp, x: xp.tan(x), lambda ctx: 1 + ctx.out * ctx.out,
                 save_input=False, save_output=True, complex=True)
 log1p = _float_op("log1p", lambda xp, x: xp.log1p(x), lambda ctx: 1 / (1 + ctx.x),
-                  node_name="Log1PBackward0", complex=True)
+                  node_name="Log1PBackward0", complex=True,
+                  array_deriv=lambda xp, x, out, spare: _reciprocal_into(
+                      xp, _into(xp.add, x, 1, out=take(spare))))
 expm1 = _float_op("expm1", lambda xp, x: xp.expm1(x), lambda ctx: ctx.out + 1,
-                  save_input=False, save_output=True, complex=True)
+                  save_input=False, save_output=True, complex=True,
+                  array_deriv=lambda xp, x, out, spare: _into(xp.add, out, 1, out=take(spare)))
+
+
+def _reciprocal_into(xp, t):
+    """`1 / t`, in t's buffer where it is an array (a temporary of an array-level rule)."""
+    return _into(xp.divide, 1, t, out=t)
+
+
+
 log2 = _float_op("log2", lambda xp, x: xp.log2(x), lambda ctx: 1 / (ctx.x * 0.6931471805599453), complex=True)
 log10 = _float_op("log10", lambda xp, x: xp.log10(x),
                   lambda ctx: 1 / (ctx.x * 2.302585092994046), complex=True)
@@ -626,7 +646,15 @@ def frac(input):
 frac.prim = _frac
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
 erf = _float_op("erf", lambda xp, x: _erf(xp, x),
-                lambda ctx: 1.1283791670955126 * exp(-ctx.x * ctx.x))
+                lambda ctx: 1.1283791670955126 * exp(-ctx.x * ctx.x),
+                array_deriv=lambda xp, x, out, spare: _erf_deriv(xp, x, spare))
+
+
+def _erf_deriv(xp, x, spare):
+    """erf's `1.1283791670955126 * exp(-x * x)` on arrays, in one buffer other than x's."""
+    t = _into(xp.negative, x, out=take(spare, x))
+    t = _into(xp.multiply, t, x, out=t)
+    return _scaled_into(xp, _into(xp.exp, t, out=t), 1.1283791670955126)
 
 
 def _sigmoid_impl(xp, x):
@@ -699,8 +727,20 @@ def _clamp_impl(xp, x, min=None, max=None):
     return x
 
 
+def _clamp_array_vjp(xp, g, inputs, outs, needs, shapes, spare, min, max):
+    """`g * _clamp_mask` on arrays: g times the comparisons' booleans (as 1.0 and 0.0, the
+    values the mask converts them to)."""
+    x = inputs[0]
+    m = None
+    if min is not None:
+        m = xp.greater_equal(x, min)
+    if max is not None:
+        m = xp.less_equal(x, max) if m is None else xp.logical_and(m, xp.less_equal(x, max))
+    return (_into(xp.multiply, g, m, out=take(spare)),)
+
+
 _clamp = primitive("clamp", _clamp_impl, node_name="ClampBackward1", save=(0,),
-                   jvp_reads_primals=False,
+                   jvp_reads_primals=False, array_vjp=_clamp_array_vjp,
                    vjp=(lambda ctx, g, min, max: g * _clamp_mask(ctx, min, max),),
                    jvp=(lambda ctx, t, min, max: t * _clamp_mask(ctx, min, max),),
                    batch=elementwise)
