@@ -435,6 +435,17 @@ def _softmax_vjp(ctx, g, dim):
     return y * (g - _sum(g * y, dims=(dim,), keepdim=True))
 
 
+def _softmax_array_vjp(xp, g, inputs, outs, needs, shapes, spare, dim):
+    """`_softmax_vjp` on arrays, in one buffer other than g's and the output's."""
+    y = outs[0]
+    t = xp.multiply(g, y, out=take(spare, g, y))
+    s = _sum_impl(xp, t, (dim,), True)
+    if not fresh(xp, t, g):
+        return (y * (g - s),)
+    xp.subtract(g, s, out=t)
+    return (xp.multiply(y, t, out=t),)
+
+
 def _log_softmax_vjp(ctx, g, dim):
     return g - exp(ctx.out) * _sum(g, dims=(dim,), keepdim=True)
 
@@ -449,7 +460,8 @@ def _log_softmax_array_vjp(xp, g, inputs, outs, needs, shapes, spare, dim):
 
 
 _softmax = primitive("softmax", _softmax_impl, save=(), save_output=True,
-                     vjp=(_softmax_vjp,), jvp=(_softmax_vjp,), batch=along_dim)
+                     vjp=(_softmax_vjp,), jvp=(_softmax_vjp,), batch=along_dim,
+                     array_vjp=_softmax_array_vjp)
 _log_softmax = primitive(
     "log_softmax", _log_softmax_impl, save=(), save_output=True, vjp=(_log_softmax_vjp,),
     array_vjp=_log_softmax_array_vjp,
