@@ -21,6 +21,7 @@ CASES = [
     ("sub_const", lambda a, b, c: a - c, {"sub"}),
     ("rsub_number", lambda a, b, c: 0.5 - a, {"sub"}),
     ("neg", lambda a, b, c: -a * b, {"neg"}),
+    ("abs", lambda a, b, c: a.abs() * b, {"abs"}),
     ("div", lambda a, b, c: a / b, {"div"}),
     ("div_broadcast", lambda a, b, c: a / b[:1], {"div"}),
     ("div_const", lambda a, b, c: c / a + a / c, {"div"}),
