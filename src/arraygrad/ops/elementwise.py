@@ -9,6 +9,7 @@ from ._checks import (tensor_op, not_tensor, not_implemented, same_dtype, number
                       short_dtype_name, type_name)
 from ._rules import unary as _unary, binary, nondiff, elementwise, fresh, take
 from .registry import primitive
+from ..autograd.eager import unary_op, binary_op
 
 Tensor = _t.Tensor
 host_xp = numpy_backend.xp     # NOTE [fused functions]
@@ -273,7 +274,7 @@ def _binop(prim, float_only=False):
         x, y = promote(input, other, float_only=float_only, op=prim.name)
         return prim(x, y)
     op.__name__ = prim.name
-    return op
+    return binary_op(prim, op)
 
 
 def _is_bool(v):
@@ -402,7 +403,7 @@ def _float_unary(prim):
         return prim(input)
     op.__name__ = prim.name
     op.prim = prim
-    return tensor_op(op)
+    return unary_op(prim, tensor_op(op))
 
 
 def _tensor_unary(prim, bool_kernel=None):
@@ -414,7 +415,7 @@ def _tensor_unary(prim, bool_kernel=None):
         return prim(input)
     op.__name__ = prim.name
     op.prim = prim
-    return tensor_op(op)
+    return unary_op(prim, tensor_op(op))
 
 
 def _float_op(name, impl, deriv, **kw):
@@ -438,7 +439,7 @@ def _piecewise_constant(name, impl):
         return prim(input)
     op.__name__ = name
     op.prim = prim
-    return tensor_op(op)
+    return unary_op(prim, tensor_op(op))
 
 
 def no_complex(op, *xs, kernel=None):
