@@ -98,8 +98,8 @@ _FAST = {d.np: d for d in (_dt.float32, _dt.float64)}
 # the node's shared tuples for each fast dtype: (d,), (d, d), (d, None), (None, d)
 _DTYPES = {n: tuple(_interned(_dtype_tuples, k) for k in ((d,), (d, d), (d, None), (None, d)))
            for n, d in _FAST.items()}
-_NEEDS = (None, _interned(_needs_tuples, (False, True)), _interned(_needs_tuples, (True, False)),
-          _interned(_needs_tuples, (True, True)))     # by 2 * needs[0] + needs[1]
+_NEEDS = ((None, _interned(_needs_tuples, (False, True))),      # by needs[0], needs[1]
+          (_interned(_needs_tuples, (True, False)), _interned(_needs_tuples, (True, True))))
 _NEEDS1 = _interned(_needs_tuples, (True,))
 _Z1, _Z2 = _ZEROS[(0,)], _ZEROS[(0, 0)]
 
@@ -113,8 +113,7 @@ def unary_op(prim, slow):
     frame (NOTE [one-frame ops])."""
     if prim.multiple_results or prim.is_view or prim.nondiff_inputs or prim.nondiff_outputs:
         return slow
-    impl, record, save_x, save_out = prim.impl, prim.differentiable, _saves(prim, 0), \
-        prim.save_output
+    record, save_x, save_out = prim.differentiable, _saves(prim, 0), prim.save_output
 
     def op(input):
         if type(input) is not Tensor or input._lvl is not None or input._base is not None \
@@ -126,7 +125,7 @@ def unary_op(prim, slow):
         dt = d.dtype
         if dt not in _FAST:
             return slow(input)
-        out = impl(_np, d)
+        out = prim.impl(_np, d)
         if type(out) is not _ndarray:
             out = _np.asarray(out)
         t = _new(Tensor)
@@ -189,8 +188,7 @@ def binary_op(prim, slow, reflected=False):
     if prim.multiple_results or prim.is_view or prim.nondiff_inputs or prim.nondiff_outputs \
             or not prim.number_edges or prim.save_output:
         return slow if not reflected else _reflected(slow)
-    impl, record, save_x, save_y = prim.impl, prim.differentiable, _saves(prim, 0), \
-        _saves(prim, 1)
+    record, save_x, save_y = prim.differentiable, _saves(prim, 0), _saves(prim, 1)
 
     def op(x, y):
         if reflected:
@@ -213,10 +211,10 @@ def binary_op(prim, slow, reflected=False):
                 dy = y._data
                 if type(dy) is not _ndarray or dy.dtype is not dt:
                     return slow(x, y)
-                needs = 2 * x._requires_grad + y._requires_grad
+                nx, ny = x._requires_grad, y._requires_grad
             elif ty is float or ty is int:
                 dy = y
-                needs = 2 * x._requires_grad
+                nx, ny = x._requires_grad, False
             else:
                 return slow(x, y)
         elif ty is Tensor and (tx is float or tx is int):
@@ -229,10 +227,10 @@ def binary_op(prim, slow, reflected=False):
             if dt not in _FAST:
                 return slow(x, y)
             dx = x
-            needs = y._requires_grad
+            nx, ny = False, y._requires_grad
         else:
             return slow(x, y)
-        out = impl(_np, dx, dy)
+        out = prim.impl(_np, dx, dy)
         if type(out) is not _ndarray:
             out = _np.asarray(out)
         t = _new(Tensor)
@@ -240,7 +238,7 @@ def binary_op(prim, slow, reflected=False):
         t._lvl = t.grad_fn = None
         t._output_nr = 0
         t._vc = {0: 0}
-        if not (record and needs and _grad_state.grad_enabled):
+        if not (record and (nx or ny) and _grad_state.grad_enabled):
             t._requires_grad = False
             return t
         if out.dtype is not dt or _hooks_state.stack or _anomaly.enabled:
@@ -251,12 +249,12 @@ def binary_op(prim, slow, reflected=False):
         node._seq = next(_seq)
         node.prim = prim
         node.params = {}
-        node.needs_input_grad = _NEEDS[needs]
+        node.needs_input_grad = _NEEDS[nx][ny]
         node._saved_outs = None
         vcs = 0                 # version counters stored so far (NOTE [node footprint])
         if tx is Tensor:
             sx = dx.shape
-            if needs & 2:
+            if nx:
                 fx = x.grad_fn
                 if fx is None:
                     fx, rx = accumulator(x), 0
@@ -280,7 +278,7 @@ def binary_op(prim, slow, reflected=False):
             fx, rx, kx, sx = None, 0, x, None
         if ty is Tensor:
             sy = dy.shape
-            if needs & 1:
+            if ny:
                 fy = y.grad_fn
                 if fy is None:
                     fy, ry = accumulator(y), 0
