@@ -155,3 +155,11 @@ def test_transforms_and_profiler_see_the_ops():
         (x * 2.0).sin()
     names = {e.name for e in prof.function_events}
     assert {"mul", "sin"} <= names, names
+
+
+def test_sqrt_of_a_negative_number_is_nan_without_a_warning():
+    """As torch (the suite turns NumPy's RuntimeWarning into an error)."""
+    for x in (ag.tensor([-1.0, 4.0]), ag.tensor([-1.0, 4.0], dtype=ag.float32)[:1],
+              ag.tensor([-1, 4])):
+        y = ag.sqrt(x)
+        assert np.isnan(y.numpy()[0])

@@ -3,7 +3,8 @@ this module installs it as the base of the dispatcher's interpreter stack."""
 from .. import _tensor as _t
 from .. import dtypes as _dt
 from .._tensor import Tensor
-from ..backends import backend_of, default_backend, numpy_backend, common_backend, adopt
+from ..backends import (backend_of, default_backend, numpy_backend, common_backend, adopt,
+                        QUIET_NUMPY)
 from ..core import dispatch, grad_mode
 from .anomaly_mode import state as _anomaly
 from .graph import (record_eager, PrimNode, SavedTensor, accumulator, _seq, _COMPACT,
@@ -16,6 +17,7 @@ _FROM_NP = _dt._FROM_NP
 _new = object.__new__
 _np = numpy_backend.xp
 _tls = dispatch._tls
+_quiet, _loud, _IGNORE_ALL = QUIET_NUMPY or (None, None, None)
 
 
 def _interned(table, key):
@@ -86,14 +88,16 @@ dispatch.swap_eager(process)
 # NOTE [one-frame ops]
 # The public forms of the common elementwise primitives (the Tensor operators, `x.tanh()`,
 # `arraygrad.tanh` ...) are made by `unary_op` and `binary_op`: in level 0's common case they
-# do in one frame what the public op, the dispatcher, `process`, `record_eager` and `_fill`
-# do in eight. The common case: no transform level and no profiler (`dispatch._eager` is
-# `process`); every tensor argument a plain Tensor (not a subclass, not a view, of no level)
-# over a NumPy array, all of one dtype, float32 or float64; the others Python floats or ints.
-# There the public op passes the arguments unchanged to the primitive (promotion keeps
-# them), so computing `prim.impl` on them is what it does, and the node built here is the one
-# `record_eager` builds (NOTE [node footprint]; saved-tensor hooks and anomaly mode take
-# `record_eager` itself). Any other call goes to `slow`, the public op.
+# do in one frame what the public op, the dispatcher, `process`, the impl's wrappers,
+# `record_eager` and `_fill` do in ten. The common case: no transform level and no profiler
+# (`dispatch._eager` is `process`); every tensor argument a plain Tensor (not a subclass,
+# not a view, of no level) over a NumPy array, all of one dtype, float32 or float64; the
+# others Python floats or ints. There the public op passes the arguments unchanged to the
+# primitive (promotion keeps them), so `prim.plain` computed on them with NumPy silenced is
+# what it computes (a ValueError sends the call down the general path, which raises torch's
+# error), and the node built here is the one `record_eager` builds (NOTE [node footprint];
+# under saved-tensor hooks or anomaly mode `record_eager` itself records). Any other call
+# goes to `slow`, the public op.
 _FAST = {d.np: d for d in (_dt.float32, _dt.float64)}
 # the node's shared tuples for each fast dtype: (d,), (d, d), (d, None), (None, d)
 _DTYPES = {n: tuple(_interned(_dtype_tuples, k) for k in ((d,), (d, d), (d, None), (None, d)))
@@ -111,7 +115,8 @@ def _saves(prim, i):
 def unary_op(prim, slow):
     """`slow(input)`, the public op of unary primitive `prim`, with its common case in one
     frame (NOTE [one-frame ops])."""
-    if prim.multiple_results or prim.is_view or prim.nondiff_inputs or prim.nondiff_outputs:
+    if prim.multiple_results or prim.is_view or prim.nondiff_inputs or prim.nondiff_outputs \
+            or prim.plain is None or QUIET_NUMPY is None:
         return slow
     record, save_x, save_out = prim.differentiable, _saves(prim, 0), prim.save_output
 
@@ -125,7 +130,15 @@ def unary_op(prim, slow):
         dt = d.dtype
         if dt not in _FAST:
             return slow(input)
-        out = prim.impl(_np, d)
+        token = _quiet(_IGNORE_ALL)
+        try:
+            out = prim.plain(_np, d)
+        except ValueError:      # the impl's own error, from the general path
+            out = None
+        finally:
+            _loud(token)
+        if out is None:
+            return slow(input)
         if type(out) is not _ndarray:
             out = _np.asarray(out)
         t = _new(Tensor)
@@ -186,7 +199,8 @@ def binary_op(prim, slow, reflected=False):
     frame (NOTE [one-frame ops]); `reflected`: the function is `y.__rop__(x)`, called with
     the arguments the other way round."""
     if prim.multiple_results or prim.is_view or prim.nondiff_inputs or prim.nondiff_outputs \
-            or not prim.number_edges or prim.save_output:
+            or not prim.number_edges or prim.save_output or prim.plain is None \
+            or QUIET_NUMPY is None:
         return slow if not reflected else _reflected(slow)
     record, save_x, save_y = prim.differentiable, _saves(prim, 0), _saves(prim, 1)
 
@@ -230,7 +244,15 @@ def binary_op(prim, slow, reflected=False):
             nx, ny = False, y._requires_grad
         else:
             return slow(x, y)
-        out = prim.impl(_np, dx, dy)
+        token = _quiet(_IGNORE_ALL)
+        try:
+            out = prim.plain(_np, dx, dy)
+        except ValueError:      # the impl's own error (broadcasting), from the general path
+            out = None
+        finally:
+            _loud(token)
+        if out is None:
+            return slow(x, y)
         if type(out) is not _ndarray:
             out = _np.asarray(out)
         t = _new(Tensor)

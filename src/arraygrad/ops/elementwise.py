@@ -116,6 +116,7 @@ def _checked(name, fn, quiet=True):
                 _dt.of_array(out.dtype) is _dt.float32:
             return _round_bfloat16(xp, x, y, out)
         return out
+    impl.plain = fn     # float32/float64 arrays: the same values (NOTE [one-frame ops])
     return silent(impl) if quiet else impl
 
 
@@ -456,7 +457,7 @@ log = _float_op("log", lambda xp, x: xp.log(x), lambda ctx: 1 / ctx.x, complex=T
 # torch's sqrt rules divide by 2 sqrt(x): at 0 that is a complex division by zero, inf in each
 # part, where multiplying by 0.5 / sqrt(x) would give nan
 sqrt = _float_unary(primitive(
-    "sqrt", lambda xp, x: xp.sqrt(x), save=(), save_output=True, complex=True,
+    "sqrt", silent(lambda xp, x: xp.sqrt(x)), save=(), save_output=True, complex=True,
     vjp=(lambda ctx, g: g / (2 * ctx.out.conj()),), jvp=(lambda ctx, t: t / (2 * ctx.out),),
     batch=elementwise))
 rsqrt = _float_op("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda ctx: -0.5 * ctx.out ** 3,
