@@ -108,8 +108,14 @@ _NEEDS1 = _interned(_needs_tuples, (True,))
 _Z1, _Z2 = _ZEROS[(0,)], _ZEROS[(0, 0)]
 
 
-def _saves(prim, i):
-    return prim.save is None or i in prim.save
+def _saves(prim, i, needs):
+    """Whether a node of `prim` whose inputs need gradients as `needs` says saves input `i`:
+    the inputs its vjp reads (`save`), less those that only rules which will not run read
+    (`save_when`, where the primitive declares it), as `record_eager`."""
+    if prim.save is not None and i not in prim.save:
+        return False
+    when = getattr(prim, "save_when", None)
+    return when is None or when[i] is None or any(needs[j] for j in when[i])
 
 
 def unary_op(prim, slow):
@@ -118,7 +124,7 @@ def unary_op(prim, slow):
     if prim.multiple_results or prim.is_view or prim.nondiff_inputs or prim.nondiff_outputs \
             or prim.plain is None or QUIET_NUMPY is None:
         return slow
-    record, save_x, save_out = prim.differentiable, _saves(prim, 0), prim.save_output
+    record, save_x, save_out = prim.differentiable, _saves(prim, 0, (True,)), prim.save_output
 
     def op(input):
         if type(input) is not Tensor or input._lvl is not None or input._base is not None \
@@ -202,7 +208,9 @@ def binary_op(prim, slow, reflected=False):
             or not prim.number_edges or prim.save_output or prim.plain is None \
             or QUIET_NUMPY is None:
         return slow if not reflected else _reflected(slow)
-    record, save_x, save_y = prim.differentiable, _saves(prim, 0), _saves(prim, 1)
+    record = prim.differentiable
+    saves = [[(_saves(prim, 0, (nx, ny)), _saves(prim, 1, (nx, ny))) for ny in (False, True)]
+             for nx in (False, True)]      # by needs[0], needs[1]
 
     def op(x, y):
         if reflected:
@@ -272,6 +280,7 @@ def binary_op(prim, slow, reflected=False):
         node.prim = prim
         node.params = {}
         node.needs_input_grad = _NEEDS[nx][ny]
+        save_x, save_y = saves[nx][ny]
         node._saved_outs = None
         vcs = 0                 # version counters stored so far (NOTE [node footprint])
         if tx is Tensor:
