@@ -7,8 +7,9 @@ from ..backends import (backend_of, default_backend, numpy_backend, common_backe
                         QUIET_NUMPY)
 from ..core import dispatch, grad_mode
 from .anomaly_mode import state as _anomaly
-from .graph import (record_eager, PrimNode, SavedTensor, accumulator, _seq, _COMPACT,
-                    _NOT_SAVED, _ZEROS, _dtype_tuples, _needs_tuples, _hooks_state)
+from .graph import (record_eager, PrimNode, SavedTensor, accumulator, shared_shapes, NO_PARAMS,
+                    _seq, _COMPACT, _NOT_SAVED, _ZEROS, _dtype_tuples, _needs_tuples,
+                    _shape_tuples, _hooks_state)
 from .views import mark_view, refresh_view
 from ..core.grad_mode import state as _grad_state
 
@@ -106,6 +107,7 @@ _NEEDS = ((None, _interned(_needs_tuples, (False, True))),      # by needs[0], n
           (_interned(_needs_tuples, (True, False)), _interned(_needs_tuples, (True, True))))
 _NEEDS1 = _interned(_needs_tuples, (True,))
 _Z1, _Z2 = _ZEROS[(0,)], _ZEROS[(0, 0)]
+_NOTHING_SAVED = (_NOT_SAVED,)
 
 
 def _saves(prim, i, needs):
@@ -162,16 +164,17 @@ def unary_op(prim, slow):
         node = _new(PrimNode)
         node._seq = next(_seq)
         node.prim = prim
-        node.params = {}
+        node.params = NO_PARAMS
         node.needs_input_grad = _NEEDS1
         node._nrs = _Z1
-        node.shapes = (d.shape,)
+        shapes = (d.shape,)
+        node.shapes = _shape_tuples.get(shapes) or shared_shapes(shapes)
         node.dtypes = _DTYPES[dt][0]
         fn = input.grad_fn
         k = 0
         if fn is None:
             node._fns = (accumulator(input),)
-            node._saved = (SavedTensor(input) if save_x else _NOT_SAVED,)
+            node._saved = (SavedTensor(input),) if save_x else _NOTHING_SAVED
         else:
             node._fns = (fn,)
             nr = input._output_nr
@@ -182,7 +185,7 @@ def unary_op(prim, slow):
                 node._vc0 = input._vc
                 k = 1
             else:
-                node._saved = (_NOT_SAVED,)
+                node._saved = _NOTHING_SAVED
         if save_out:
             node._saved_outs = ((_COMPACT, out, 0, 0, k),)
             if k:
@@ -278,7 +281,7 @@ def binary_op(prim, slow, reflected=False):
         node = _new(PrimNode)
         node._seq = next(_seq)
         node.prim = prim
-        node.params = {}
+        node.params = NO_PARAMS
         node.needs_input_grad = _NEEDS[nx][ny]
         save_x, save_y = saves[nx][ny]
         node._saved_outs = None
@@ -337,7 +340,8 @@ def binary_op(prim, slow, reflected=False):
             fy, ry, ky, sy = None, 0, y, None
         node._fns = (fx, fy)
         node._nrs = _Z2 if not (rx or ry) else (rx, ry)
-        node.shapes = (sx, sy)
+        shapes = (sx, sy)
+        node.shapes = _shape_tuples.get(shapes) or shared_shapes(shapes)
         dtypes = _DTYPES[dt]
         node.dtypes = dtypes[1] if sx is not None and sy is not None else \
             dtypes[2] if sy is None else dtypes[3]
