@@ -19,12 +19,15 @@ def _general(fn, *args):
         dispatch.swap_eager(prev)
 
 
-def _saved(v, inputs):
-    """A saved value of a node, comparable between two recordings of one op."""
+def _saved(node, v, args, out):
+    """A saved value of `node`, comparable between two recordings of one op: arrays and
+    version counters by whose they are."""
     if type(v) is tuple and v and v[0] is graph._COMPACT:
         _, data, version, hist, k = v
-        which = [i for i, a in enumerate(inputs) if a is data]
-        return ("compact", which or data.tolist(), version, hist, k)
+        tensors = [a for a in args if isinstance(a, ag.Tensor)] + [out]
+        vc = graph._vc_of(node, k)
+        return ("compact", [i for i, a in enumerate(tensors) if a._data is data],
+                [i for i, a in enumerate(tensors) if a._vc is vc], version, hist)
     if type(v) is graph.SavedTensor:
         return ("saved", type(v.value), v.version, v.ref is None)
     return v if v is not graph._NOT_SAVED else "not saved"
@@ -35,13 +38,10 @@ def _state(t, args):
     node = t.grad_fn
     if node is None:
         return (t._requires_grad, t.dtype, t.shape)
-    arrays = [a._data for a in args if isinstance(a, ag.Tensor)]
-    vcs = [getattr(node, s, None) for s in ("_vc0", "_vc1")]
     return (type(node), node.prim, node.params, node.needs_input_grad, node._nrs, node.shapes,
-            node.dtypes, [_saved(v, arrays) for v in node._saved],
-            None if node._saved_outs is None else [_saved(v, []) for v in node._saved_outs],
-            [vc is None or any(vc is a._vc for a in args if isinstance(a, ag.Tensor))
-             or vc is t._vc for vc in vcs],
+            node.dtypes, [_saved(node, v, args, t) for v in node._saved],
+            None if node._saved_outs is None else
+            [_saved(node, v, args, t) for v in node._saved_outs],
             [None if f is None else type(f) for f in node._fns], node.name(),
             t._requires_grad, t._output_nr, t.dtype, t.shape)
 
