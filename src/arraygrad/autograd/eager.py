@@ -99,10 +99,10 @@ dispatch.swap_eager(process)
 # error), and the node built here is the one `record_eager` builds (NOTE [node footprint];
 # under saved-tensor hooks or anomaly mode `record_eager` itself records). Any other call
 # goes to `slow`, the public op.
-_FAST = {d.np: d for d in (_dt.float32, _dt.float64)}
+_F32, _F64 = _dt.float32.np, _dt.float64.np     # NumPy's own dtype objects, tested by identity
 # the node's shared tuples for each fast dtype: (d,), (d, d), (d, None), (None, d)
-_DTYPES = {n: tuple(_interned(_dtype_tuples, k) for k in ((d,), (d, d), (d, None), (None, d)))
-           for n, d in _FAST.items()}
+_DTYPES = {d.np: tuple(_interned(_dtype_tuples, k) for k in ((d,), (d, d), (d, None), (None, d)))
+           for d in (_dt.float32, _dt.float64)}
 _NEEDS = ((None, _interned(_needs_tuples, (False, True))),      # by needs[0], needs[1]
           (_interned(_needs_tuples, (True, False)), _interned(_needs_tuples, (True, True))))
 _NEEDS1 = _interned(_needs_tuples, (True,))
@@ -136,7 +136,7 @@ def unary_op(prim, slow):
         if type(d) is not _ndarray:
             return slow(input)
         dt = d.dtype
-        if dt not in _FAST:
+        if dt is not _F64 and dt is not _F32:
             return slow(input)
         token = _quiet(_IGNORE_ALL)
         try:
@@ -228,7 +228,7 @@ def binary_op(prim, slow, reflected=False):
             if type(dx) is not _ndarray:
                 return slow(x, y)
             dt = dx.dtype
-            if dt not in _FAST:
+            if dt is not _F64 and dt is not _F32:
                 return slow(x, y)
             if ty is Tensor:
                 if y._lvl is not None or y._base is not None:
@@ -249,7 +249,7 @@ def binary_op(prim, slow, reflected=False):
             if type(dy) is not _ndarray:
                 return slow(x, y)
             dt = dy.dtype
-            if dt not in _FAST:
+            if dt is not _F64 and dt is not _F32:
                 return slow(x, y)
             dx = x
             nx, ny = False, y._requires_grad
