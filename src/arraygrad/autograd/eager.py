@@ -1,5 +1,7 @@
 """Level 0: compute on raw arrays and record a graph node when grad mode asks. Importing
 this module installs it as the base of the dispatcher's interpreter stack."""
+import functools
+
 from .. import _tensor as _t
 from .. import dtypes as _dt
 from .._tensor import Tensor
@@ -197,8 +199,7 @@ def unary_op(prim, slow):
         t._requires_grad = True
         t.grad_fn = node
         return t
-    op.__name__ = getattr(slow, "__name__", prim.name)
-    op.__doc__ = getattr(slow, "__doc__", None)
+    functools.update_wrapper(op, slow)     # its name, docs and signature are the public op's
     op.prim = prim
     return op
 
@@ -349,8 +350,7 @@ def binary_op(prim, slow, reflected=False):
         t._requires_grad = True
         t.grad_fn = node
         return t
-    op.__name__ = getattr(slow, "__name__", prim.name)
-    op.__doc__ = getattr(slow, "__doc__", None)
+    functools.update_wrapper(op, slow)     # its name, docs and signature are the public op's
     op.prim = prim
     return op
 
@@ -358,5 +358,5 @@ def binary_op(prim, slow, reflected=False):
 def _reflected(slow):
     def op(y, x):
         return slow(x, y)
-    op.__name__ = getattr(slow, "__name__", "op")
+    functools.update_wrapper(op, slow)
     return op
