@@ -120,7 +120,17 @@ class FunctionCtx:
         saved = self._f_saved
         if saved is None:
             raise RuntimeError(FREED_MSG)
-        return tuple([None if s is None else s.unpack(self) for s in saved])
+        out = []
+        for s in saved:
+            # SavedTensor.unpack, inline where it returns the tensor it holds (no hooks,
+            # unchanged since saved; an output that is still alive)
+            if s is not None and s.hooks is None and s.fn is None:
+                t = s.value if s.ref is None else s.ref()
+                if t is not None and t._vc[0] == s.version:
+                    out.append(t)
+                    continue
+            out.append(None if s is None else s.unpack(self))
+        return tuple(out)
 
     @property
     def saved_data(self):
@@ -151,15 +161,6 @@ class BackwardCFunction(Node, FunctionCtx):
         if self._f_recorded:
             self._f_saved = None
 
-    def _user_backward(self):
-        cls = self._forward_cls
-        backward, vjp = cls.backward, cls.vjp
-        if backward is not Function.backward and vjp is not Function.vjp \
-                and backward is not vjp:
-            raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is "
-                               "not allowed. You should only implement one of them.")
-        return vjp if vjp is not Function.vjp else backward
-
     def apply(self, grads):
         """Run the user's backward on the output grads; validated input grads."""
         if self._f_attr_versions is not None:
@@ -174,8 +175,15 @@ class BackwardCFunction(Node, FunctionCtx):
                     if g is None:
                         grads[i] = zeros(*self._f_out_meta[i])
             args = grad_args(self._f_out_leaves, self._f_out_spec, grads)
+        cls = self._forward_cls
+        backward, vjp = cls.backward, cls.vjp
+        if vjp is not _BASE_VJP:
+            if backward is not _BASE_VJP and backward is not vjp:
+                raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function "
+                                   "is not allowed. You should only implement one of them.")
+            backward = vjp
         versions = saved_versions(self)
-        result = call_backward(self._forward_cls, self._user_backward(), self, args)
+        result = call_backward(cls, backward, self, args)
         if versions is not None:
             check_saved_unchanged(self, versions)
         return validate_grads(self, result)
@@ -353,6 +361,7 @@ class VmapInfo(NamedTuple):
 
 
 _BASE_SETUP = _SingleLevelFunction.setup_context
+_BASE_VJP = _SingleLevelFunction.vjp     # also the base backward
 
 
 def has_setup_context(cls):
@@ -473,10 +482,10 @@ def eager_rule(prim, interp, flat, params, ctx=None):
     state.grad_enabled = False      # forward runs below autograd, as torch's
     try:
         if cls.setup_context is not _BASE_SETUP:
-            output = cls.forward(*args, **kwargs)
+            output = cls.forward(*args, **kwargs) if kwargs else cls.forward(*args)
             cls.setup_context(ctx, args, output)
         else:
-            output = cls.forward(ctx, *args, **kwargs)
+            output = cls.forward(ctx, *args, **kwargs) if kwargs else cls.forward(ctx, *args)
     finally:
         state.grad_enabled = prev
     if plain and isinstance(output, Tensor) and not ctx.dirty_tensors \

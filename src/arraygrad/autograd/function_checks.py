@@ -97,8 +97,26 @@ def validate_grads(node, result):
         result = (result,)
     n = len(metas)
     if len(result) == n:
-        out = _plain_grads(node, result, metas)
-        if out is not None:
+        # the common case first: every input a tensor, each gradient None or a plain array
+        # tensor of its input's shape and dtype (nothing to check or convert)
+        fns = node._fns
+        out = []
+        for k, r in enumerate(result):
+            spec, leaf_meta = metas[k]
+            meta = leaf_meta[0] if spec is LEAF else None
+            if meta is None:
+                break
+            if r is None or fns[k] is None:
+                out.append(None)
+                continue
+            if not isinstance(r, Tensor) or r._lvl is not None:
+                break
+            d = r._data
+            if type(d) is not _ndarray or d.shape != meta[0] or \
+                    _FROM_NP.get(d.dtype) is not meta[1]:
+                break
+            out.append(r)
+        else:
             return out
     elif len(result) > n and all(r is None for r in result[n:]):
         result = result[:n]
@@ -137,29 +155,6 @@ def validate_grads(node, result):
                 out.append(None)
             else:
                 out.append(check_grad(node, g, m, i, j))
-    return out
-
-
-def _plain_grads(node, result, metas):
-    """validate_grads' result where every input is a tensor and each gradient is None or a
-    plain array tensor of its input's shape and dtype (nothing to check or convert); None
-    where that is not so, for the full check."""
-    fns = node._fns
-    out = []
-    for k, r in enumerate(result):
-        spec, leaf_meta = metas[k]
-        meta = leaf_meta[0] if spec is LEAF else None
-        if meta is None:
-            return None
-        if r is None or fns[k] is None:
-            out.append(None)
-            continue
-        if not isinstance(r, Tensor) or r._lvl is not None:
-            return None
-        d = r._data
-        if type(d) is not _ndarray or d.shape != meta[0] or _FROM_NP.get(d.dtype) is not meta[1]:
-            return None
-        out.append(r)
     return out
 
 
