@@ -497,12 +497,13 @@ def eager_rule(prim, interp, flat, params, ctx=None):
             if not executable:
                 return output
             d = output._data if output._lvl is None else None
-            meta = (d.shape, _FROM_NP[d.dtype]) if type(d) is _ndarray else meta_of(output)
-            if meta[1].is_differentiable:
+            forms = shared_meta((d.shape, _FROM_NP[d.dtype]) if type(d) is _ndarray
+                                else meta_of(output))
+            if forms[0][1].is_differentiable:
                 output.grad_fn, output._output_nr, output._requires_grad = ctx, 0, True
                 if output._base is not None:    # an in-place write would bypass backward
                     output._custom_view = (cls.__name__, 0)
-                record(ctx, (meta,), (output,), LEAF, args, {id(output): (output, 0)}, True)
+                record(ctx, forms[1], (output,), LEAF, args, {id(output): (output, 0)}, True)
                 return output
     return _eager_outputs(cls, ctx, args, tensor_ins, output, executable)
 
@@ -651,20 +652,36 @@ def record(ctx, out_meta, out_leaves, out_spec, args, saved_outputs, level_owned
         ctx._f_out_leaves = tuple([isinstance(o, Tensor) for o in out_leaves])
     ctx._f_out_meta = out_meta
     ctx._f_out_spec = out_spec
-    in_meta = []
+    in_meta, forms = [], None
     for a in args:
         if isinstance(a, Tensor):
             d = a._data if a._lvl is None else None     # meta_of, inline for plain arrays
-            in_meta.append((LEAF, ((d.shape, _FROM_NP[d.dtype]) if type(d) is _ndarray
-                                   else meta_of(a),)))
+            forms = shared_meta((d.shape, _FROM_NP[d.dtype]) if type(d) is _ndarray
+                                else meta_of(a))
+            in_meta.append(forms[2])
         else:
             in_meta.append(_leaf_metas(a))
-    ctx._f_in_meta = tuple(in_meta)
+    ctx._f_in_meta = forms[3] if len(in_meta) == 1 and forms is not None else tuple(in_meta)
     _pack_saved(ctx, saved_outputs, level_owned)
     lint_attrs(ctx, args, out_leaves)
 
 
 _ONE_TENSOR = (True,)
+_SHARED_META = {}
+
+
+def shared_meta(meta):
+    """(meta, (meta,), (LEAF, (meta,)), ((LEAF, (meta,)),)): the forms in which nodes keep
+    the (shape, dtype) of one tensor, one set per shape and dtype shared by every node (each
+    tuple holds a dtype, so each would be one more object for the cyclic collector to walk
+    per node; NOTE [node footprint] in graph.py). A bounded cache: cleared when full."""
+    forms = _SHARED_META.get(meta)
+    if forms is None:
+        if len(_SHARED_META) >= 1024:
+            _SHARED_META.clear()
+        leaf = (LEAF, (meta,))
+        forms = _SHARED_META[meta] = (meta, (meta,), leaf, (leaf,))
+    return forms
 
 
 def _leaf_metas(a):
