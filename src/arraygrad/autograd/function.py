@@ -153,6 +153,8 @@ class BackwardCFunction(Node, FunctionCtx):
 
     _forward_cls = None
     _f_attr_versions = None     # see function_checks.lint_attrs
+    _f_out_leaves = (True,)     # one tensor output, unless `record` says otherwise
+    _f_out_spec = LEAF
 
     def __init__(self, edges=()):
         Node.__init__(self, edges)
@@ -645,13 +647,11 @@ def record(ctx, out_meta, out_leaves, out_spec, args, saved_outputs, level_owned
     recording path of the eager and grad levels' Function rules. `args`: the inputs as
     the node's backward sees them; `saved_outputs`: id -> (output, number) of the outputs
     that may be saved as such; `level_owned`: eager's node (NOTE [saved tensors])."""
-    if out_spec is LEAF and len(out_meta) == 1:     # one tensor (n_outputs is 1)
-        ctx._f_out_leaves = _ONE_TENSOR
-    else:
+    if out_spec is not LEAF or len(out_meta) != 1:     # else the class's defaults hold
         ctx.n_outputs = len(out_meta)
         ctx._f_out_leaves = tuple([isinstance(o, Tensor) for o in out_leaves])
+        ctx._f_out_spec = out_spec
     ctx._f_out_meta = out_meta
-    ctx._f_out_spec = out_spec
     in_meta, forms = [], None
     for a in args:
         if isinstance(a, Tensor):
@@ -666,7 +666,6 @@ def record(ctx, out_meta, out_leaves, out_spec, args, saved_outputs, level_owned
     lint_attrs(ctx, args, out_leaves)
 
 
-_ONE_TENSOR = (True,)
 _SHARED_META = {}
 
 
