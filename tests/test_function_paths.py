@@ -375,8 +375,8 @@ class HalfSetup(Function):
 @pytest.mark.parametrize("Fn", [HalfCtx, HalfSetup], ids=["ctx", "setup_context"])
 def test_gc_tracked_objects_per_function_node(Fn):
     """A recorded Function call keeps its node, the tuple of its next nodes and its saved
-    output (tuple, SavedTensor, weak reference) tracked by the cyclic collector, and the
-    ctx's attribute dict; shapes and dtypes are shared between nodes (`shared_meta`).
+    output (tuple, SavedTensor, weak reference) tracked by the cyclic collector; no
+    attribute dict (NOTE [ctx slots]), and shapes and dtypes shared between nodes.
     Counted as the youngest generation's growth with the collector off, which also holds
     the needs_input_grad tuple (of bools: a collection untracks it); then backward must
     leave no garbage for the collector."""
@@ -392,7 +392,7 @@ def test_gc_tracked_objects_per_function_node(Fn):
                 z = Fn.apply(z)
             counts.append(len(gc.get_objects(0)))
         per_node = (counts[1] - counts[0]) / 100
-        assert per_node <= 7, per_node
+        assert per_node <= 6, per_node
         z.sum().backward()
         del z
         assert gc.collect() == 0

@@ -151,6 +151,12 @@ class FunctionCtx:
 class BackwardCFunction(Node, FunctionCtx):
     """The graph node of one call of a custom Function, and its ctx (`<Name>Backward`)."""
 
+    # NOTE [ctx slots] what every call stores on its node lives in slots, so that the
+    # attribute dict holds only what the user's forward/setup_context put there: the ctx
+    # lint looks at it only when it is not empty, and a node adds no dict to what the
+    # cyclic collector walks. The slots shadow FunctionCtx's defaults: `_init_slots`.
+    __slots__ = ("_seq", "_fns", "_nrs", "needs_input_grad", "to_save", "_f_saved",
+                 "_f_recorded", "_f_out_meta", "_f_in_meta")
     _forward_cls = None
     _f_attr_versions = None     # see function_checks.lint_attrs
     _f_out_leaves = (True,)     # one tensor output, unless `record` says otherwise
@@ -158,6 +164,7 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def __init__(self, edges=()):
         Node.__init__(self, edges)
+        _init_slots(self)
 
     def release(self):
         if self._f_recorded:
@@ -530,7 +537,15 @@ def _new_node(node_cls, ins):
     node._nrs = _ZEROS.get(nrs, nrs)
     if anomaly.enabled:
         node.metadata["traceback_"] = forward_stack()
+    _init_slots(node)
     return node
+
+
+def _init_slots(node):
+    """FunctionCtx's defaults, which a BackwardCFunction's slots shadow (NOTE [ctx slots])."""
+    node.needs_input_grad = node.to_save = ()
+    node._f_saved = None
+    node._f_recorded = False
 
 
 def single_output(ctx, out, args):
@@ -693,7 +708,7 @@ def _pack_saved(ctx, outputs, owner_is_output):
     """Turn `to_save` into version-checked SavedTensors (outputs held weakly in eager)."""
     to_save = ctx.to_save
     if to_save:
-        del ctx.to_save
+        ctx.to_save = ()
         packed = []
         hooks = current_saved_hooks() if owner_is_output else None  # eager: saved-tensor hooks
         for t in to_save:

@@ -203,7 +203,8 @@ def lint_attrs(ctx, args, out_leaves):
     """Warn about tensors kept as ctx attributes (NOTE [ctx attributes]); remember the
     versions of all of them to catch a change before backward. Free when the ctx holds
     only what the machinery put there."""
-    if not _MACHINERY_NAMES.issuperset(ctx.__dict__):
+    d = ctx.__dict__        # a node's own state is in slots (NOTE [ctx slots] in function.py)
+    if d and not _MACHINERY_NAMES.issuperset(d):
         _lint_user_attrs(ctx, args, out_leaves)
 
 
