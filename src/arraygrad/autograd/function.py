@@ -497,23 +497,18 @@ def eager_rule(prim, interp, flat, params, ctx=None):
             output = cls.forward(ctx, *args, **kwargs) if kwargs else cls.forward(ctx, *args)
     finally:
         state.grad_enabled = prev
-    if plain and isinstance(output, Tensor) and not ctx.dirty_tensors \
-            and not ctx.non_differentiable:     # single_output, inline
-        for a in args:
-            if a is output:
-                break
-        else:
-            if not executable:
-                return output
-            d = output._data if output._lvl is None else None
-            forms = shared_meta((d.shape, _FROM_NP[d.dtype]) if type(d) is _ndarray
-                                else meta_of(output))
-            if forms[0][1].is_differentiable:
-                output.grad_fn, output._output_nr, output._requires_grad = ctx, 0, True
-                if output._base is not None:    # an in-place write would bypass backward
-                    output._custom_view = (cls.__name__, 0)
-                record(ctx, forms[1], (output,), LEAF, args, {id(output): (output, 0)}, True)
-                return output
+    if plain and single_output(ctx, output, args):
+        if not executable:
+            return output
+        d = output._data if output._lvl is None else None
+        forms = shared_meta((d.shape, _FROM_NP[d.dtype]) if type(d) is _ndarray
+                            else meta_of(output))
+        if forms[0][1].is_differentiable:
+            output.grad_fn, output._output_nr, output._requires_grad = ctx, 0, True
+            if output._base is not None:    # an in-place write would bypass backward
+                output._custom_view = (cls.__name__, 0)
+            record(ctx, forms[1], (output,), LEAF, args, {id(output): (output, 0)}, True)
+            return output
     return _eager_outputs(cls, ctx, args, tensor_ins, output, executable)
 
 
