@@ -212,6 +212,9 @@ def bind(prim, args, params):
     if _tls.interpreters:
         top, args = _top(args)
         out = _eager(prim, args, params) if top is None else top.process(prim, args, params)
+        if type(out) is _t.Tensor:      # mark_born, inlined for the common single output
+            out._born = _entered[0]
+            return out
         return mark_born(out)
     return _eager(prim, args, params)
 

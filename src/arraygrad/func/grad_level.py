@@ -40,20 +40,26 @@ class GradInterpreter(Interpreter):
     def unwrap(self, x):
         return x._inner if isinstance(x, _t.Tensor) and x._lvl is self else x
 
+    def shape_of(self, t):
+        p = t._inner
+        return _t.Size(p._data.shape) if p._lvl is None else p._lvl.shape_of(p)
+
     def process(self, prim, args, params):
         inner = []
-        mine = []          # whether each arg is a tensor of this level
+        edges = []          # per arg: its gradient edge at this level, or None
         track = False
         for a in args:
             if getattr(a, "_lvl", None) is self:
                 if a._base is not None and a._vc[0] != a._view_version:
                     refresh_view(a)     # its base was written: NOTE [in-place]
-                track = track or a._requires_grad
                 inner.append(a._inner)
-                mine.append(True)
+                if a._requires_grad:
+                    track = True
+                edges.append((a.grad_fn, a._output_nr) if a.grad_fn is not None
+                             else gradient_edge(a) if a._requires_grad else None)
             else:
                 inner.append(a)
-                mine.append(False)
+                edges.append(None)
         inner = tuple(inner)
         # lower levels keep the mode of outside the transform, and no_grad() inside it
         # holds at every level (a value computed under no_grad is constant to all of them);
@@ -68,11 +74,11 @@ class GradInterpreter(Interpreter):
             finally:
                 state.grad_enabled = True
         outs = list(out) if prim.multiple_results else [out]
-        wrapped = [self.lift(o) for o in outs]
+        wrapped = [_t.wrap(o, self) for o in outs]
         if track and state.grad_enabled and prim.differentiable:
-            record(prim, params, inner, outs, wrapped,
-                   [gradient_edge(a) if m else None for a, m in zip(args, mine)], False)
-        if prim.is_view and mine and mine[0] and viewed(inner[0], outs[0]):
+            record(prim, params, inner, outs, wrapped, edges, False)
+        if prim.is_view and args and getattr(args[0], "_lvl", None) is self \
+                and viewed(inner[0], outs[0]):
             mark_view(prim, args[0], params, wrapped[0])
         return wrapped if prim.multiple_results else wrapped[0]
 
