@@ -21,14 +21,14 @@ class GradInterpreter(Interpreter):
     refuses_requires_grad = True
 
     def __enter__(self):
-        self.prev_grad_mode = grad_mode.state.grad_enabled
+        state = grad_mode.state
+        self.prev_grad_mode = state.grad_enabled
         super().__enter__()
-        self._mode = grad_mode.enable_grad()
-        self._mode.__enter__()
+        state.grad_enabled = True       # enable_grad() for the transform's body
         return self
 
     def __exit__(self, *exc):
-        self._mode.__exit__(*exc)
+        grad_mode.state.grad_enabled = self.prev_grad_mode
         super().__exit__(*exc)
 
     def lift(self, x, requires_grad=False):
