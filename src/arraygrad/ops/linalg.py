@@ -43,12 +43,12 @@ def _matmul_array_vjp(xp, g, inputs, outs, needs, shapes, spare):
 def _matmul_batch(prim, args, bdims):
     (x, y), (dx, dy) = args, bdims
     if dy is None and x.ndim == 3:
-        x = x.movedim(dx, 0)
+        x = to_front(x, dx)
         b, m, k = x.shape
         out = prim(x.reshape(b * m, k), y)
         return out.reshape(tuple(out.shape[:-2]) + (b, m, out.shape[-1])), out.ndim - 2
     if dx is None and y.ndim == 3:
-        y = y.movedim(dy, 1)
+        y = y if dy == 1 else y.movedim(dy, 1)
         k, b, n = y.shape
         out = prim(x, y.reshape(k, b * n))
         return out.reshape(tuple(out.shape[:-1]) + (b, n)), out.ndim - 1
