@@ -136,8 +136,10 @@ class JvpInterpreter(Interpreter):
             raise NotImplementedError(
                 f"Trying to use forward AD with {prim.name} that does not support it because "
                 "it has not been implemented yet (the primitive has no jvp rule).")
-        if not prim.complex and any(o.dtype.is_complex for o in outs):
-            raise not_complex(prim)
+        if not prim.complex:
+            for o in outs:
+                if o.dtype.is_complex:
+                    raise not_complex(prim)
         ctx = JvpCtx(primals, outs, tangents)
         multi = prim.multiple_results
         if callable(rule):
