@@ -160,7 +160,8 @@ class JvpInterpreter(Interpreter):
         res = [_fit(t, o, nondiff and j in nondiff) for j, (t, o) in enumerate(zip(res, outs))]
         if grad_mode.state.grad_enabled and _reads_primals(prim, ctx):
             for p in primals:
-                if isinstance(p, Tensor) and _differentiated(p):
+                if isinstance(p, Tensor) and (p._requires_grad or p._lvl is not None
+                                              and _differentiated(p)):
                     res = [_connect(t, p) if t is not None and not t.requires_grad else t
                            for t in res]
                     break
