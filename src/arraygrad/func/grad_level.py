@@ -46,8 +46,8 @@ class GradInterpreter(Interpreter):
 
     def process(self, prim, args, params):
         inner = []
-        edges = []          # per arg: its gradient edge at this level, or None
-        track = False
+        edges = []          # per arg: its gradient edge at this level (a leaf: itself), or None
+        track = leaf = False
         for a in args:
             if getattr(a, "_lvl", None) is self:
                 if a._base is not None and a._vc[0] != a._view_version:
@@ -55,8 +55,13 @@ class GradInterpreter(Interpreter):
                 inner.append(a._inner)
                 if a._requires_grad:
                     track = True
-                edges.append((a.grad_fn, a._output_nr) if a.grad_fn is not None
-                             else gradient_edge(a) if a._requires_grad else None)
+                if a.grad_fn is not None:
+                    edges.append((a.grad_fn, a._output_nr))
+                elif a._requires_grad:
+                    edges.append(a)
+                    leaf = True
+                else:
+                    edges.append(None)
             else:
                 inner.append(a)
                 edges.append(None)
@@ -76,6 +81,8 @@ class GradInterpreter(Interpreter):
         outs = list(out) if prim.multiple_results else [out]
         wrapped = [_t.wrap(o, self) for o in outs]
         if track and state.grad_enabled and prim.differentiable:
+            if leaf:    # a leaf's edge is its accumulator, made once a node needs it
+                edges = [gradient_edge(e) if type(e) is _t.Tensor else e for e in edges]
             record(prim, params, inner, outs, wrapped, edges, False)
         if prim.is_view and args and getattr(args[0], "_lvl", None) is self \
                 and viewed(inner[0], outs[0]):
