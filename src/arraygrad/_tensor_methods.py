@@ -299,6 +299,22 @@ for _name in ("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "a
               "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "addmv", "addr",
               "index_copy", "renorm", "mvlgamma", "igamma", "igammac"):
     setattr(Tensor, _name + "_", _inplace(_METHODS[_name]))
+
+
+def _arith_inplace(fn, ufunc):
+    """add_, sub_, mul_, div_: written straight into the tensor's array where nothing else is
+    needed (NOTE [direct writes] in autograd/inplace.py), else as every in-place form."""
+    def method(self, other, *args, **kwargs):
+        if not args and (not kwargs or len(kwargs) == 1 and "alpha" in kwargs) and \
+                inplace.direct(self, ufunc, other, kwargs.get("alpha", 1)):
+            return self
+        return inplace.apply(self, fn(inplace.source(self, (other,) + args), other, *args,
+                                      **kwargs))
+    return method
+
+
+for _name, _ufunc in inplace.DIRECT.items():
+    setattr(Tensor, _name + "_", _arith_inplace(_METHODS[_name], _ufunc))
 Tensor.clip_ = Tensor.clamp_
 Tensor.__iadd__ = Tensor.add_
 Tensor.__isub__ = Tensor.sub_

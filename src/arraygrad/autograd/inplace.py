@@ -20,13 +20,16 @@ functorch wraps every tensor made inside; a captured outer tensor is refused.
 """
 from .. import _tensor as _t
 from .. import dtypes as _dt
-from ..backends import backend_of, numpy_backend
+from ..backends import backend_of, numpy_backend, silent
 from ..core import grad_mode
+from ..core import dispatch
 from ..core.dispatch import born_inside
+from . import eager
 from .graph import Node, gradient_edge, move_retain_hook, zeros
 from .views import refresh_view
 
 _ndarray = numpy_backend.array_type
+_np = numpy_backend.xp
 
 Tensor = _t.Tensor
 
@@ -76,6 +79,53 @@ def apply(self, result, name="inplace"):
     self._vc[0] += 1
     track(self, result, name)
     return self
+
+
+# NOTE [direct writes]
+# `p -= lr * g` under no_grad is most of a hand-written optimizer step. The general path
+# computes `p - lr * g` into a new array and copies it into p's: a parameter-sized buffer
+# more per op, which glibc hands back to the OS and faults in again every step. Where no
+# history can change (grad mode off, or nothing involved requires grad and p is no view) and
+# the operands are the plain case (float32/float64 NumPy arrays of one dtype, the other
+# broadcasting to p's shape, or a Python number), the arithmetic ops write into p's array
+# with the ufunc's `out=`: the same operation on the same operands, so the same bits (NumPy
+# handles overlapping operands as if they did not overlap). Everything else, a profiled run
+# included (it times the dispatched op), takes the general path.
+DIRECT = {"add": _np.add, "sub": _np.subtract, "mul": _np.multiply, "div": _np.divide}
+
+
+def direct(self, ufunc, other, alpha=1):
+    """`self.op_(other, alpha=alpha)` written straight into self's array by NumPy's `ufunc`
+    (NOTE [direct writes]); False where the general path must run."""
+    data = self._data
+    if type(data) is not _ndarray or self._lvl is not None or data.dtype.char not in "fd" or \
+            dispatch._tls.interpreters or dispatch._eager is not eager.process:
+        return False
+    t = type(other)
+    if isinstance(other, Tensor):
+        t = Tensor
+        y = other._data
+        if other._lvl is not None or type(y) is not _ndarray or y.dtype != data.dtype or \
+                y.ndim > data.ndim or any(
+                    a != b and a != 1 for a, b in zip(y.shape[::-1], data.shape[::-1])):
+            return False
+    elif t is float or t is int:
+        y = other
+    else:
+        return False
+    if grad_mode.state.grad_enabled and (self._requires_grad or self._base is not None or
+                                         t is Tensor and other._requires_grad):
+        return False
+    if not data.flags.writeable or type(alpha) is not int and type(alpha) is not float:
+        return False
+    _write(_np, ufunc, data, y if alpha == 1 else y * alpha)
+    self._vc[0] += 1
+    return True
+
+
+@silent     # torch gives inf and nan without a word
+def _write(xp, ufunc, data, y):
+    ufunc(data, y, out=data)
 
 
 def _conform(self, result):
