@@ -552,9 +552,10 @@ def _target_hits(input, target, ignore_index, cdim, check=True):
 def _cross_entropy_impl(xp, x, t, reduction, ignore_index):
     valid = t != ignore_index
     c = x.shape[1]
-    bad = valid & ((t < 0) | (t >= c))
-    if bool(xp.any(bad)):
-        raise IndexError(f"Target {int(xp.reshape(t[bad], (-1,))[0])} is out of bounds.")
+    outside = (t < 0) | (t >= c)
+    if bool(xp.any(outside)) and bool(xp.any(outside & valid)):     # (an ignored one may be)
+        raise IndexError(f"Target {int(xp.reshape(t[outside & valid], (-1,))[0])} is out of "
+                         "bounds.")
     s = x - xp.max(x, axis=1, keepdims=True)    # log_softmax(x, 1), as its impl computes it
     logp = s - xp.log(xp.sum(xp.exp(s), axis=1, keepdims=True))
     rows = -xp.sum(xp.where(_class_hits(xp, t, c, ignore_index, valid), logp, 0), axis=1)
@@ -567,8 +568,8 @@ def _cross_entropy_impl(xp, x, t, reduction, ignore_index):
 
 def _class_hits(xp, t, c, ignore_index, valid):
     """(N, C) bool: row n marks class t[n] unless that target is ignored."""
-    hit = xp.expand_dims(t, axis=1) == xp.arange(c, dtype=t.dtype)
-    return hit & xp.expand_dims(valid, axis=1) if 0 <= ignore_index < c else hit
+    hit = xp.reshape(t, (-1, 1)) == xp.arange(c, dtype=t.dtype)
+    return hit & xp.reshape(valid, (-1, 1)) if 0 <= ignore_index < c else hit
 
 
 def _row_weights(g, valid, reduction, dtype):
@@ -600,11 +601,12 @@ def _cross_entropy_array_vjp(xp, g, inputs, outs, needs, shapes, spare, reductio
     x, t = inputs
     c = x.shape[1]
     valid = t != ignore_index
-    e = xp.exp(x - xp.max(x, axis=1, keepdims=True))    # softmax(x, 1), as its impl
-    e /= xp.sum(e, axis=1, keepdims=True)
+    e = x - x.max(axis=1, keepdims=True)      # softmax(x, 1), as its impl computes it
+    xp.exp(e, out=e)
+    e /= e.sum(axis=1, keepdims=True)
     e -= _class_hits(xp, t, c, ignore_index, valid)
     if reduction == "mean":
-        g = g / xp.sum(valid).astype(g.dtype)
+        g = g / valid.sum().astype(g.dtype)
     e *= xp.where(valid, g, 0)[:, None]
     return e, None
 
