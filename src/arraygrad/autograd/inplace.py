@@ -2,7 +2,9 @@
 
 # NOTE [in-place]
 `x.op_(...)` computes `r = op(x, ...)`, copies r into x's memory, bumps the
-version counter x shares with its views, and makes r's node x's grad_fn. When
+version counter x shares with its views, and makes r's node x's grad_fn
+(add_, sub_, mul_ and div_ write straight into x's array where no history can
+change: NOTE [direct writes]). When
 x is a view of a base that is part of a graph, the base's history is
 rewritten too (a CopySlices node: the base with the view's region replaced),
 so gradients through the base see the write. Saved tensors remember versions,

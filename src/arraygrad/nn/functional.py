@@ -3,8 +3,9 @@ distances and attention built from arraygrad ops.
 
 Every function here is a composition of primitives, so gradients, double
 gradients and the func transforms work through it with no extra rules; the
-exceptions are linear, a primitive of its own (NOTE [linear]), and the padded
-embedding lookup, a custom Function (NOTE [padding rows]).
+exceptions are linear and the common case of cross_entropy, primitives of their
+own (NOTE [linear], NOTE [fused cross-entropy]), and the padded embedding
+lookup, a custom Function (NOTE [padding rows]).
 
     import arraygrad.nn.functional as F
     loss = F.cross_entropy(logits, target)      # logits (N, C), target (N,) int64
