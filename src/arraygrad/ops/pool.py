@@ -73,7 +73,12 @@ def _window_take_impl(xp, arg, x, dims):
 
 def _window_put_impl(xp, arg, g, dims, shape):
     """Zeros of `shape` with g at each window's position `arg`."""
-    out = xp.zeros(shape, dtype=g.dtype)
+    flags = getattr(g, "flags", None)
+    if flags is not None and not flags.c_contiguous:
+        # a strided view (col2im's crop of its padded image): read once into a copy, not once
+        # per window position with a short inner loop (5x slower each)
+        g = xp.asarray(g, copy=True)
+    out = xp.empty(shape, dtype=g.dtype)    # every window position is written below
     finite = not backend_of(g).lazy and bool(xp.all(xp.isfinite(g)))
     zero = xp.zeros((), dtype=g.dtype)
     for flat, pos in _positions(shape, dims):
