@@ -455,3 +455,17 @@ def test_direct_writes_are_quiet_and_general_cases_still_check():
         with pytest.raises(RuntimeError, match="can't be cast"):
             ag.tensor([1, 2]).add_(0.5)
     np.testing.assert_allclose(y.numpy(), (X + V).astype(np.float32), rtol=1e-6)
+
+
+def test_direct_fills_keep_the_array():
+    """zero_ and fill_ of a number write into the tensor's own array (zero_grad with
+    set_to_none=False), version bumped; a leaf that requires grad is still refused."""
+    g = ag.tensor(X.astype(np.float32))
+    array, version = g._data, g._version
+    g.zero_()
+    assert g._data is array and g._version == version + 1 and not g.numpy().any()
+    with ag.no_grad():
+        g.fill_(0.1)
+    np.testing.assert_array_equal(g.numpy(), np.full(X.shape, 0.1, dtype=np.float32))
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        ag.tensor(X, requires_grad=True).zero_()

@@ -326,6 +326,8 @@ Tensor.__ipow__ = Tensor.pow_
 def _fill_(self, value, name="FillBackward0"):
     if isinstance(value, Tensor):
         return inplace.apply(self, value.to(self.dtype).expand(self.shape), name)
+    if inplace.direct_fill(self, value):
+        return self
     return inplace.apply(self, creation.full(self.shape, value, dtype=self.dtype), name)
 
 
