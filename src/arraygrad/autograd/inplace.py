@@ -100,6 +100,8 @@ DIRECT = {"add": _np.add, "sub": _np.subtract, "mul": _np.multiply, "div": _np.d
 def direct(self, ufunc, other, alpha=1):
     """`self.op_(other, alpha=alpha)` written straight into self's array by NumPy's `ufunc`
     (NOTE [direct writes]); False where the general path must run."""
+    if type(alpha) is not int and type(alpha) is not float or not _writable(self):
+        return False
     if isinstance(other, Tensor):
         y = other._data
         if other._lvl is not None or type(y) is not _ndarray or y.dtype != self._data.dtype or \
@@ -110,8 +112,6 @@ def direct(self, ufunc, other, alpha=1):
     elif type(other) is float or type(other) is int:
         y = other
     else:
-        return False
-    if type(alpha) is not int and type(alpha) is not float or not _writable(self):
         return False
     _write(_np, ufunc, self._data, y if alpha == 1 else y * alpha)
     self._vc[0] += 1
