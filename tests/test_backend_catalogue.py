@@ -63,11 +63,7 @@ LIBS = {"array_api_strict": _strict, "dask": _dask}
 
 NOT_YET = {
     'array_api_strict': {},
-    'dask': {
-        "the scatter-add of its gradient builds a graph of ~400k tasks per chunk of the index "
-        "(minutes), whose result is wrong":
-            ['ctc_loss'],
-    },
+    'dask': {},
 }
 _REASON = {lib: {op: why for why, ops in by.items() for op in ops} for lib, by in NOT_YET.items()}
 

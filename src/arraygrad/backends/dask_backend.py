@@ -16,7 +16,8 @@ import dask.array as da
 import dask.threaded
 import array_api_compat.dask.array as dxp
 
-from .numpy_backend import NumpyBackend, map_scalar, numpy_eig
+from .dask_scatter import scatter
+from .numpy_backend import map_scalar, numpy_eig
 
 
 def _take_along_axis(x, index, axis=-1):
@@ -207,57 +208,21 @@ class DaskBackend:
                                      output_dtypes=(dtype, dtype)))
 
     def index_add(self, target, index, values):
-        """target[index] += values, accumulating repeated indices. Dask has no scatter-add:
-        the index arrays are computed first; where they are all integer arrays, one task per
-        chunk of the target's first dimension adds the values whose index falls in it, else
-        one task adds them all. The result has the target's chunks."""
-        index = tuple(np.asarray(compute(i)[0]) if isinstance(i, da.Array) else i for i in index)
-        if index and all(isinstance(i, np.ndarray) and i.dtype.kind in "iu" for i in index):
-            return _index_add_by_chunk(target, index, values)
-        out = dask.delayed(_index_add)(target, index, values)
-        whole = da.from_delayed(out, target.shape, dtype=target.dtype)
-        return whole.rechunk(target.chunks)
+        """target[index] += values, accumulating repeated indices: one task per chunk of the
+        target that the index reaches (NOTE [Dask scatter]; Dask index arrays are computed
+        first)."""
+        return self.index_reduce(target, index, values, "sum")
 
     def index_reduce(self, target, index, values, reduce):
         """target[index] = reduce(target[index], values) over repeated indices too (as
-        NumpyBackend.index_reduce), in one task (the index arrays computed first)."""
+        NumpyBackend.index_reduce), chunk by chunk as index_add."""
+        index = index if isinstance(index, tuple) else (index,)
         index = tuple(np.asarray(compute(i)[0]) if isinstance(i, da.Array) else i for i in index)
-        out = dask.delayed(_index_reduce)(target, index, values, reduce)
-        whole = da.from_delayed(out, target.shape, dtype=target.dtype)
-        return whole.rechunk(target.chunks)
+        return scatter(target, index, values, reduce)
 
     def random(self):
         raise NotImplementedError("arraygrad draws random numbers with NumPy; create the tensor "
                                   "with NumPy and wrap it with dask.array.from_array")
-
-
-def _index_reduce(target, index, values, reduce):
-    return _numpy.index_reduce(np.array(target), index, np.asarray(values), reduce)
-
-
-def _index_add(target, index, values):
-    return _index_reduce(target, index, values, "sum")
-
-
-def _index_add_by_chunk(target, index, values):
-    """index_add for a tuple of integer index arrays, one task per chunk of dimension 0: each
-    gets the target's rows of its chunk and the values whose first index falls there."""
-    shape = np.broadcast_shapes(*[i.shape for i in index])
-    index = [np.ravel(i) for i in np.broadcast_arrays(*index)]
-    index[0] = np.where(index[0] < 0, index[0] + target.shape[0], index[0])
-    rest = target.shape[len(index):]
-    values = _reshape(da.broadcast_to(da.asarray(values), shape + rest), (index[0].size,) + rest)
-    slabs, lo = [], 0
-    for size in target.chunks[0]:
-        slab = target[lo:lo + size]
-        hit = np.flatnonzero((index[0] >= lo) & (index[0] < lo + size))
-        if hit.size:
-            local = (index[0][hit] - lo,) + tuple(i[hit] for i in index[1:])
-            slab = da.from_delayed(dask.delayed(_index_add)(slab, local, values[hit]),
-                                   slab.shape, dtype=target.dtype)
-        slabs.append(slab)
-        lo += size
-    return da.concatenate(slabs, axis=0).rechunk(target.chunks)
 
 
 def compute(*arrays, **kwargs):
@@ -285,7 +250,6 @@ def _quiet_pool():
 
 
 _backend = DaskBackend()
-_numpy = NumpyBackend()
 
 
 def backend_for(array):
