@@ -119,3 +119,20 @@ def test_strict_scalars_and_slices_beyond_the_size():
     x = ag.tensor(xp.asarray(np.arange(6.0).reshape(2, 3)))
     assert (x + True).numpy().tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
     assert x[5:10].shape == (0, 3) and x[:, 1:9].numpy().tolist() == [[1.0, 2.0], [4.0, 5.0]]
+
+
+@pytest.mark.parametrize("library", sorted(LIBS))
+def test_new_tensors_stay_in_the_library(library):
+    """new_zeros & co keep the tensor's array library (as torch keeps its device), its dtype
+    unless given, and honour requires_grad."""
+    lib, array_type = LIBS[library]()
+    x = lib.tensor(np.ones((2, 3), dtype=np.float32))
+    made = {"new_zeros": (x.new_zeros(2, 3), 0.0), "new_ones": (x.new_ones((4,)), 1.0),
+            "new_full": (x.new_full((2,), 7), 7.0), "new_empty": (x.new_empty(3), None)}
+    for name, (t, value) in made.items():
+        assert isinstance(t._data, array_type) and t.dtype is ag.float32, name
+        assert value is None or (t.numpy() == value).all(), name
+    t = x.new_zeros(2, dtype=ag.int64, requires_grad=False)
+    assert isinstance(t._data, array_type) and t.dtype is ag.int64
+    assert x.new_ones(3, dtype=ag.float64, requires_grad=True).requires_grad
+    assert isinstance(x.new_zeros(2, device="cpu")._data, array_type)     # its own device

@@ -72,23 +72,78 @@ def test_computing_gives_inf_and_nan_without_warnings():
     assert ag.compute(x.log(), scheduler="sync")[0][1].item() == -np.inf
 
 
+def _scatter_tasks(array):
+    from arraygrad.backends import dask_scatter
+    return [v for v in dict(array.__dask_graph__()).values()
+            if isinstance(v, tuple) and v and v[0] is dask_scatter._apply]
+
+
 def test_scatter_add_runs_per_chunk():
     rng = np.random.default_rng(7)
     wn = rng.standard_normal((12, 3))
     w = ag.from_dask(da.from_array(wn, chunks=(4, 3))).requires_grad_()
-    index = np.array([1, 11, 1, 5, 0, 11])
-    cot = rng.standard_normal((6, 3))
+    index = np.array([1, 11, 1, 0, 11])
+    cot = rng.standard_normal((5, 3))
     g, = ag.autograd.grad(w[ag.tensor(index)], w, ag.from_dask(da.from_array(cot, chunks=(3, 3))))
     expected = np.zeros_like(wn)
     np.add.at(expected, index, cot)
     assert isinstance(g._data, da.Array)
+    np.testing.assert_allclose(g.numpy(), expected, rtol=1e-14)
     target = ag.from_dask(da.zeros((12, 3), chunks=(4, 3)))
     out = target.index_put((ag.tensor(index),), ag.tensor(cot), accumulate=True)
-    # one scatter task per chunk of rows that an index reaches (rows 0-3, 4-7, 8-11)
-    tasks = [k for k in out._data.__dask_graph__() if "_index_add" in str(k)]
-    assert len(tasks) == 3 and out._data.chunks == ((4, 4, 4), (3,))
+    # one task per chunk of rows that an index reaches (rows 0-3 and 8-11, not 4-7)
+    assert len(_scatter_tasks(out._data)) == 2 and out._data.chunks == ((4, 4, 4), (3,))
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-14)
-    np.testing.assert_allclose(g.numpy(), expected, rtol=1e-14)
+
+
+_INDEXES = [
+    lambda r: (r.integers(-5, 5, 7),), lambda r: (slice(None), r.integers(0, 4, 7)),
+    lambda r: (r.integers(0, 5, 7), slice(1, None, 2), r.integers(0, 6, 7)),   # apart: B first
+    lambda r: (slice(None, None, -1), r.integers(0, 4, (3, 1)), r.integers(0, 6, (1, 2))),
+    lambda r: (None, r.integers(0, 5, 3), None, 2), lambda r: (r.random((5, 4)) > 0.5,),
+    lambda r: (Ellipsis, -1), lambda r: (slice(4, 0, -2), 1), lambda r: (True, 2),
+    lambda r: (np.array(2), slice(None), [0, 0, 5])]
+
+
+@pytest.mark.parametrize("reduce,ufunc", [("sum", np.add), ("amax", np.maximum),
+                                          ("prod", np.multiply)])
+def test_scatter_reads_the_index_as_numpy_does(reduce, ufunc):
+    """ints, slices (negative steps), None, Ellipsis, masks and index arrays, apart or side
+    by side, repeated: NumPy's ufunc.at over any chunks of target and values."""
+    from arraygrad.backends.dask_scatter import scatter
+    rng = np.random.default_rng(9)
+    for make in _INDEXES:
+        index = make(rng)
+        for chunks in ((2, 3, 4), (1, 4, 6)):
+            t = rng.standard_normal((5, 4, 6))
+            expected = t.copy()
+            v = rng.standard_normal(expected[index].shape)
+            ufunc.at(expected, index, v)
+            values = da.from_array(v, chunks=tuple(max(1, s // 2) for s in v.shape))
+            out = scatter(da.from_array(t, chunks=chunks), index, values, reduce)
+            assert out.chunks == da.from_array(t, chunks=chunks).chunks
+            np.testing.assert_allclose(out.compute(), expected, rtol=1e-13, err_msg=str(index))
+    with pytest.raises(IndexError, match="out of bounds for axis 1 with size 4"):
+        scatter(da.zeros((5, 4, 6), chunks=2), (slice(None), np.array([4])), 1.0, reduce)
+    with pytest.raises(ValueError, match="shape mismatch"):
+        scatter(da.zeros((5, 4, 6), chunks=2), (np.array([0, 1]),), np.ones(3), reduce)
+
+
+def test_scatter_from_many_chunks_holds_few_at_a_time():
+    """Many values chunks landing in one target chunk: a sum runs as a tree of partial sums,
+    other reductions as a chain; no task takes more than _FAN values chunks."""
+    from arraygrad.backends import dask_scatter
+    rng = np.random.default_rng(10)
+    index, v = rng.integers(0, 3, 200), rng.standard_normal((200, 2))
+    values = da.from_array(v, chunks=(5, 1))                     # 80 chunks
+    for reduce, ufunc in (("sum", np.add), ("amin", np.minimum)):
+        out = dask_scatter.scatter(da.zeros((3, 2), chunks=(3, 2)), (index,), values, reduce)
+        expected = np.zeros((3, 2))
+        ufunc.at(expected, index, v)
+        tasks = _scatter_tasks(out)
+        assert len(tasks) == 80 // dask_scatter._FAN
+        assert max(len(t) - 6 for t in tasks) == 2 * dask_scatter._FAN      # (values, coords)
+        np.testing.assert_allclose(out.compute(), expected, rtol=1e-13)
 
 
 def test_autograd_grad_second_order():
