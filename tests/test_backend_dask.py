@@ -259,9 +259,28 @@ def test_reshape_masks_and_searches_without_numpy_fallbacks():
     y = x.reshape(5, 3, 8)                       # 4 x 6 -> 3 x 8: Dask's reshape refuses it
     assert y._data.chunks[0] == (5,)             # the dims not involved keep their chunks
     np.testing.assert_array_equal(y.numpy(), xn.reshape(5, 3, 8))
+    np.testing.assert_array_equal(x.reshape(2, 60).reshape(30, 4).numpy(), xn.reshape(30, 4))
     picked = x[x > 0.5]                          # a data-dependent size, computed at the call
     assert not np.isnan(picked._data.shape[0])
     np.testing.assert_array_equal(picked.numpy(), xn[xn > 0.5])
     seq = ag.from_dask(da.from_array(np.array([1.0, 3.0, 5.0]), chunks=2))
     assert ag.searchsorted(seq, ag.from_dask(da.from_array(np.array(4.0)))).item() == 2
 
+
+
+@pytest.mark.parametrize("shape,chunks,new,expected", [
+    ((8_000_000, 32), (250_000, 32), (-1,), ((8_000_000,) * 32,)),
+    ((8_000_000 * 32,), (8_000_000,), (-1, 32), ((250_000,) * 32, (32,))),
+    ((10_000, 784), (1000, 392), (-1, 28, 28), ((1000,) * 10, (14, 14), (28,))),
+    ((10_000, 28, 28), (1000, 14, 28), (-1, 784), ((1000,) * 10, (392, 392))),
+    # Dask refuses 6 x 4 -> 3 x 8: merged then split, in chunks of whole rows of both sides
+    ((4000, 6, 4), (1000, 3, 2), (4000, 3, 8), ((1000,) * 4, (1, 1, 1), (8,))),
+    ((8_000_000, 32), (250_000, 16), (4_000_000, 64), ((62_500,) * 64, (64,))),
+    ((12, 10), (5, 3), (8, 15), ((2, 2, 2, 2), (15,)))])
+def test_reshape_keeps_chunks_of_about_the_same_size(shape, chunks, new, expected):
+    x = ag.from_dask(da.zeros(shape, chunks=chunks))          # lazy: nothing is allocated
+    y = x.reshape(*new)
+    assert y._data.chunks == expected
+    before = max(np.prod([max(c) for c in x._data.chunks]), 1)
+    after = np.prod([min(c) for c in y._data.chunks])
+    assert before / 8 <= after and y._data.npartitions <= x._data.npartitions

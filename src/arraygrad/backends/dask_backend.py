@@ -96,9 +96,12 @@ fft.__dict__.update({name: _whole_axes(getattr(dxp.fft, name), axes)
 
 def _reshape(x, /, shape, **kwargs):
     """The standard's reshape for every shape. Dask reshapes only by merging whole dims or
-    splitting one evenly (not 4 x 6 -> 3 x 8); such a reshape goes in two passes, each group
-    of input dims whose sizes multiply to a group of output dims merged into one dim first,
-    then split, so only the dims of those groups are rechunked."""
+    splitting one evenly (not 6 x 4 -> 3 x 8); such a reshape goes in two passes over the
+    groups of input dims whose sizes multiply to a group of output dims: merge each group into
+    one dim, then split it. So that neither pass cuts chunks smaller, a mixed group is first
+    rechunked along its first dim only (the others whole) to chunks of about its old size
+    that are whole rows of both sides (multiples of the sizes below the first dim, in and
+    out); the dims outside such groups keep their chunks."""
     if x.size == 0:         # nothing to move: one (empty) block
         return dxp.reshape(x.rechunk(-1), shape, **kwargs)
     try:
@@ -109,17 +112,28 @@ def _reshape(x, /, shape, **kwargs):
     if -1 in shape:
         known = math.prod(s for s in shape if s != -1)
         shape = tuple(x.size // known if s == -1 else s for s in shape)
-    merged, a, b = [], [s for s in x.shape if s != 1], [s for s in shape if s != 1]
-    i = j = 0
+    a = [d for d, s in enumerate(x.shape) if s != 1]
+    b = [s for s in shape if s != 1]
+    merged, spec, i, j = [], {}, 0, 0
     while i < len(a):
-        pa, pb = a[i], b[j]
+        ins, outs = [a[i]], [b[j]]
+        pa, pb = x.shape[a[i]], b[j]
         i, j = i + 1, j + 1
         while pa != pb:
             if pa < pb:
-                pa, i = pa * a[i], i + 1
+                ins.append(a[i])
+                pa, i = pa * x.shape[a[i]], i + 1
             else:
+                outs.append(b[j])
                 pb, j = pb * b[j], j + 1
         merged.append(pa)
+        if len(ins) > 1 and len(outs) > 1:
+            below = math.prod(x.shape[d] for d in ins[1:])
+            row = math.lcm(below, math.prod(outs[1:]))
+            old = math.prod(max(x.chunks[d]) for d in ins)
+            spec[ins[0]] = row * max(1, round(old / row)) // below
+            spec.update({d: -1 for d in ins[1:]})
+    x = x.rechunk(spec)
     return dxp.reshape(dxp.reshape(x, tuple(merged), **kwargs), shape, **kwargs)
 
 
