@@ -131,7 +131,7 @@ def test_scatter_reads_the_index_as_numpy_does(reduce, ufunc):
 
 def test_scatter_from_many_chunks_holds_few_at_a_time():
     """Many values chunks landing in one target chunk: a sum runs as a tree of partial sums,
-    other reductions as a chain; no task takes more than _FAN values chunks."""
+    other reductions as a chain; no task takes more than _FAN pieces of values."""
     from arraygrad.backends import dask_scatter
     rng = np.random.default_rng(10)
     index, v = rng.integers(0, 3, 200), rng.standard_normal((200, 2))
@@ -142,7 +142,7 @@ def test_scatter_from_many_chunks_holds_few_at_a_time():
         ufunc.at(expected, index, v)
         tasks = _scatter_tasks(out)
         assert len(tasks) == 80 // dask_scatter._FAN
-        assert max(len(t) - 6 for t in tasks) == 2 * dask_scatter._FAN      # (values, coords)
+        assert max(len(t) - 5 for t in tasks) == dask_scatter._FAN       # pieces per task
         np.testing.assert_allclose(out.compute(), expected, rtol=1e-13)
 
 
@@ -284,3 +284,15 @@ def test_reshape_keeps_chunks_of_about_the_same_size(shape, chunks, new, expecte
     before = max(np.prod([max(c) for c in x._data.chunks]), 1)
     after = np.prod([min(c) for c in y._data.chunks])
     assert before / 8 <= after and y._data.npartitions <= x._data.npartitions
+
+
+def test_iterations_until_convergence_run_per_chunk():
+    """igamma loops until every element has converged: on Dask each chunk loops for itself
+    (one task per chunk), not a graph growing with each iteration."""
+    rng = np.random.default_rng(11)
+    an, xn = rng.uniform(0.1, 30, 12), rng.uniform(0.1, 40, 12)
+    a, x = (ag.from_dask(da.from_array(v, chunks=4)) for v in (an, xn))
+    p = ag.igamma(a, x)
+    assert p._data.chunks == ((4, 4, 4),) and len(dict(p._data.__dask_graph__())) <= 12
+    np.testing.assert_allclose(p.numpy(), ag.igamma(ag.tensor(an), ag.tensor(xn)).numpy(),
+                               rtol=1e-14)

@@ -211,6 +211,13 @@ class DaskBackend:
         """`fn` (a Python function of one number) on each element, chunk by chunk."""
         return array.map_blocks(lambda block: map_scalar(fn, block), dtype=array.dtype)
 
+    def elementwise(self, fn, *arrays):
+        """`fn(*blocks)`, a NumPy function of broadcastable arrays, chunk by chunk (the arrays'
+        chunks aligned); its dtype from a one-element call."""
+        arrays = [da.asarray(a) for a in arrays]
+        dtype = fn(*[np.ones((1,) * a.ndim, a.dtype) for a in arrays]).dtype
+        return da.map_blocks(fn, *arrays, dtype=dtype)
+
     def eig(self, array):
         """NumpyBackend.eig per chunk of the stack, each matrix whole (NOTE [Dask linalg and
         fft])."""

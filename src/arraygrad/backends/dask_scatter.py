@@ -7,10 +7,11 @@ which chunks they reach decides the graph) and writes one task per chunk of the 
 index reaches; the other chunks are the target's own. Each chunk of `values` (broadcast to the
 shape of target[index]) carries the coordinates it lands on as an open mesh (a range per sliced
 dim, the index arrays' part for the advanced dims): small, computed from the index, never the
-size of the values. A chunk's task takes the values chunks that land in it, masks each to the
-entries that do, and applies NumPy's `ufunc.at` (repeated indices accumulate). Where more than
-`_FAN` values chunks land in one target chunk, a sum runs as a tree of partial sums, other
-reductions as a chain, so no task holds more than `_FAN` values chunks. The graph is built
+size of the values. A values chunk that lands in several target chunks is first cut into its
+pieces (one sort by target chunk), so each entry is read once. A target chunk's task takes the
+pieces that land in it and applies NumPy's `ufunc.at` (repeated indices accumulate); where more
+than `_FAN` pieces land in one target chunk, a sum runs as a tree of partial sums, other
+reductions as a chain, so no task holds more than `_FAN` pieces. The graph is built
 directly (no dask.delayed, whose calls materialise and optimise the whole input graph each
 time), so its size grows with the chunks, not with the history of the arrays.
 """
@@ -45,41 +46,49 @@ def scatter(target, index, values, reduce="sum"):
         values = values.compute_chunk_sizes()
     token = tokenize(target, values, reduce, index)
     name, part = f"scatter-{reduce}-{token}", f"scatter-part-{token}"
+    coords_name, split = f"scatter-coords-{token}", f"scatter-split-{token}"
     ends = [np.cumsum(c) for c in target.chunks]
-    hits = {}                           # target block -> [(values block key, coordinates key)]
+    starts = tuple(e - np.asarray(c) for e, c in zip(ends, target.chunks))
+    pieces = {}                         # target block -> the pieces of values landing there
     dsk = {}
     for vblock in itertools.product(*[range(len(c)) for c in values.chunks]):
-        box = tuple(slice(s - c[i], s) for c, i, s in
-                    zip(values.chunks, vblock, [np.cumsum(c)[i] for c, i in
-                                                zip(values.chunks, vblock)]))
+        box = tuple(slice(int(np.sum(c[:i])), int(np.sum(c[:i + 1])))
+                    for c, i in zip(values.chunks, vblock))
         if any(b.start == b.stop for b in box):
             continue
         coords = tuple(w(box) for w in where)
-        key = (f"scatter-coords-{token}",) + vblock
-        dsk[key] = (tuple, list(coords))
-        for tblock in _blocks_hit(coords, where, ends):
-            hits.setdefault(tblock, []).append(((values.name,) + vblock, key))
+        vkey, ckey = (values.name,) + vblock, (coords_name,) + vblock
+        dsk[ckey] = (tuple, list(coords))
+        hit = list(_blocks_hit(coords, where, ends))
+        if len(hit) == 1:               # the whole chunk lands in one target chunk
+            lo = tuple(int(s[i]) for s, i in zip(starts, hit[0]))
+            pieces.setdefault(hit[0], []).append((_local, vkey, ckey, lo))
+            continue
+        skey = (split,) + vblock
+        dsk[skey] = (_split, vkey, ckey, ends, starts)
+        for tblock in hit:
+            dsk[skey + tblock] = (operator.getitem, skey, tblock)
+            pieces.setdefault(tblock, []).append(skey + tblock)
     ufunc = _UFUNCS[reduce]
     for tblock in itertools.product(*[range(len(c)) for c in target.chunks]):
         base = (target.name,) + tblock
-        pairs = hits.get(tblock)
-        if not pairs:
+        mine = pieces.get(tblock)
+        if not mine:
             dsk[(name,) + tblock] = base
             continue
-        lo = tuple(int(e[i] - c[i]) for e, c, i in zip(ends, target.chunks, tblock))
         size = tuple(c[i] for c, i in zip(target.chunks, tblock))
-        groups = [sum(pairs[k:k + _FAN], ()) for k in range(0, len(pairs), _FAN)]
+        groups = [tuple(mine[k:k + _FAN]) for k in range(0, len(mine), _FAN)]
         if len(groups) == 1 or reduce != "sum":     # a chain: each task applies one group
             key = base
             for g, group in enumerate(groups):
                 key, prev = ((name,) + tblock if g == len(groups) - 1 else
                              (part,) + tblock + (g,)), key
-                dsk[key] = (_apply, ufunc, lo, prev, None, None) + group
+                dsk[key] = (_apply, ufunc, prev, None, None) + group
             continue
         level = []                      # a sum: partial sums from zeros, then a tree
         for g, group in enumerate(groups):
             key = (part,) + tblock + (0, g)
-            dsk[key] = (_apply, ufunc, lo, None, size, target.dtype) + group
+            dsk[key] = (_apply, ufunc, None, size, target.dtype) + group
             level.append(key)
         depth = 1
         while len(level) > _FAN:
@@ -94,20 +103,43 @@ def scatter(target, index, values, reduce="sum"):
     return da.Array(graph, name, target.chunks, dtype=target.dtype, meta=target._meta)
 
 
-def _apply(ufunc, lo, base, size, dtype, *pairs):
-    """`base` (or zeros of `size`) with `ufunc.at` applied for each (values chunk, coordinates)
-    pair, at the entries that fall in this block (which starts at `lo`)."""
+def _apply(ufunc, base, size, dtype, *pieces):
+    """`base` (or zeros of `size`) with `ufunc.at` applied for each piece: (coordinates in this
+    block, values)."""
     out = np.zeros(size, dtype) if base is None else np.array(base, copy=True)
-    for v, coords in zip(pairs[::2], pairs[1::2]):
-        inside = [(c >= a) & (c < a + n) for c, a, n in zip(coords, lo, out.shape)]
-        local = [np.broadcast_to(c - a, v.shape) for c, a in zip(coords, lo)]
-        if not all(i.all() for i in inside):
-            mask = np.logical_and.reduce([np.broadcast_to(i, v.shape) for i in inside])
-            local, v = [c[mask] for c in local], v[mask]
+    for local, v in pieces:
         if out.ndim:
-            ufunc.at(out, tuple(local), v)
+            ufunc.at(out, local, v)
         else:                   # every entry lands on the one element
             ufunc.at(out.reshape(1), np.zeros(v.shape, dtype=np.intp), v)
+    return out
+
+
+def _local(v, coords, lo):
+    """The piece of a values chunk that lands whole in the target chunk starting at `lo`."""
+    return tuple(np.broadcast_to(c - a, v.shape) for c, a in zip(coords, lo)), v
+
+
+def _split(v, coords, ends, starts):
+    """A values chunk cut into its pieces by the target chunk each entry lands in: {target
+    block: (coordinates in that block, values)}, one stable sort of the entries by block (a
+    radix sort: few blocks)."""
+    counts, shape = [len(e) for e in ends], v.shape
+    ids = [np.broadcast_to(np.searchsorted(e, c, side="right"), shape)
+           for e, c in zip(ends, coords)]
+    linear = np.ravel_multi_index(ids, counts).ravel()
+    if math.prod(counts) <= 1 << 16:
+        linear = linear.astype(np.uint16)
+    order = np.argsort(linear, kind="stable")
+    bounds = np.cumsum(np.bincount(linear, minlength=math.prod(counts)))
+    v = v.ravel()[order]
+    full = [np.broadcast_to(c, shape).ravel()[order] for c in coords]
+    out, a = {}, 0
+    for block in np.flatnonzero(np.diff(bounds, prepend=0)):
+        b = bounds[block]
+        tblock = tuple(int(i) for i in np.unravel_index(block, counts))
+        out[tblock] = (tuple(c[a:b] - s[i] for c, s, i in zip(full, starts, tblock)), v[a:b])
+        a = b
     return out
 
 
