@@ -6,7 +6,7 @@ standard plus the backend object's extras. On Dask every op and every gradient b
 chunked graph whose computed values must be NumPy's.
 
 CI runs each op's first sample on both libraries (about 20 s for Dask on two cores);
-`ARRAYGRAD_TESTS_BACKENDS=full` runs every sample (about 10 minutes). Ops that cannot pass yet
+`ARRAYGRAD_TESTS_BACKENDS=full` runs every sample (about 5 minutes). Ops that cannot pass yet
 are listed in NOT_YET with the reason: CI does not run them, the full run expects them to fail
 (its passing samples show as XPASS), and a new op that fails fails CI.
 """

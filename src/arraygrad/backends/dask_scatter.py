@@ -51,9 +51,9 @@ def scatter(target, index, values, reduce="sum"):
     starts = tuple(e - np.asarray(c) for e, c in zip(ends, target.chunks))
     pieces = {}                         # target block -> the pieces of values landing there
     dsk = {}
+    offsets = [np.concatenate([[0], np.cumsum(c)]).astype(int) for c in values.chunks]
     for vblock in itertools.product(*[range(len(c)) for c in values.chunks]):
-        box = tuple(slice(int(np.sum(c[:i])), int(np.sum(c[:i + 1])))
-                    for c, i in zip(values.chunks, vblock))
+        box = tuple(slice(int(o[i]), int(o[i + 1])) for o, i in zip(offsets, vblock))
         if any(b.start == b.stop for b in box):
             continue
         coords = tuple(w(box) for w in where)
