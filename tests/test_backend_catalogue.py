@@ -123,8 +123,8 @@ def test_strict_scalars_and_slices_beyond_the_size():
 
 @pytest.mark.parametrize("library", sorted(LIBS))
 def test_new_tensors_stay_in_the_library(library):
-    """new_zeros & co keep the tensor's array library (as torch keeps its device), its dtype
-    unless given, and honour requires_grad."""
+    """new_zeros, new_tensor & co keep the tensor's array library (as torch keeps its device),
+    its dtype unless given, and honour requires_grad."""
     lib, array_type = LIBS[library]()
     x = lib.tensor(np.ones((2, 3), dtype=np.float32))
     made = {"new_zeros": (x.new_zeros(2, 3), 0.0), "new_ones": (x.new_ones((4,)), 1.0),
@@ -136,3 +136,10 @@ def test_new_tensors_stay_in_the_library(library):
     assert isinstance(t._data, array_type) and t.dtype is ag.int64
     assert x.new_ones(3, dtype=ag.float64, requires_grad=True).requires_grad
     assert isinstance(x.new_zeros(2, device="cpu")._data, array_type)     # its own device
+    t = x.new_tensor([[1, 2]])
+    assert isinstance(t._data, array_type) and t.dtype is ag.float32
+    assert t.numpy().tolist() == [[1.0, 2.0]] and not t.requires_grad
+    assert x.new_tensor(np.arange(2.0), dtype=ag.float64, requires_grad=True).requires_grad
+    x.requires_grad_()
+    g, = ag.autograd.grad((x * 2).sum(), [x], [1.0])       # a number as grad_output
+    assert isinstance(g._data, array_type)

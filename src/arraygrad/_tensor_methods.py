@@ -188,8 +188,8 @@ Tensor.new_full = lambda self, s, v, dtype=None, device=None, requires_grad=Fals
                         device, requires_grad))
 Tensor.new_empty = lambda self, *s, dtype=None, device=None, requires_grad=False, **k: (
     creation.new_filled(self, "new_empty", 0, s, dtype, device, requires_grad))
-Tensor.new_tensor = lambda self, data, dtype=None, device=None, **k: creation.tensor(
-    data, dtype=dtype or self.dtype, device=device or self.device)
+Tensor.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False, **k: (
+    creation.new_tensor(self, data, dtype, device, requires_grad))
 # the creation ops autograd's machinery reaches through Tensor (it sits below ops/)
 Tensor._zeros_like = creation.zeros_like
 Tensor._ones_like = creation.ones_like

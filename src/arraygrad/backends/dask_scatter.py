@@ -13,7 +13,10 @@ pieces that land in it and applies NumPy's `ufunc.at` (repeated indices accumula
 than `_FAN` pieces land in one target chunk, a sum runs as a tree of partial sums, other
 reductions as a chain, so no task holds more than `_FAN` pieces. The graph is built
 directly (no dask.delayed, whose calls materialise and optimise the whole input graph each
-time), so its size grows with the chunks, not with the history of the arrays.
+time), so its size grows with the chunks, not with the history of the arrays. (Delayed calls
+also merged graphs optimised apart, whose fused keys Dask shortens to 115 characters and a
+16-bit hash that changes per process, dask/dask#9964: two different tasks could meet under
+one key, so a deep gradient was sometimes wrong.)
 """
 import itertools
 import math

@@ -5,7 +5,7 @@ import math
 from .. import _device
 from .. import dtypes as _dt
 from .. import _tensor as _t
-from ..backends import default_backend, backend_of, array_dtype, numpy_backend
+from ..backends import default_backend, backend_of, array_dtype, numpy_backend, adopt
 from ._checks import (tensor_op, size_arg, dtype_arg, number_arg, type_name, short_dtype_name,
                       c_dtype_name)
 from .._generator import default_generator, stream
@@ -264,6 +264,17 @@ def new_filled(like, op, fill, size, dtype, device, requires_grad):
     if requires_grad:
         t.requires_grad_(True)
     return t
+
+
+def new_tensor(like, data, dtype, device, requires_grad):
+    """`like.new_tensor(data)`: a copy of `data` with `like`'s dtype, device and array library
+    unless given."""
+    t = tensor(data, dtype=dtype or like.dtype, device=like.device if device is None else device)
+    if device is None:
+        be = backend_of(_base(like)._data)
+        if backend_of(t._data) is not be:
+            t = born_here(_t.make(adopt(be, t._data)))
+    return t.requires_grad_() if requires_grad else t
 
 
 def _like(fill, input, dtype, requires_grad, device):
