@@ -179,17 +179,18 @@ def _mT(self):
 
 
 Tensor.mT = property(_mT)
-# new_*: the tensor's dtype and device unless given
-Tensor.new_zeros = lambda self, *s, dtype=None, device=None, **k: creation.zeros(
-    *s, dtype=dtype or self.dtype, device=device or self.device)
-Tensor.new_ones = lambda self, *s, dtype=None, device=None, **k: creation.ones(
-    *s, dtype=dtype or self.dtype, device=device or self.device)
-Tensor.new_full = lambda self, s, v, dtype=None, device=None, **k: creation.full(
-    s, v, dtype=dtype or self.dtype, device=device or self.device)
-Tensor.new_empty = lambda self, *s, dtype=None, device=None, **k: creation.empty(
-    *s, dtype=dtype or self.dtype, device=device or self.device)
-Tensor.new_tensor = lambda self, data, dtype=None, device=None, **k: creation.tensor(
-    data, dtype=dtype or self.dtype, device=device or self.device)
+# new_*: the tensor's dtype, device and array library unless given
+Tensor.new_zeros = lambda self, *s, dtype=None, device=None, requires_grad=False, **k: (
+    creation.new_filled(self, "new_zeros", 0, s, dtype, device, requires_grad))
+Tensor.new_ones = lambda self, *s, dtype=None, device=None, requires_grad=False, **k: (
+    creation.new_filled(self, "new_ones", 1, s, dtype, device, requires_grad))
+Tensor.new_full = lambda self, s, v, dtype=None, device=None, requires_grad=False, **k: (
+    creation.new_filled(self, "new_full", creation.fill_number("new_full", v), (s,), dtype,
+                        device, requires_grad))
+Tensor.new_empty = lambda self, *s, dtype=None, device=None, requires_grad=False, **k: (
+    creation.new_filled(self, "new_empty", 0, s, dtype, device, requires_grad))
+Tensor.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False, **k: (
+    creation.new_tensor(self, data, dtype, device, requires_grad))
 # the creation ops autograd's machinery reaches through Tensor (it sits below ops/)
 Tensor._zeros_like = creation.zeros_like
 Tensor._ones_like = creation.ones_like
