@@ -73,7 +73,7 @@ def main(argv=None):
     data_bytes = X.nbytes + y.nbytes
     with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
                       memory_limit=args.memory_limit, host="127.0.0.1",
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=":0") as cluster, Client(cluster) as client:
         print(f"data: {args.rows} x {args.features} float64 = {data_bytes / 2**20:.0f} MiB in "
               f"{X.numblocks[0]} chunks; {args.workers} workers, memory limit "
               f"{args.memory_limit} each")

@@ -815,6 +815,11 @@ NN_FUNCTIONAL = [
          torch_not_oracle={"jvp": "torch has no forward AD for multilabel_margin_loss"}),
     _nnf("multilabel_soft_margin_loss", lambda F, lib, x, y: F.multilabel_soft_margin_loss(x, y),
          one(lambda rng: Sample((uniform(rng, (4, 3)), _probs(rng, (4, 3)))))),
+    _nnf("cross_entropy", lambda F, lib, x, t, **k: F.cross_entropy(x, t, **k), one(
+        S((4, 3), lambda rng: _CLASSES),
+        S((4, 3), lambda rng: _CLASSES, reduction="sum"),
+        S((4, 3), lambda rng: np.array([0, 2, -100, 2]), reduction="none"),
+        S((4, 3), lambda rng: _CLASSES, ignore_index=2))),
     _nnf("cross_entropy_smoothing", lambda F, lib, x, t: F.cross_entropy(
         x, t, _const(lib, [0.5, 2.0, 1.0], x), ignore_index=1, label_smoothing=0.2),
         one(S((4, 3), lambda rng: _CLASSES))),

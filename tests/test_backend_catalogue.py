@@ -6,7 +6,7 @@ standard plus the backend object's extras. On Dask every op and every gradient b
 chunked graph whose computed values must be NumPy's.
 
 CI runs each op's first sample on both libraries (about 20 s for Dask on two cores);
-`ARRAYGRAD_TESTS_BACKENDS=full` runs every sample (about 10 minutes). Ops that cannot pass yet
+`ARRAYGRAD_TESTS_BACKENDS=full` runs every sample (about 5 minutes). Ops that cannot pass yet
 are listed in NOT_YET with the reason: CI does not run them, the full run expects them to fail
 (its passing samples show as XPASS), and a new op that fails fails CI.
 """
@@ -63,11 +63,7 @@ LIBS = {"array_api_strict": _strict, "dask": _dask}
 
 NOT_YET = {
     'array_api_strict': {},
-    'dask': {
-        "the scatter-add of its gradient builds a graph of ~400k tasks per chunk of the index "
-        "(minutes), whose result is wrong":
-            ['ctc_loss'],
-    },
+    'dask': {},
 }
 _REASON = {lib: {op: why for why, ops in by.items() for op in ops} for lib, by in NOT_YET.items()}
 
@@ -123,3 +119,27 @@ def test_strict_scalars_and_slices_beyond_the_size():
     x = ag.tensor(xp.asarray(np.arange(6.0).reshape(2, 3)))
     assert (x + True).numpy().tolist() == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
     assert x[5:10].shape == (0, 3) and x[:, 1:9].numpy().tolist() == [[1.0, 2.0], [4.0, 5.0]]
+
+
+@pytest.mark.parametrize("library", sorted(LIBS))
+def test_new_tensors_stay_in_the_library(library):
+    """new_zeros, new_tensor & co keep the tensor's array library (as torch keeps its device),
+    its dtype unless given, and honour requires_grad."""
+    lib, array_type = LIBS[library]()
+    x = lib.tensor(np.ones((2, 3), dtype=np.float32))
+    made = {"new_zeros": (x.new_zeros(2, 3), 0.0), "new_ones": (x.new_ones((4,)), 1.0),
+            "new_full": (x.new_full((2,), 7), 7.0), "new_empty": (x.new_empty(3), None)}
+    for name, (t, value) in made.items():
+        assert isinstance(t._data, array_type) and t.dtype is ag.float32, name
+        assert value is None or (t.numpy() == value).all(), name
+    t = x.new_zeros(2, dtype=ag.int64, requires_grad=False)
+    assert isinstance(t._data, array_type) and t.dtype is ag.int64
+    assert x.new_ones(3, dtype=ag.float64, requires_grad=True).requires_grad
+    assert isinstance(x.new_zeros(2, device="cpu")._data, array_type)     # its own device
+    t = x.new_tensor([[1, 2]])
+    assert isinstance(t._data, array_type) and t.dtype is ag.float32
+    assert t.numpy().tolist() == [[1.0, 2.0]] and not t.requires_grad
+    assert x.new_tensor(np.arange(2.0), dtype=ag.float64, requires_grad=True).requires_grad
+    x.requires_grad_()
+    g, = ag.autograd.grad((x * 2).sum(), [x], [1.0])       # a number as grad_output
+    assert isinstance(g._data, array_type)

@@ -72,23 +72,78 @@ def test_computing_gives_inf_and_nan_without_warnings():
     assert ag.compute(x.log(), scheduler="sync")[0][1].item() == -np.inf
 
 
+def _scatter_tasks(array):
+    from arraygrad.backends import dask_scatter
+    return [v for v in dict(array.__dask_graph__()).values()
+            if isinstance(v, tuple) and v and v[0] is dask_scatter._apply]
+
+
 def test_scatter_add_runs_per_chunk():
     rng = np.random.default_rng(7)
     wn = rng.standard_normal((12, 3))
     w = ag.from_dask(da.from_array(wn, chunks=(4, 3))).requires_grad_()
-    index = np.array([1, 11, 1, 5, 0, 11])
-    cot = rng.standard_normal((6, 3))
+    index = np.array([1, 11, 1, 0, 11])
+    cot = rng.standard_normal((5, 3))
     g, = ag.autograd.grad(w[ag.tensor(index)], w, ag.from_dask(da.from_array(cot, chunks=(3, 3))))
     expected = np.zeros_like(wn)
     np.add.at(expected, index, cot)
     assert isinstance(g._data, da.Array)
+    np.testing.assert_allclose(g.numpy(), expected, rtol=1e-14)
     target = ag.from_dask(da.zeros((12, 3), chunks=(4, 3)))
     out = target.index_put((ag.tensor(index),), ag.tensor(cot), accumulate=True)
-    # one scatter task per chunk of rows that an index reaches (rows 0-3, 4-7, 8-11)
-    tasks = [k for k in out._data.__dask_graph__() if "_index_add" in str(k)]
-    assert len(tasks) == 3 and out._data.chunks == ((4, 4, 4), (3,))
+    # one task per chunk of rows that an index reaches (rows 0-3 and 8-11, not 4-7)
+    assert len(_scatter_tasks(out._data)) == 2 and out._data.chunks == ((4, 4, 4), (3,))
     np.testing.assert_allclose(out.numpy(), expected, rtol=1e-14)
-    np.testing.assert_allclose(g.numpy(), expected, rtol=1e-14)
+
+
+_INDEXES = [
+    lambda r: (r.integers(-5, 5, 7),), lambda r: (slice(None), r.integers(0, 4, 7)),
+    lambda r: (r.integers(0, 5, 7), slice(1, None, 2), r.integers(0, 6, 7)),   # apart: B first
+    lambda r: (slice(None, None, -1), r.integers(0, 4, (3, 1)), r.integers(0, 6, (1, 2))),
+    lambda r: (None, r.integers(0, 5, 3), None, 2), lambda r: (r.random((5, 4)) > 0.5,),
+    lambda r: (Ellipsis, -1), lambda r: (slice(4, 0, -2), 1), lambda r: (True, 2),
+    lambda r: (np.array(2), slice(None), [0, 0, 5])]
+
+
+@pytest.mark.parametrize("reduce,ufunc", [("sum", np.add), ("amax", np.maximum),
+                                          ("prod", np.multiply)])
+def test_scatter_reads_the_index_as_numpy_does(reduce, ufunc):
+    """ints, slices (negative steps), None, Ellipsis, masks and index arrays, apart or side
+    by side, repeated: NumPy's ufunc.at over any chunks of target and values."""
+    from arraygrad.backends.dask_scatter import scatter
+    rng = np.random.default_rng(9)
+    for make in _INDEXES:
+        index = make(rng)
+        for chunks in ((2, 3, 4), (1, 4, 6)):
+            t = rng.standard_normal((5, 4, 6))
+            expected = t.copy()
+            v = rng.standard_normal(expected[index].shape)
+            ufunc.at(expected, index, v)
+            values = da.from_array(v, chunks=tuple(max(1, s // 2) for s in v.shape))
+            out = scatter(da.from_array(t, chunks=chunks), index, values, reduce)
+            assert out.chunks == da.from_array(t, chunks=chunks).chunks
+            np.testing.assert_allclose(out.compute(), expected, rtol=1e-13, err_msg=str(index))
+    with pytest.raises(IndexError, match="out of bounds for axis 1 with size 4"):
+        scatter(da.zeros((5, 4, 6), chunks=2), (slice(None), np.array([4])), 1.0, reduce)
+    with pytest.raises(ValueError, match="shape mismatch"):
+        scatter(da.zeros((5, 4, 6), chunks=2), (np.array([0, 1]),), np.ones(3), reduce)
+
+
+def test_scatter_from_many_chunks_holds_few_at_a_time():
+    """Many values chunks landing in one target chunk: a sum runs as a tree of partial sums,
+    other reductions as a chain; no task takes more than _FAN pieces of values."""
+    from arraygrad.backends import dask_scatter
+    rng = np.random.default_rng(10)
+    index, v = rng.integers(0, 3, 200), rng.standard_normal((200, 2))
+    values = da.from_array(v, chunks=(5, 1))                     # 80 chunks
+    for reduce, ufunc in (("sum", np.add), ("amin", np.minimum)):
+        out = dask_scatter.scatter(da.zeros((3, 2), chunks=(3, 2)), (index,), values, reduce)
+        expected = np.zeros((3, 2))
+        ufunc.at(expected, index, v)
+        tasks = _scatter_tasks(out)
+        assert len(tasks) == 80 // dask_scatter._FAN
+        assert max(len(t) - 5 for t in tasks) == dask_scatter._FAN       # pieces per task
+        np.testing.assert_allclose(out.compute(), expected, rtol=1e-13)
 
 
 def test_autograd_grad_second_order():
@@ -204,9 +259,40 @@ def test_reshape_masks_and_searches_without_numpy_fallbacks():
     y = x.reshape(5, 3, 8)                       # 4 x 6 -> 3 x 8: Dask's reshape refuses it
     assert y._data.chunks[0] == (5,)             # the dims not involved keep their chunks
     np.testing.assert_array_equal(y.numpy(), xn.reshape(5, 3, 8))
+    np.testing.assert_array_equal(x.reshape(2, 60).reshape(30, 4).numpy(), xn.reshape(30, 4))
     picked = x[x > 0.5]                          # a data-dependent size, computed at the call
     assert not np.isnan(picked._data.shape[0])
     np.testing.assert_array_equal(picked.numpy(), xn[xn > 0.5])
     seq = ag.from_dask(da.from_array(np.array([1.0, 3.0, 5.0]), chunks=2))
     assert ag.searchsorted(seq, ag.from_dask(da.from_array(np.array(4.0)))).item() == 2
 
+
+
+@pytest.mark.parametrize("shape,chunks,new,expected", [
+    ((8_000_000, 32), (250_000, 32), (-1,), ((8_000_000,) * 32,)),
+    ((8_000_000 * 32,), (8_000_000,), (-1, 32), ((250_000,) * 32, (32,))),
+    ((10_000, 784), (1000, 392), (-1, 28, 28), ((1000,) * 10, (14, 14), (28,))),
+    ((10_000, 28, 28), (1000, 14, 28), (-1, 784), ((1000,) * 10, (392, 392))),
+    # Dask refuses 6 x 4 -> 3 x 8: merged then split, in chunks of whole rows of both sides
+    ((4000, 6, 4), (1000, 3, 2), (4000, 3, 8), ((1000,) * 4, (1, 1, 1), (8,))),
+    ((8_000_000, 32), (250_000, 16), (4_000_000, 64), ((62_500,) * 64, (64,))),
+    ((12, 10), (5, 3), (8, 15), ((2, 2, 2, 2), (15,)))])
+def test_reshape_keeps_chunks_of_about_the_same_size(shape, chunks, new, expected):
+    x = ag.from_dask(da.zeros(shape, chunks=chunks))          # lazy: nothing is allocated
+    y = x.reshape(*new)
+    assert y._data.chunks == expected
+    before = max(np.prod([max(c) for c in x._data.chunks]), 1)
+    after = np.prod([min(c) for c in y._data.chunks])
+    assert before / 8 <= after and y._data.npartitions <= x._data.npartitions
+
+
+def test_iterations_until_convergence_run_per_chunk():
+    """igamma loops until every element has converged: on Dask each chunk loops for itself
+    (one task per chunk), not a graph growing with each iteration."""
+    rng = np.random.default_rng(11)
+    an, xn = rng.uniform(0.1, 30, 12), rng.uniform(0.1, 40, 12)
+    a, x = (ag.from_dask(da.from_array(v, chunks=4)) for v in (an, xn))
+    p = ag.igamma(a, x)
+    assert p._data.chunks == ((4, 4, 4),) and len(dict(p._data.__dask_graph__())) <= 12
+    np.testing.assert_allclose(p.numpy(), ag.igamma(ag.tensor(an), ag.tensor(xn)).numpy(),
+                               rtol=1e-14)

@@ -385,3 +385,87 @@ def test_inplace_view_op_on_a_view_writes_through_to_its_base(torch):
         leaf = M.ones(2, 3, requires_grad=True)
         with pytest.raises(RuntimeError, match="leaf Variable"):
             leaf.t_()
+
+
+# ----------------------------------------------------------------- direct writes
+DIRECT = [  # (in-place op, the same out of place)
+    (lambda p, v: p.sub_(v * 0.1), lambda p, v: p - v * 0.1),
+    (lambda p, v: p.add_(v, alpha=-0.3), lambda p, v: p.add(v, alpha=-0.3)),
+    (lambda p, v: p.mul_(0.9), lambda p, v: p * 0.9),
+    (lambda p, v: p.div_(v + 3), lambda p, v: p / (v + 3)),
+    (lambda p, v: p.add_(2), lambda p, v: p + 2),
+    (lambda p, v: p.sub_(v[1]), lambda p, v: p - v[1]),
+    (lambda p, v: p.mul_(p), lambda p, v: p * p),   # the operand is the written array
+    (lambda p, v: p.add_(p, alpha=2), lambda p, v: p.add(p, alpha=2))]
+
+
+@pytest.mark.parametrize("ops", DIRECT)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_direct_writes_under_no_grad_keep_the_array_and_the_bits(ops, dtype):
+    """An optimizer's `p -= lr * g` under no_grad writes into p's own array (NOTE [direct
+    writes]): the same array, its version bumped, the bits of the out-of-place op."""
+    inplace, outplace = ops
+    p = ag.tensor(X.astype(dtype), requires_grad=True)
+    v = ag.tensor(np.broadcast_to(V, X.shape).astype(dtype))
+    want = outplace(p.detach(), v).numpy()
+    plain = p.detach().clone()              # grad mode on, nothing requires grad: direct too
+    array, version = p._data, p._version
+    with ag.no_grad():
+        assert inplace(p, v) is p
+    assert p._data is array and p._version == version + 1
+    np.testing.assert_array_equal(p.detach().numpy(), want)
+    np.testing.assert_array_equal(inplace(plain, v).numpy(), want)
+    if torch is not None:
+        tp = torch.tensor(X.astype(dtype), requires_grad=True)
+        with torch.no_grad():
+            inplace(tp, torch.tensor(np.broadcast_to(V, X.shape).astype(dtype)))
+        assert_close(p.detach(), tp.detach(), rtol=1e-6)
+
+
+def test_direct_writes_reach_views_and_saved_values_notice():
+    """A write into a view lands in its base; a value saved for backward that is overwritten
+    under no_grad is refused by the backward, as torch's."""
+    base = ag.tensor(X.copy())
+    with ag.no_grad():
+        base[1].mul_(2)
+    np.testing.assert_array_equal(base.numpy()[1], X[1] * 2)
+    x = ag.tensor(X.copy(), requires_grad=True)
+    y = x.exp()
+    with ag.no_grad():
+        y.sub_(1.0)
+    with pytest.raises(RuntimeError, match=INPLACE_MSG):
+        y.sum().backward()
+
+
+def test_direct_writes_are_quiet_and_general_cases_still_check():
+    """Overflow gives inf without a warning; other dtypes and shapes take the general path
+    with its errors, and so does a profiled run (the profiler sees the op)."""
+    with ag.autograd.profiler.profile() as prof, ag.no_grad():
+        ag.ones(3).add_(1)
+    assert [e.name for e in prof.function_events] == ["add"]
+    x = ag.tensor(np.array([3e38, 1.0], dtype=np.float32))
+    with ag.no_grad():
+        x.mul_(10.0)
+    assert np.isinf(x.numpy()[0])
+    y = ag.tensor(X.astype(np.float32))
+    with ag.no_grad():
+        y.add_(ag.tensor(V))                # float64 into float32: cast, as torch
+        with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
+            ag.tensor(V).add_(ag.tensor(X))
+        with pytest.raises(RuntimeError, match="can't be cast"):
+            ag.tensor([1, 2]).add_(0.5)
+    np.testing.assert_allclose(y.numpy(), (X + V).astype(np.float32), rtol=1e-6)
+
+
+def test_direct_fills_keep_the_array():
+    """zero_ and fill_ of a number write into the tensor's own array (zero_grad with
+    set_to_none=False), version bumped; a leaf that requires grad is still refused."""
+    g = ag.tensor(X.astype(np.float32))
+    array, version = g._data, g._version
+    g.zero_()
+    assert g._data is array and g._version == version + 1 and not g.numpy().any()
+    with ag.no_grad():
+        g.fill_(0.1)
+    np.testing.assert_array_equal(g.numpy(), np.full(X.shape, 0.1, dtype=np.float32))
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        ag.tensor(X, requires_grad=True).zero_()

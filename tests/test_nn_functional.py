@@ -425,3 +425,30 @@ def test_cross_entropy_ignores_targets_equal_to_ignore_index(torch, ignore_index
     ref = torch.func.vmap(torch.func.grad(lambda xi, ti: torch.nn.functional.cross_entropy(
         xi.unsqueeze(0), ti.unsqueeze(0), ignore_index=ignore_index)))(tx.detach()[keep], tt[keep])
     assert_close(per_sample, ref)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("ignore_index", [-100, 1])
+def test_fused_cross_entropy_is_the_composite_in_one_node(dtype, ignore_index):
+    """cross_entropy of (N, C) and class indices is one node (NOTE [fused cross-entropy]):
+    the composite's loss bit for bit, the same gradient with and without a graph being built,
+    and torch's error for a target out of range."""
+    x0 = R.standard_normal((7, 5)).astype(dtype)
+    t = ag.tensor(np.array([0, 4, 1, 1, 3, 2, 0]))
+    for reduction in ("mean", "sum", "none"):
+        x = ag.tensor(x0, requires_grad=True)
+        loss = F.cross_entropy(x, t, reduction=reduction, ignore_index=ignore_index)
+        assert loss.grad_fn.name() == "NllLossBackward0"
+        assert loss.grad_fn.next_functions[0][0] is x.grad_fn or \
+            loss.grad_fn.next_functions[0][0].variable is x
+        composite = F.nll_loss(F.log_softmax(x, 1), t, reduction=reduction,
+                               ignore_index=ignore_index)
+        np.testing.assert_array_equal(loss.detach().numpy(), composite.detach().numpy())
+        g = ag.tensor(R.standard_normal(tuple(loss.shape)).astype(dtype))
+        on_arrays, = ag.autograd.grad(loss, x, g, retain_graph=True)
+        with_graph, = ag.autograd.grad(loss, x, g, create_graph=True)
+        np.testing.assert_array_equal(on_arrays.numpy(), with_graph.detach().numpy())
+        assert_close(on_arrays, ag.autograd.grad(composite, x, g)[0],
+                     rtol=1e-5 if dtype == "float32" else 1e-12)
+    with pytest.raises(IndexError, match="Target 5 is out of bounds"):
+        F.cross_entropy(x, ag.tensor(np.array([0, 5, 1, 1, 3, 2, 0])))

@@ -179,17 +179,18 @@ def _mT(self):
 
 
 Tensor.mT = property(_mT)
-# new_*: the tensor's dtype and device unless given
-Tensor.new_zeros = lambda self, *s, dtype=None, device=None, **k: creation.zeros(
-    *s, dtype=dtype or self.dtype, device=device or self.device)
-Tensor.new_ones = lambda self, *s, dtype=None, device=None, **k: creation.ones(
-    *s, dtype=dtype or self.dtype, device=device or self.device)
-Tensor.new_full = lambda self, s, v, dtype=None, device=None, **k: creation.full(
-    s, v, dtype=dtype or self.dtype, device=device or self.device)
-Tensor.new_empty = lambda self, *s, dtype=None, device=None, **k: creation.empty(
-    *s, dtype=dtype or self.dtype, device=device or self.device)
-Tensor.new_tensor = lambda self, data, dtype=None, device=None, **k: creation.tensor(
-    data, dtype=dtype or self.dtype, device=device or self.device)
+# new_*: the tensor's dtype, device and array library unless given
+Tensor.new_zeros = lambda self, *s, dtype=None, device=None, requires_grad=False, **k: (
+    creation.new_filled(self, "new_zeros", 0, s, dtype, device, requires_grad))
+Tensor.new_ones = lambda self, *s, dtype=None, device=None, requires_grad=False, **k: (
+    creation.new_filled(self, "new_ones", 1, s, dtype, device, requires_grad))
+Tensor.new_full = lambda self, s, v, dtype=None, device=None, requires_grad=False, **k: (
+    creation.new_filled(self, "new_full", creation.fill_number("new_full", v), (s,), dtype,
+                        device, requires_grad))
+Tensor.new_empty = lambda self, *s, dtype=None, device=None, requires_grad=False, **k: (
+    creation.new_filled(self, "new_empty", 0, s, dtype, device, requires_grad))
+Tensor.new_tensor = lambda self, data, dtype=None, device=None, requires_grad=False, **k: (
+    creation.new_tensor(self, data, dtype, device, requires_grad))
 # the creation ops autograd's machinery reaches through Tensor (it sits below ops/)
 Tensor._zeros_like = creation.zeros_like
 Tensor._ones_like = creation.ones_like
@@ -301,6 +302,22 @@ for _name in ("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "a
               "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "addmv", "addr",
               "index_copy", "renorm", "mvlgamma", "igamma", "igammac"):
     setattr(Tensor, _name + "_", _inplace(_METHODS[_name]))
+
+
+def _arith_inplace(fn, ufunc):
+    """add_, sub_, mul_, div_: written straight into the tensor's array where nothing else is
+    needed (NOTE [direct writes] in autograd/inplace.py), else as every in-place form."""
+    def method(self, other, *args, **kwargs):
+        if not args and (not kwargs or len(kwargs) == 1 and "alpha" in kwargs) and \
+                inplace.direct(self, ufunc, other, kwargs.get("alpha", 1)):
+            return self
+        return inplace.apply(self, fn(inplace.source(self, (other,) + args), other, *args,
+                                      **kwargs))
+    return method
+
+
+for _name, _ufunc in inplace.DIRECT.items():
+    setattr(Tensor, _name + "_", _arith_inplace(_METHODS[_name], _ufunc))
 Tensor.clip_ = Tensor.clamp_
 Tensor.__iadd__ = Tensor.add_
 Tensor.__isub__ = Tensor.sub_
@@ -312,6 +329,8 @@ Tensor.__ipow__ = Tensor.pow_
 def _fill_(self, value, name="FillBackward0"):
     if isinstance(value, Tensor):
         return inplace.apply(self, value.to(self.dtype).expand(self.shape), name)
+    if inplace.direct_fill(self, value):
+        return self
     return inplace.apply(self, creation.full(self.shape, value, dtype=self.dtype), name)
 
 

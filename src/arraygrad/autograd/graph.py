@@ -742,12 +742,17 @@ def _own(a, shape, dtype):
         a.dtype == dtype and a.flags.writeable
 
 
+# saved integer and bool arrays (class indices, masks) are given to array-level rules as
+# they are: a rule indexes or selects with them, it does not compute in their dtype
+_INDEX_KINDS = "iub"
+
+
 def _compact_array(node, c, dtype):
     """The array of compact saved value `c` of `node` if it is unchanged since it was saved
-    and a NumPy array of `dtype` (or bool: where's condition), else None."""
+    and a NumPy array of `dtype` (or of integers or bools), else None."""
     a = c[1]
     if _vc_of(node, c[4])[0] != c[2] or type(a) is not _ndarray or \
-            (a.dtype is not dtype and a.dtype != dtype and a.dtype.char != "?"):
+            (a.dtype is not dtype and a.dtype != dtype and a.dtype.kind not in _INDEX_KINDS):
         return None
     return a
 
@@ -775,11 +780,13 @@ def _saved_array(s, node, dtype):
             t = s.ref()
             changed = t is not None and t._vc[0] != s.version
         a = s.value
-        if changed or type(a) is not _ndarray or a.dtype != dtype:
+        if changed or type(a) is not _ndarray or a.dtype != dtype and \
+                a.dtype.kind not in _INDEX_KINDS:
             raise _NotPlain
         return a
     t = s.unpack(node)
-    if t._lvl is not None or type(t._data) is not _ndarray or t._data.dtype != dtype:
+    if t._lvl is not None or type(t._data) is not _ndarray or t._data.dtype != dtype and \
+            t._data.dtype.kind not in _INDEX_KINDS:
         raise _NotPlain
     return t._data
 

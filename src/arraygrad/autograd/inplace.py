@@ -2,7 +2,9 @@
 
 # NOTE [in-place]
 `x.op_(...)` computes `r = op(x, ...)`, copies r into x's memory, bumps the
-version counter x shares with its views, and makes r's node x's grad_fn. When
+version counter x shares with its views, and makes r's node x's grad_fn
+(add_, sub_, mul_, div_, fill_ and zero_ write straight into x's array where no
+history can change: NOTE [direct writes]). When
 x is a view of a base that is part of a graph, the base's history is
 rewritten too (a CopySlices node: the base with the view's region replaced),
 so gradients through the base see the write. Saved tensors remember versions,
@@ -20,13 +22,16 @@ functorch wraps every tensor made inside; a captured outer tensor is refused.
 """
 from .. import _tensor as _t
 from .. import dtypes as _dt
-from ..backends import backend_of, numpy_backend
+from ..backends import backend_of, numpy_backend, silent
 from ..core import grad_mode
+from ..core import dispatch
 from ..core.dispatch import born_inside
+from . import eager
 from .graph import Node, gradient_edge, move_retain_hook, zeros
 from .views import refresh_view
 
 _ndarray = numpy_backend.array_type
+_np = numpy_backend.xp
 
 Tensor = _t.Tensor
 
@@ -76,6 +81,66 @@ def apply(self, result, name="inplace"):
     self._vc[0] += 1
     track(self, result, name)
     return self
+
+
+# NOTE [direct writes]
+# `p -= lr * g` under no_grad is most of a hand-written optimizer step. The general path
+# computes `p - lr * g` into a new array and copies it into p's: a parameter-sized buffer
+# more per op, which glibc hands back to the OS and faults in again every step. Where no
+# history can change (grad mode off, or nothing involved requires grad and p is no view) and
+# the operands are the plain case (float32/float64 NumPy arrays of one dtype, the other
+# broadcasting to p's shape, or a Python number), the arithmetic ops write into p's array
+# with the ufunc's `out=`: the same operation on the same operands, so the same bits (NumPy
+# handles overlapping operands as if they did not overlap); fill_ and zero_ of a number
+# assign it. Everything else, a profiled run included (it times the dispatched op), takes
+# the general path.
+DIRECT = {"add": _np.add, "sub": _np.subtract, "mul": _np.multiply, "div": _np.divide}
+
+
+def direct(self, ufunc, other, alpha=1):
+    """`self.op_(other, alpha=alpha)` written straight into self's array by NumPy's `ufunc`
+    (NOTE [direct writes]); False where the general path must run."""
+    if type(alpha) is not int and type(alpha) is not float or not _writable(self):
+        return False
+    if isinstance(other, Tensor):
+        y = other._data
+        if other._lvl is not None or type(y) is not _ndarray or y.dtype != self._data.dtype or \
+                y.ndim > self._data.ndim or other._requires_grad and \
+                grad_mode.state.grad_enabled or any(
+                    a != b and a != 1 for a, b in zip(y.shape[::-1], self._data.shape[::-1])):
+            return False
+    elif type(other) is float or type(other) is int:
+        y = other
+    else:
+        return False
+    _write(_np, ufunc, self._data, y if alpha == 1 else y * alpha)
+    self._vc[0] += 1
+    return True
+
+
+def direct_fill(self, value):
+    """`self.fill_(value)` for a Python number, written straight into self's array (NOTE
+    [direct writes]); False where the general path must run."""
+    if type(value) is not float and type(value) is not int or not _writable(self):
+        return False
+    self._data[...] = value
+    self._vc[0] += 1
+    return True
+
+
+def _writable(self):
+    """Whether `self` takes a direct write: a plain float32/float64 NumPy array that takes
+    writes, no history that could change, no transform or profiler watching."""
+    data = self._data
+    return type(data) is _ndarray and self._lvl is None and data.dtype.char in "fd" and \
+        not dispatch._tls.interpreters and dispatch._eager is eager.process and \
+        not (grad_mode.state.grad_enabled and (self._requires_grad or self._base is not None)) \
+        and data.flags.writeable
+
+
+@silent     # torch gives inf and nan without a word
+def _write(xp, ufunc, data, y):
+    ufunc(data, y, out=data)
 
 
 def _conform(self, result):

@@ -105,6 +105,21 @@ def move(array, target):
     return target.asarray(source.to_numpy(array))
 
 
+def chunkwise(impl):
+    """An elementwise `impl` that reads values as it runs (it loops until every element has
+    converged): on a lazy backend (Dask) it runs chunk by chunk on NumPy arrays, so each chunk
+    loops for itself, its graph one task per chunk instead of a chain that grows with every
+    iteration (and is computed at each convergence test)."""
+    def run(xp, *arrays, **params):
+        for a in arrays:
+            be = backend_of(a)
+            if be.lazy:
+                return be.elementwise(lambda *blocks: impl(_np, *blocks, **params), *arrays)
+        return impl(xp, *arrays, **params)
+    run.__name__ = getattr(impl, "__name__", "impl")
+    return run
+
+
 def silent(impl):
     """`impl` run without the array library's floating-point warnings (overflow, 0/0, log(0)):
     torch returns inf and nan silently, and so must every primitive. For NumPy the error state

@@ -16,7 +16,8 @@ import dask.array as da
 import dask.threaded
 import array_api_compat.dask.array as dxp
 
-from .numpy_backend import NumpyBackend, map_scalar, numpy_eig
+from .dask_scatter import scatter
+from .numpy_backend import map_scalar, numpy_eig
 
 
 def _take_along_axis(x, index, axis=-1):
@@ -95,9 +96,12 @@ fft.__dict__.update({name: _whole_axes(getattr(dxp.fft, name), axes)
 
 def _reshape(x, /, shape, **kwargs):
     """The standard's reshape for every shape. Dask reshapes only by merging whole dims or
-    splitting one evenly (not 4 x 6 -> 3 x 8); such a reshape goes in two passes, each group
-    of input dims whose sizes multiply to a group of output dims merged into one dim first,
-    then split, so only the dims of those groups are rechunked."""
+    splitting one evenly (not 6 x 4 -> 3 x 8); such a reshape goes in two passes over the
+    groups of input dims whose sizes multiply to a group of output dims: merge each group into
+    one dim, then split it. So that neither pass cuts chunks smaller, a mixed group is first
+    rechunked along its first dim only (the others whole) to chunks of about its old size
+    that are whole rows of both sides (multiples of the sizes below the first dim, in and
+    out); the dims outside such groups keep their chunks."""
     if x.size == 0:         # nothing to move: one (empty) block
         return dxp.reshape(x.rechunk(-1), shape, **kwargs)
     try:
@@ -108,17 +112,28 @@ def _reshape(x, /, shape, **kwargs):
     if -1 in shape:
         known = math.prod(s for s in shape if s != -1)
         shape = tuple(x.size // known if s == -1 else s for s in shape)
-    merged, a, b = [], [s for s in x.shape if s != 1], [s for s in shape if s != 1]
-    i = j = 0
+    a = [d for d, s in enumerate(x.shape) if s != 1]
+    b = [s for s in shape if s != 1]
+    merged, spec, i, j = [], {}, 0, 0
     while i < len(a):
-        pa, pb = a[i], b[j]
+        ins, outs = [a[i]], [b[j]]
+        pa, pb = x.shape[a[i]], b[j]
         i, j = i + 1, j + 1
         while pa != pb:
             if pa < pb:
-                pa, i = pa * a[i], i + 1
+                ins.append(a[i])
+                pa, i = pa * x.shape[a[i]], i + 1
             else:
+                outs.append(b[j])
                 pb, j = pb * b[j], j + 1
         merged.append(pa)
+        if len(ins) > 1 and len(outs) > 1:
+            below = math.prod(x.shape[d] for d in ins[1:])
+            row = math.lcm(below, math.prod(outs[1:]))
+            old = math.prod(max(x.chunks[d]) for d in ins)
+            spec[ins[0]] = row * max(1, round(old / row)) // below
+            spec.update({d: -1 for d in ins[1:]})
+    x = x.rechunk(spec)
     return dxp.reshape(dxp.reshape(x, tuple(merged), **kwargs), shape, **kwargs)
 
 
@@ -196,6 +211,13 @@ class DaskBackend:
         """`fn` (a Python function of one number) on each element, chunk by chunk."""
         return array.map_blocks(lambda block: map_scalar(fn, block), dtype=array.dtype)
 
+    def elementwise(self, fn, *arrays):
+        """`fn(*blocks)`, a NumPy function of broadcastable arrays, chunk by chunk (the arrays'
+        chunks aligned); its dtype from a one-element call."""
+        arrays = [da.asarray(a) for a in arrays]
+        dtype = fn(*[np.ones((1,) * a.ndim, a.dtype) for a in arrays]).dtype
+        return da.map_blocks(fn, *arrays, dtype=dtype)
+
     def eig(self, array):
         """NumpyBackend.eig per chunk of the stack, each matrix whole (NOTE [Dask linalg and
         fft])."""
@@ -207,57 +229,21 @@ class DaskBackend:
                                      output_dtypes=(dtype, dtype)))
 
     def index_add(self, target, index, values):
-        """target[index] += values, accumulating repeated indices. Dask has no scatter-add:
-        the index arrays are computed first; where they are all integer arrays, one task per
-        chunk of the target's first dimension adds the values whose index falls in it, else
-        one task adds them all. The result has the target's chunks."""
-        index = tuple(np.asarray(compute(i)[0]) if isinstance(i, da.Array) else i for i in index)
-        if index and all(isinstance(i, np.ndarray) and i.dtype.kind in "iu" for i in index):
-            return _index_add_by_chunk(target, index, values)
-        out = dask.delayed(_index_add)(target, index, values)
-        whole = da.from_delayed(out, target.shape, dtype=target.dtype)
-        return whole.rechunk(target.chunks)
+        """target[index] += values, accumulating repeated indices: one task per chunk of the
+        target that the index reaches (NOTE [Dask scatter]; Dask index arrays are computed
+        first)."""
+        return self.index_reduce(target, index, values, "sum")
 
     def index_reduce(self, target, index, values, reduce):
         """target[index] = reduce(target[index], values) over repeated indices too (as
-        NumpyBackend.index_reduce), in one task (the index arrays computed first)."""
+        NumpyBackend.index_reduce), chunk by chunk as index_add."""
+        index = index if isinstance(index, tuple) else (index,)
         index = tuple(np.asarray(compute(i)[0]) if isinstance(i, da.Array) else i for i in index)
-        out = dask.delayed(_index_reduce)(target, index, values, reduce)
-        whole = da.from_delayed(out, target.shape, dtype=target.dtype)
-        return whole.rechunk(target.chunks)
+        return scatter(target, index, values, reduce)
 
     def random(self):
         raise NotImplementedError("arraygrad draws random numbers with NumPy; create the tensor "
                                   "with NumPy and wrap it with dask.array.from_array")
-
-
-def _index_reduce(target, index, values, reduce):
-    return _numpy.index_reduce(np.array(target), index, np.asarray(values), reduce)
-
-
-def _index_add(target, index, values):
-    return _index_reduce(target, index, values, "sum")
-
-
-def _index_add_by_chunk(target, index, values):
-    """index_add for a tuple of integer index arrays, one task per chunk of dimension 0: each
-    gets the target's rows of its chunk and the values whose first index falls there."""
-    shape = np.broadcast_shapes(*[i.shape for i in index])
-    index = [np.ravel(i) for i in np.broadcast_arrays(*index)]
-    index[0] = np.where(index[0] < 0, index[0] + target.shape[0], index[0])
-    rest = target.shape[len(index):]
-    values = _reshape(da.broadcast_to(da.asarray(values), shape + rest), (index[0].size,) + rest)
-    slabs, lo = [], 0
-    for size in target.chunks[0]:
-        slab = target[lo:lo + size]
-        hit = np.flatnonzero((index[0] >= lo) & (index[0] < lo + size))
-        if hit.size:
-            local = (index[0][hit] - lo,) + tuple(i[hit] for i in index[1:])
-            slab = da.from_delayed(dask.delayed(_index_add)(slab, local, values[hit]),
-                                   slab.shape, dtype=target.dtype)
-        slabs.append(slab)
-        lo += size
-    return da.concatenate(slabs, axis=0).rechunk(target.chunks)
 
 
 def compute(*arrays, **kwargs):
@@ -285,7 +271,6 @@ def _quiet_pool():
 
 
 _backend = DaskBackend()
-_numpy = NumpyBackend()
 
 
 def backend_for(array):

@@ -3,8 +3,9 @@ distances and attention built from arraygrad ops.
 
 Every function here is a composition of primitives, so gradients, double
 gradients and the func transforms work through it with no extra rules; the
-exceptions are linear, a primitive of its own (NOTE [linear]), and the padded
-embedding lookup, a custom Function (NOTE [padding rows]).
+exceptions are linear and the common case of cross_entropy, primitives of their
+own (NOTE [linear], NOTE [fused cross-entropy]), and the padded embedding
+lookup, a custom Function (NOTE [padding rows]).
 
     import arraygrad.nn.functional as F
     loss = F.cross_entropy(logits, target)      # logits (N, C), target (N,) int64
@@ -523,11 +524,12 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
 # NOTE [nll without gather]: comparing the target with arange(C) picks the targets'
 # entries with elementwise ops only, so a target batched by vmap (per-example
 # losses) works like any other tensor; the cost is O(N*C), as log_softmax's.
-def _target_hits(input, target, ignore_index, cdim):
-    """(hit, valid): hit marks input[n, target[n]] along `cdim`, for targets not ignored."""
+def _target_hits(input, target, ignore_index, cdim, check=True):
+    """(hit, valid): hit marks input[n, target[n]] along `cdim`, for targets not ignored;
+    `check`: torch's error for a target out of range."""
     c = input.shape[cdim]
     valid = target != ignore_index
-    if target._lvl is None and target.numel():
+    if check and target._lvl is None and target.numel():
         bad = valid & ((target < 0) | (target >= c))
         if bool(bad.any()):
             raise IndexError(f"Target {int(target[bad].flatten()[0])} is out of bounds.")
@@ -537,6 +539,109 @@ def _target_hits(input, target, ignore_index, cdim):
     if 0 <= ignore_index < c:   # else an ignored target equals no class: no hit already
         hit = ew.logical_and(hit, valid.unsqueeze(cdim))
     return hit, valid
+
+
+# NOTE [fused cross-entropy]
+# cross_entropy of an (N, C) float input and (N,) class indices, without class weights or
+# label smoothing (a training step's loss), is one primitive rather than log_softmax + nll's
+# dozen: one dispatch forward and one node backward, whose gradient is the one formula
+# (softmax(x) - onehot) * (the row's cotangent, 0 for ignored rows), computed in place on the
+# arrays when no graph is built. The forward computes what the composite does, operation for
+# operation (the same bits); the gradient is the composite's up to rounding, as torch's
+# fused kernel's. Other operands take the composite below.
+@_silent
+def _cross_entropy_impl(xp, x, t, reduction, ignore_index):
+    valid = t != ignore_index
+    c = x.shape[1]
+    outside = (t < 0) | (t >= c)
+    if bool(xp.any(outside)) and bool(xp.any(outside & valid)):     # (an ignored one may be)
+        raise IndexError(f"Target {int(xp.reshape(t[outside & valid], (-1,))[0])} is out of "
+                         "bounds.")
+    s = x - xp.max(x, axis=1, keepdims=True)    # log_softmax(x, 1), as its impl computes it
+    logp = s - xp.log(xp.sum(xp.exp(s), axis=1, keepdims=True))
+    rows = -xp.sum(xp.where(_class_hits(xp, t, c, ignore_index, valid), logp, 0), axis=1)
+    if reduction == "none":
+        return rows
+    total = xp.sum(rows)
+    return total if reduction == "sum" else \
+        total / xp.astype(xp.sum(xp.astype(valid, xp.int64)), x.dtype)
+
+
+def _class_hits(xp, t, c, ignore_index, valid):
+    """(N, C) bool: row n marks class t[n] unless that target is ignored."""
+    hit = xp.reshape(t, (-1, 1)) == xp.arange(c, dtype=t.dtype)
+    return hit & xp.reshape(valid, (-1, 1)) if 0 <= ignore_index < c else hit
+
+
+def _row_weights(g, valid, reduction, dtype):
+    """Each row's share of cotangent `g`, as (N, 1): 0 for ignored rows, g / (rows counted)
+    for a mean."""
+    if reduction == "mean":
+        g = g / valid.sum().to(dtype)
+    return ew.where(valid, g, 0).unsqueeze(1)
+
+
+def _cross_entropy_parts(x, t, ignore_index):
+    """(softmax(x) - onehot, valid) on tensors."""
+    hit, valid = _target_hits(x, t, ignore_index, 1, check=False)
+    return rd.softmax(x, 1) - hit.to(x.dtype), valid
+
+
+def _cross_entropy_vjp(ctx, g, reduction, ignore_index):
+    x, t = ctx.inputs
+    d, valid = _cross_entropy_parts(x, t, ignore_index)
+    return d * _row_weights(g, valid, reduction, x.dtype), None
+
+
+def _cross_entropy_array_vjp(xp, g, inputs, outs, needs, shapes, spare, reduction,
+                             ignore_index):
+    # _cross_entropy_vjp's operations on the arrays, in its order (the same bits), the
+    # softmax's buffer taking the rest in place
+    if not needs[0]:
+        return None, None
+    x, t = inputs
+    c = x.shape[1]
+    valid = t != ignore_index
+    e = x - x.max(axis=1, keepdims=True)      # softmax(x, 1), as its impl computes it
+    xp.exp(e, out=e)
+    e /= e.sum(axis=1, keepdims=True)
+    e -= _class_hits(xp, t, c, ignore_index, valid)
+    if reduction == "mean":
+        g = g / valid.sum().astype(g.dtype)
+    e *= xp.where(valid, g, 0)[:, None]
+    return e, None
+
+
+def _cross_entropy_jvp(ctx, tx, reduction, ignore_index):
+    x, t = ctx.inputs
+    d, valid = _cross_entropy_parts(x, t, ignore_index)
+    rows = ew.where(valid, (d * tx).sum(1), 0)
+    if reduction == "none":
+        return rows
+    total = rows.sum()
+    return total if reduction == "sum" else total / valid.sum().to(x.dtype)
+
+
+def _cross_entropy_batch(prim, args, bdims, reduction, ignore_index):
+    # the examples' rows are more rows of one loss with reduction="none"
+    size = _batch_size(args, bdims)
+    x, t = [_to_front(a, d) if d is not None else a.expand((size,) + tuple(a.shape))
+            for a, d in zip(args, bdims)]
+    n, c = x.shape[1], x.shape[2]
+    rows = prim(x.reshape(size * n, c), t.reshape(size * n), reduction="none",
+                ignore_index=ignore_index).reshape(size, n)
+    if reduction == "none":
+        return rows, 0
+    total = rows.sum(1)
+    return (total if reduction == "sum" else
+            total / (t != ignore_index).sum(1).to(x.dtype)), 0
+
+
+_cross_entropy = _primitive(
+    "cross_entropy", _cross_entropy_impl, save=(0, 1), node_name="NllLossBackward0",
+    arg_names=("self", "target"), nondiff_inputs=(1,), vjp=_cross_entropy_vjp,
+    array_vjp=_cross_entropy_array_vjp, jvp=(_cross_entropy_jvp, None),
+    batch=_cross_entropy_batch)
 
 
 @tensor_op(others=('target',), optional=('weight',))
@@ -554,6 +659,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         _check_batch(input, target)
         if target.dtype.is_floating_point and target.ndim == input.ndim == 2:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if weight is None and label_smoothing == 0 and input.ndim == 2 and target.ndim == 1 and \
+            target.dtype is _dt.int64 and input.dtype in (_dt.float32, _dt.float64) and \
+            input.numel():
+        return _cross_entropy(input, target, reduction=reduction, ignore_index=ignore_index)
     cdim = 0 if input.ndim == 1 else 1
     logp = rd.log_softmax(input, cdim)
     c = input.shape[cdim]

@@ -12,7 +12,7 @@ from .. import dtypes as _dt
 from .._tensor import Tensor
 from ..autograd import inplace
 from ._checks import bool_args, tensor_op, tensor_list
-from .creation import arange, zeros
+from .creation import arange, zeros, in_library_of
 from .elementwise import where, convert
 from .index import index_put, index_select, nonzero, gather
 from .reduce import cumsum, cumprod, sort
@@ -253,7 +253,7 @@ def _repeat_counts(repeats):
         raise RuntimeError("repeats can not be negative")
     total = int(r.sum().item()) if r.numel() else 0
     ends = cumsum(r, 0)
-    return searchsorted(ends, arange(total, device=repeats.device), right=True)
+    return searchsorted(ends, in_library_of(r, arange(total)), right=True)
 
 
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):

@@ -5,7 +5,7 @@ import math
 from .. import _device
 from .. import dtypes as _dt
 from .. import _tensor as _t
-from ..backends import default_backend, backend_of, array_dtype, numpy_backend
+from ..backends import default_backend, backend_of, array_dtype, numpy_backend, adopt
 from ._checks import (tensor_op, size_arg, dtype_arg, number_arg, type_name, short_dtype_name,
                       c_dtype_name)
 from .._generator import default_generator, stream
@@ -222,13 +222,13 @@ def empty(*size, dtype=None, device=None, requires_grad=False):
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    fill_value = _fill_number("full", fill_value)
+    fill_value = fill_number("full", fill_value)
     if dtype is None:
         dtype = _dt.result_type(fill_value)
     return _filled("full", fill_value, (size,), dtype, device, requires_grad)
 
 
-def _fill_number(op, value):
+def fill_number(op, value):
     if isinstance(value, Tensor) and value.numel() == 1:
         return value.item()
     return number_arg(op, value, "fill_value", 2)
@@ -238,13 +238,43 @@ def in_library_of(like, t):
     """`t`, a constant made by a creation function (in the default library, NumPy), as an
     array of the library that holds `like` (as torch makes such constants with
     `device=like.device`). Free when both are NumPy's."""
-    inner = _t.lower(like)
-    while inner._lvl is not None:
-        inner = _t.lower(inner._inner)
-    be = backend_of(inner._data)
+    be = backend_of(_base(like)._data)
     if be is numpy_backend:
         return t
     return _t.make(be.asarray(t._data))
+
+
+def _base(t):
+    """The plain tensor under `t`'s transform levels (whose array holds its library)."""
+    inner = _t.lower(t)
+    while inner._lvl is not None:
+        inner = _t.lower(inner._inner)
+    return inner
+
+
+def new_filled(like, op, fill, size, dtype, device, requires_grad):
+    """`like.new_zeros(size)` and its kin: `like`'s dtype, array library and device unless
+    given (torch keeps the device; the library stays too, as for `zeros_like`)."""
+    size = size_arg(op, size)
+    dtype = dtype_arg(op, dtype) or like.dtype
+    dev = None if device is None else _device.check(device)
+    xp = backend_of(_base(like)._data).xp
+    arr = xp.full(size, fill, dtype=_dtype_in(xp, dtype))
+    t = born_here(_t.make(arr if dev is None else _device.place(arr, dev)))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def new_tensor(like, data, dtype, device, requires_grad):
+    """`like.new_tensor(data)`: a copy of `data` with `like`'s dtype, device and array library
+    unless given."""
+    t = tensor(data, dtype=dtype or like.dtype, device=like.device if device is None else device)
+    if device is None:
+        be = backend_of(_base(like)._data)
+        if backend_of(t._data) is not be:
+            t = born_here(_t.make(adopt(be, t._data)))
+    return t.requires_grad_() if requires_grad else t
 
 
 def _like(fill, input, dtype, requires_grad, device):
@@ -286,7 +316,7 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
 
 @tensor_op
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
-    return _like(_fill_number("full_like", fill_value), input, dtype, requires_grad, device)
+    return _like(fill_number("full_like", fill_value), input, dtype, requires_grad, device)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False):

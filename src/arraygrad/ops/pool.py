@@ -50,8 +50,9 @@ def _windows_first(xp, x, dims):
 
 def _window_max_impl(xp, x, dims):
     w = _windows_first(xp, x, dims)
-    # the scan keeps positions in the smallest integer type that holds them (less memory
-    # traffic per step), widened to torch's int64 once at the end
+    # positions are kept in the smallest integer type that holds them: less memory traffic
+    # per step of the scan and in window_put/window_take, which compare against them, and
+    # less memory held for the backward (max_pool's return_indices widens them to int64)
     small = xp.int8 if w.shape[0] <= 127 else xp.int16 if w.shape[0] <= 32767 else xp.int64
     best, arg = w[0, ...], xp.zeros(w.shape[1:], dtype=small)
     for flat in range(1, w.shape[0]):
@@ -59,7 +60,7 @@ def _window_max_impl(xp, x, dims):
         # positions come in increasing order, so the maximum of the indices is the last taken
         arg = xp.maximum(arg, xp.astype((v > best) | xp.isnan(v), small) * flat)
         best = xp.maximum(best, v)
-    return xp.asarray(best, copy=True) if w.shape[0] == 1 else best, xp.astype(arg, xp.int64)
+    return xp.asarray(best, copy=True) if w.shape[0] == 1 else best, arg
 
 
 def _window_take_impl(xp, arg, x, dims):
@@ -73,7 +74,12 @@ def _window_take_impl(xp, arg, x, dims):
 
 def _window_put_impl(xp, arg, g, dims, shape):
     """Zeros of `shape` with g at each window's position `arg`."""
-    out = xp.zeros(shape, dtype=g.dtype)
+    flags = getattr(g, "flags", None)
+    if flags is not None and not flags.c_contiguous:
+        # a strided view (col2im's crop of its padded image): read once into a copy, not once
+        # per window position with a short inner loop (5x slower each)
+        g = xp.asarray(g, copy=True)
+    out = xp.empty(shape, dtype=g.dtype)    # every window position is written below
     finite = not backend_of(g).lazy and bool(xp.all(xp.isfinite(g)))
     zero = xp.zeros((), dtype=g.dtype)
     for flat, pos in _positions(shape, dims):
@@ -212,7 +218,7 @@ def max_pool(input, kernel_size, stride, padding, dilation, ceil_mode, return_in
         return y
     # the flat input position (per channel) of each window's maximum
     flat = None
-    rem = arg
+    rem = ew.convert(arg, _dt.int64)     # (window_max keeps positions in a small type)
     offsets = []
     for k in reversed(kernel):
         offsets.append(ew.remainder(rem, k))
@@ -406,7 +412,7 @@ def adaptive_max_pool(input, output_size, return_indices, nd, op):
         values = values.squeeze(0)
     if not return_indices:
         return values
-    flat, rem, offsets = None, arg, []
+    flat, rem, offsets = None, ew.convert(arg, _dt.int64), []
     for k in reversed(lengths):
         offsets.append(ew.remainder(rem, k))
         rem = ew.floor_divide(rem, k)

@@ -10,7 +10,7 @@ the textbook ones, written with these same ops, so every order of derivative wor
 """
 import math
 
-from ..backends import silent, backend_of
+from ..backends import silent, backend_of, chunkwise
 from ._rules import elementwise
 from .registry import primitive
 from .._tensor import Tensor
@@ -237,7 +237,8 @@ def _igamma_da(ctx, g, upper=False):
                               "is not implemented.")
 
 
-_igamma = primitive("igamma", _checked("igamma", _igamma_impl), vjp=(_igamma_da, _igamma_dx),
+_igamma = primitive("igamma", _checked("igamma", chunkwise(_igamma_impl)),
+                    vjp=(_igamma_da, _igamma_dx),
                     jvp=(_igamma_da, _igamma_dx), batch=elementwise,
                     node_name=lambda node: "IgammacBackward0" if node.params["upper"]
                     else "IgammaBackward0")

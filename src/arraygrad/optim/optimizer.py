@@ -132,10 +132,10 @@ class Optimizer:
 
 
 # NOTE [in-place steps]
-# A step updates parameters and state in place. Through Tensor methods every in-place op
-# computes out of place and copies (NOTE [in-place]): two parameter-sized temporaries per op,
-# which for an MLP step is megabytes that glibc hands back to the OS and faults in again every
-# step. When a parameter and its grad are plain tensors over arrays that take in-place writes
+# A step updates parameters and state in place. Through Tensor methods most in-place ops
+# compute out of place and copy (NOTE [in-place]; the plain arithmetic of NOTE [direct
+# writes] aside): parameter-sized temporaries per op, which for an MLP step is megabytes that
+# glibc hands back to the OS and faults in again every step. When a parameter and its grad are plain tensors over arrays that take in-place writes
 # (NumPy's), the step runs on the arrays themselves, as torch's foreach kernels do, and bumps
 # the version counters it wrote; otherwise (a transform's tensors, lazy arrays, a tensor lr)
 # the same code runs on the tensors. `space(p, group)` gives the namespace and the accessor.
