@@ -366,11 +366,8 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
                 else:
                     buf = [ga]
                 ga = None
-                if in_grads is not None:
-                    if in_grads:
-                        in_grads = _graph.array_results(node, in_grads)
-                    if not keep_graph:
-                        node.release()
+                if in_grads is not None and not keep_graph:
+                    node._saved = node._saved_outs = None    # (PrimNode.release, inlined)
             if in_grads is None:
                 if buf is not None:
                     for nr, g in enumerate(buf):

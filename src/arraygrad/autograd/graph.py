@@ -618,17 +618,17 @@ def _array_apply(node, grads):
     res = array_vjp(node, ga, node.needs_input_grad, refs)
     if res is None:
         return None
-    return [None if r is None else r if type(r) is Tensor else _t.make(r)
-            for r in array_results(node, res)]
+    return [r if r is None or type(r) is Tensor else _t.make(r) for r in res]
 
 
 def array_vjp(node, ga, needs, refs):
-    """The input cotangents of `node` (arrays, as its rule returned them) from `ga`, its
-    output's cotangent as a NumPy array, by its primitive's array-level vjp (for `needs`); None
-    where that does not apply: the gradient or a saved value is not a plain float32/float64
-    NumPy array of the gradient's dtype, or a saved value was modified in place (the composite
-    rule raises torch's error if it reads that one). `refs` > 0: the node's saved values die
-    with it and `ga` is spare if it has exactly `refs` references (NOTE [spare buffers])."""
+    """The gradients of `node`'s edges from `ga`, its output's cotangent as a NumPy array, by
+    its primitive's array-level vjp (for `needs`): NumPy arrays where they have their inputs'
+    shapes and dtypes, tensors brought to them (`validate_grads`) where not. None where that
+    does not apply: the gradient or a saved value is not a plain float32/float64 NumPy array
+    of the gradient's dtype, or a saved value was modified in place (the composite rule
+    raises torch's error if it reads that one). `refs` > 0: the node's saved values die with
+    it and `ga` is spare if it has exactly `refs` references (NOTE [spare buffers])."""
     dtype = ga.dtype
     if dtype.char not in "fd":
         return None
@@ -638,10 +638,12 @@ def array_vjp(node, ga, needs, refs):
     inputs = []
     for v in saved:
         t = type(v)
-        if t is tuple and v and v[0] is _COMPACT:
-            v = _compact_array(node, v, dtype)
-            if v is None:
+        if t is tuple and v and v[0] is _COMPACT:   # unchanged since saved (_vc_of inlined)
+            a, k = v[1], v[4]
+            if (node._vc0 if k == 0 else node._vc1 if k == 1 else node._vcs[k - 2])[0] != v[2] or \
+                    type(a) is not _ndarray or (a.dtype is not dtype and a.dtype != dtype):
                 return None
+            v = a
         elif t is SavedTensor:
             try:
                 v = _saved_array(v, node, dtype)
@@ -657,9 +659,12 @@ def array_vjp(node, ga, needs, refs):
         arrays = []
         for o in outs:
             if type(o) is tuple:
-                o = _compact_array(node, o, dtype)
-                if o is None:
+                a, k = o[1], o[4]
+                if (node._vc0 if k == 0 else node._vc1 if k == 1 else node._vcs[k - 2])[0] \
+                        != o[2] or type(a) is not _ndarray or \
+                        (a.dtype is not dtype and a.dtype != dtype):
                     return None
+                o = a
             else:
                 try:
                     o = _saved_array(o, node, dtype)
@@ -667,24 +672,21 @@ def array_vjp(node, ga, needs, refs):
                     return None
             arrays.append(o)
         outs = arrays
-    v = o = None    # (holds no saved array while `_spare` counts references)
+    v = o = a = None    # (holds no saved array while `_spare` counts references)
     spare = _spare(node, ga, refs, inputs, outs) \
         if refs and _COUNTS_KNOWN and ga.size >= _SPARE_MIN else []
-    return node.prim.array_vjp(_np, ga, inputs, outs, needs, node.shapes, spare, **node.params)
-
-
-def array_results(node, res):
-    """The results of `array_vjp` as the node's input gradients: NumPy arrays where they have
-    their inputs' shapes and dtypes, else tensors brought to them (`validate_grads`)."""
+    res = node.prim.array_vjp(_np, ga, inputs, outs, needs, node.shapes, spare, **node.params)
     shapes, dtypes = node.shapes, node.dtypes
-    out = []
-    for i, r in enumerate(res):
+    out = list(res)
+    for i, r in enumerate(out):
         if r is not None:
             if type(r) is not _ndarray:
-                r = _np.asarray(r)
-            if r.shape != shapes[i] or _FROM_NP.get(r.dtype) is not dtypes[i]:
-                r = validate_grads(node, [None] * i + [_t.make(r)] + [None] * (len(res) - i - 1))[i]
-        out.append(r)
+                r = out[i] = _np.asarray(r)
+            if r.shape != shapes[i] or r.dtype is not dtypes[i].np and \
+                    _FROM_NP.get(r.dtype) is not dtypes[i]:
+                one = [None] * len(out)
+                one[i] = _t.make(r)
+                out[i] = validate_grads(node, one)[i]
     pos = node._edge_pos
     return out if pos is None else [out[i] for i in pos]
 
@@ -737,16 +739,6 @@ def _spare(node, ga, refs, inputs, outs):
 def _own(a, shape, dtype):
     return type(a) is _ndarray and a.base is None and a.shape == shape and \
         a.dtype == dtype and a.flags.writeable
-
-
-def _compact_array(node, c, dtype):
-    """The array of compact saved value `c` of `node` if it is unchanged since it was saved
-    and a NumPy array of `dtype`, else None."""
-    a = c[1]
-    if _vc_of(node, c[4])[0] != c[2] or type(a) is not _ndarray or \
-            (a.dtype is not dtype and a.dtype != dtype):
-        return None
-    return a
 
 
 def swap_array_apply(fn):
