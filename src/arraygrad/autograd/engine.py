@@ -47,17 +47,19 @@ def _root_grads(roots, grads, create_graph):
     out = []
     for i, (r, g) in enumerate(zip(roots, grads)):
         if g is None:
+            d = r._data
+            if type(d) is _ndarray and d.size == 1 and d.dtype.kind == "f" and \
+                    r._lvl is None and not create_graph and not _dispatch_tls.interpreters:
+                # the engine's own ones (NOTE [lean engine])
+                g = _np.ones(d.shape, d.dtype) if d.ndim else _np.array(1, d.dtype)
+                out.append(g)
+                continue
             if r.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not r.dtype.is_floating_point:      # complex ones too, as torch
                 raise RuntimeError("grad can be implicitly created only for real scalar outputs "
                                    f"but got {r.dtype}")
-            d = r._data
-            if type(d) is _ndarray and r._lvl is None and not create_graph and \
-                    not _dispatch_tls.interpreters:
-                g = _np.ones(d.shape, d.dtype)      # the engine's own (NOTE [lean engine])
-            else:
-                g = r._ones_like()
+            g = r._ones_like()
         else:
             if not isinstance(g, _t.Tensor):
                 g = r.new_tensor(g)
@@ -155,7 +157,8 @@ def is_checkpoint_valid():
 def run(root_edges, root_grads, keep_graph, create_graph, capture=None, targets=None):
     """Execute the graph. `capture` edges are returned instead of accumulated;
     `targets` restricts accumulation to some leaves (backward(inputs=...))."""
-    root_nodes = list(dict.fromkeys(n for n, _ in root_edges))
+    root_nodes = [root_edges[0][0]] if len(root_edges) == 1 else \
+        list(dict.fromkeys(n for n, _ in root_edges))
     if capture is not None:
         deps, needed = _plan(root_nodes, {n for n, _ in capture})
     elif targets is not None:
@@ -305,7 +308,9 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
     spare = not keep_graph and _COUNTS_KNOWN
     sums = set()    # buffer slots holding a sum the engine made: later terms go in place
     after = None    # the next node, where it was the only one ready
-    with grad_mode.set_grad_enabled(create_graph):
+    mode = grad_mode.state
+    outer_mode, mode.grad_enabled = mode.grad_enabled, bool(create_graph)
+    try:
         while True:
             if after is not None:
                 node, after = after, None
@@ -409,6 +414,8 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
                             after = None
                         push(ready, (-nxt._seq, nxt))
             g = old = b = in_grads = None   # the gradients deposited are their buffers' alone
+    finally:
+        mode.grad_enabled = outer_mode
 
 
 def _run_node(node, buf, flags, needed, keep_graph, captured, capture_set, targets):
