@@ -638,11 +638,13 @@ def array_vjp(node, ga, needs, refs):
     inputs = []
     for v in saved:
         t = type(v)
-        if t is tuple and v and v[0] is _COMPACT:   # unchanged since saved (_vc_of inlined)
-            a, k = v[1], v[4]
-            if (node._vc0 if k == 0 else node._vc1 if k == 1 else node._vcs[k - 2])[0] != v[2] or \
-                    type(a) is not _ndarray or (a.dtype is not dtype and a.dtype != dtype):
-                return None
+        if t is tuple and v and v[0] is _COMPACT:
+            a = v[1]
+            if type(a) is not _ndarray or a.dtype is not dtype or \
+                    (node._vc0 if v[4] == 0 else _vc_of(node, v[4]))[0] != v[2]:
+                a = _compact_array(node, v, dtype)      # (above: its common case, inlined)
+                if a is None:
+                    return None
             v = a
         elif t is SavedTensor:
             try:
@@ -659,11 +661,12 @@ def array_vjp(node, ga, needs, refs):
         arrays = []
         for o in outs:
             if type(o) is tuple:
-                a, k = o[1], o[4]
-                if (node._vc0 if k == 0 else node._vc1 if k == 1 else node._vcs[k - 2])[0] \
-                        != o[2] or type(a) is not _ndarray or \
-                        (a.dtype is not dtype and a.dtype != dtype):
-                    return None
+                a = o[1]
+                if type(a) is not _ndarray or a.dtype is not dtype or \
+                        (node._vc0 if o[4] == 0 else _vc_of(node, o[4]))[0] != o[2]:
+                    a = _compact_array(node, o, dtype)
+                    if a is None:
+                        return None
                 o = a
             else:
                 try:
@@ -676,6 +679,8 @@ def array_vjp(node, ga, needs, refs):
     spare = _spare(node, ga, refs, inputs, outs) \
         if refs and _COUNTS_KNOWN and ga.size >= _SPARE_MIN else []
     res = node.prim.array_vjp(_np, ga, inputs, outs, needs, node.shapes, spare, **node.params)
+    if res is None:     # the rule does not take these values
+        return None
     shapes, dtypes = node.shapes, node.dtypes
     out = list(res)
     for i, r in enumerate(out):
@@ -739,6 +744,16 @@ def _spare(node, ga, refs, inputs, outs):
 def _own(a, shape, dtype):
     return type(a) is _ndarray and a.base is None and a.shape == shape and \
         a.dtype == dtype and a.flags.writeable
+
+
+def _compact_array(node, c, dtype):
+    """The array of compact saved value `c` of `node` if it is unchanged since it was saved
+    and a NumPy array of `dtype`, else None."""
+    a = c[1]
+    if _vc_of(node, c[4])[0] != c[2] or type(a) is not _ndarray or \
+            (a.dtype is not dtype and a.dtype != dtype):
+        return None
+    return a
 
 
 def swap_array_apply(fn):
