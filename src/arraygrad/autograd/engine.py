@@ -255,6 +255,10 @@ def _plan(root_nodes, wanted):
     return deps, needed
 
 
+# NOTE [engine buffers]
+# A node's incoming gradients wait in a list with one slot per output of the node; the
+# first gradient of a slot is stored as is, the second makes a new sum, and further ones
+# are added into that sum in place (no one else holds it) when no graph is being built.
 def _sum(old, g):
     """old + g for two gradients of one slot, arrays or tensors."""
     if type(old) is _ndarray and type(g) is _ndarray and old.shape == g.shape and \
