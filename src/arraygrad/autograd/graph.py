@@ -682,18 +682,30 @@ def array_vjp(node, ga, needs, refs):
     if res is None:     # the rule does not take these values
         return None
     shapes, dtypes = node.shapes, node.dtypes
+    i = 0
+    for r in res:
+        if r is not None and (type(r) is not _ndarray or r.shape != shapes[i] or
+                              r.dtype is not dtypes[i].np):
+            res = _array_results(node, res)
+            break
+        i += 1
+    pos = node._edge_pos
+    return res if pos is None else [res[i] for i in pos]
+
+
+def _array_results(node, res):
+    """`res`, an array-level rule's results, as arrays of the inputs' shapes and dtypes (NumPy
+    scalars as 0-d arrays), or tensors brought to them by `validate_grads`."""
     out = list(res)
     for i, r in enumerate(out):
         if r is not None:
             if type(r) is not _ndarray:
                 r = out[i] = _np.asarray(r)
-            if r.shape != shapes[i] or r.dtype is not dtypes[i].np and \
-                    _FROM_NP.get(r.dtype) is not dtypes[i]:
+            if r.shape != node.shapes[i] or _FROM_NP.get(r.dtype) is not node.dtypes[i]:
                 one = [None] * len(out)
                 one[i] = _t.make(r)
                 out[i] = validate_grads(node, one)[i]
-    pos = node._edge_pos
-    return out if pos is None else [out[i] for i in pos]
+    return out
 
 
 # NOTE [spare buffers]
