@@ -1,6 +1,7 @@
 """The plain-call path of custom Functions (NOTE [plain calls] in autograd/function.py) against
 the general path: every Function here runs both ways, eagerly and under the transforms, and must
 give the same values, gradients and graph nodes."""
+import re
 import warnings
 
 import numpy as np
@@ -265,3 +266,135 @@ def test_plain_path_is_taken(monkeypatch):
                         lambda n: {"spec": TreeSpec(tuple, None, [LEAF] * n), "kwargs": {}})
     Exp.apply(_x(3))
     assert loops == [1, 1]
+
+
+# ----------------------------------------------------------------- backward's return
+def _returning(lib, make_grads):
+    """forward(ctx, x, y) = x * y; backward returns `make_grads(g, lib)`."""
+    class Ret(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            return make_grads(g, lib)
+    return Ret
+
+
+RETURNS = {   # what backward returns -> what the gradients are checked and converted to
+    "as_is": lambda g, lib: (g, g * 2),
+    "none": lambda g, lib: (None, g),
+    "extra_nones": lambda g, lib: (g, g, None, None),
+    "to_sum": lambda g, lib: (g.expand(2, 3), g.expand(4, 3)),     # summed to (3,)
+    "to_cast": lambda g, lib: (g.to(lib.float32), g),               # cast to float64
+}
+
+
+@pytest.mark.parametrize("case", sorted(RETURNS))
+def test_backward_results_that_pass_or_are_converted(case, torch):
+    """Gradients of the inputs' shape and dtype are taken as they are; others go through the
+    full check, which sums or casts them, as torch."""
+    grads = []
+    for lib in (torch, ag):
+        x = lib.tensor(np.linspace(-1, 1, 3), requires_grad=True)
+        y = lib.tensor(np.linspace(1, 2, 3), requires_grad=True)
+        out = _returning(lib, RETURNS[case]).apply(x, y)
+        grads.append(lib.autograd.grad(out, (x, y), lib.ones_like(out), allow_unused=True))
+    for t, a in zip(*grads):
+        if t is None:
+            assert a is None
+        else:
+            assert a.dtype == ag.float64 and tuple(a.shape) == tuple(t.shape)
+            np.testing.assert_allclose(a.detach().numpy(), t.detach().numpy())
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda g, lib: (g, g, g), r"function RetBackward returned an incorrect number of gradients "
+                               r"\(expected 2, got 3\)"),
+    (lambda g, lib: g, r"function RetBackward returned an incorrect number of gradients "
+                       r"\(expected 2, got 1\)"),
+    (lambda g, lib: (g, 1.0), r"expected Variable or None \(got float\)"),
+    (lambda g, lib: (g, g[:2]), r"returned an invalid gradient at index 1 - got \[2\] but "
+                                r"expected shape compatible with \[3\]"),
+])
+def test_backward_results_that_raise(make, match, torch):
+    """The full check still sees what the common case hands over: a wrong count, a
+    non-tensor, a shape that is no broadcast of the input's (torch raises on each)."""
+    for lib in (torch, ag):
+        x = lib.tensor(np.linspace(-1, 1, 3), requires_grad=True)
+        out = _returning(lib, make).apply(x, x * 1)
+        with pytest.raises(RuntimeError) as err:
+            lib.autograd.grad(out, x, lib.ones_like(out))
+        if lib is ag:
+            assert re.search(match, str(err.value)), str(err.value)
+
+
+def test_gradient_of_an_input_that_needs_none_is_dropped_unchecked():
+    """As torch: backward's entry for an input that does not require grad is not looked at."""
+    x = ag.tensor(np.linspace(-1, 1, 3), requires_grad=True)
+    c = ag.tensor(np.ones(3))
+    out = _returning(ag, lambda g, lib: (g * 3, g[:1])).apply(x, c)
+    g, = ag.autograd.grad(out, x, ag.ones_like(out))
+    np.testing.assert_array_equal(g.numpy(), np.full(3, 3.0))
+
+
+# ----------------------------------------------------------------- footprint
+class HalfCtx(Function):
+    """Saves its output (ctx style)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = x * 0.5
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        y, = ctx.saved_tensors
+        return g * 0.5
+
+
+class HalfSetup(Function):
+    """Saves its output (setup_context style)."""
+
+    @staticmethod
+    def forward(x):
+        return x * 0.5
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+
+    @staticmethod
+    def backward(ctx, g):
+        y, = ctx.saved_tensors
+        return g * 0.5
+
+
+@pytest.mark.parametrize("Fn", [HalfCtx, HalfSetup], ids=["ctx", "setup_context"])
+def test_gc_tracked_objects_per_function_node(Fn):
+    """A recorded Function call keeps its node, the tuple of its next nodes and its saved
+    output (tuple, SavedTensor, weak reference) tracked by the cyclic collector; no
+    attribute dict (NOTE [ctx slots]), and shapes and dtypes shared between nodes.
+    Counted as the youngest generation's growth with the collector off, which also holds
+    the needs_input_grad tuple (of bools: a collection untracks it); then backward must
+    leave no garbage for the collector."""
+    import gc
+    x = _x(4)
+    z = Fn.apply(x * 1)     # the one-off objects first
+    gc.disable()
+    try:
+        gc.collect()
+        counts = []
+        for _ in range(2):      # the difference of two windows leaves one-off objects out
+            for _ in range(100):
+                z = Fn.apply(z)
+            counts.append(len(gc.get_objects(0)))
+        per_node = (counts[1] - counts[0]) / 100
+        assert per_node <= 6, per_node
+        z.sum().backward()
+        del z
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

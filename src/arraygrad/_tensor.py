@@ -420,9 +420,13 @@ def autograd_self(t):
 
 
 def wrap(inner, lvl, aux=None):
-    """A tensor of transform level `lvl` around `inner`."""
-    t = make(None)
+    """A tensor of transform level `lvl` around `inner` (`make`'s slots, inlined: every
+    primitive at a level makes one)."""
+    t = _new(Tensor)
+    t._data = t.grad_fn = None
     t._lvl = lvl
+    t._requires_grad = False
+    t._output_nr = 0
     t._inner = inner
     t._vc = inner._vc     # one memory, one version counter
     t._aux = aux

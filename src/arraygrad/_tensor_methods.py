@@ -7,6 +7,7 @@ from . import _device, _legacy
 from . import dtypes as _dt
 from ._tensor import Tensor, _wrap_dim
 from .autograd import engine, graph, inplace
+from .autograd.eager import unary_op, binary_op
 from .core.grad_mode import no_grad as _no_grad
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
 from .ops import special as sp
@@ -225,14 +226,15 @@ Tensor.retain_grad = _retain_grad
 Tensor.detach = _m(sh.detach)
 
 # ----------------------------------------------------------------- operators
-Tensor.__add__ = _m(ew.add)
-Tensor.__radd__ = lambda self, other: ew.add(other, self)
-Tensor.__sub__ = _m(ew.sub)
-Tensor.__rsub__ = lambda self, other: ew.sub(other, self)
-Tensor.__mul__ = _m(ew.mul)
-Tensor.__rmul__ = lambda self, other: ew.mul(other, self)
-Tensor.__truediv__ = _m(ew.div)
-Tensor.__rtruediv__ = lambda self, other: ew.div(other, self)
+# the arithmetic operators take level 0's common case in one frame (NOTE [one-frame ops])
+Tensor.__add__ = binary_op(ew._add, ew.add)
+Tensor.__radd__ = binary_op(ew._add, ew.add, reflected=True)
+Tensor.__sub__ = binary_op(ew._sub, ew.sub)
+Tensor.__rsub__ = binary_op(ew._sub, ew.sub, reflected=True)
+Tensor.__mul__ = ew.mul
+Tensor.__rmul__ = binary_op(ew._mul, ew.mul, reflected=True)
+Tensor.__truediv__ = binary_op(ew._div, ew.div)
+Tensor.__rtruediv__ = binary_op(ew._div, ew.div, reflected=True)
 Tensor.__floordiv__ = lambda self, other: ew.floor_divide(self, other)
 Tensor.__rfloordiv__ = lambda self, other: ew.floor_divide(other, self)
 Tensor.__mod__ = lambda self, other: ew.remainder(self, other)
@@ -240,7 +242,7 @@ Tensor.__pow__ = _m(ew.pow)
 Tensor.__rpow__ = lambda self, other: ew.pow(other, self)
 Tensor.__matmul__ = _m(la.matmul)
 Tensor.__rmatmul__ = lambda self, other: la.matmul(other, self)
-Tensor.__neg__ = _m(ew.neg)
+Tensor.__neg__ = unary_op(ew._neg, ew.neg)
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = _m(ew.abs)
 Tensor.__invert__ = lambda self: ew.bitwise_not(self) if self.dtype is not _dt.bool else ew.logical_not(self)

@@ -1,17 +1,31 @@
 """Level 0: compute on raw arrays and record a graph node when grad mode asks. Importing
 this module installs it as the base of the dispatcher's interpreter stack."""
+import functools
+
 from .. import _tensor as _t
 from .. import dtypes as _dt
 from .._tensor import Tensor
-from ..backends import backend_of, default_backend, numpy_backend, common_backend, adopt
+from ..backends import (backend_of, default_backend, numpy_backend, common_backend, adopt,
+                        QUIET_NUMPY)
 from ..core import dispatch, grad_mode
-from .graph import record_eager
+from .anomaly_mode import state as _anomaly
+from .graph import (record_eager, PrimNode, SavedTensor, accumulator, shared_shapes, NO_PARAMS,
+                    _seq, _COMPACT, _NOT_SAVED, _ZEROS, _dtype_tuples, _needs_tuples,
+                    _shape_tuples, _hooks_state)
 from .views import mark_view, refresh_view
+from ..core.grad_mode import state as _grad_state
 
 _ndarray = numpy_backend.array_type     # results of this type need no `backend.result`
 _FROM_NP = _dt._FROM_NP
 _new = object.__new__
-_shares = numpy_backend.xp.may_share_memory
+_np = numpy_backend.xp
+_tls = dispatch._tls
+_quiet, _loud, _IGNORE_ALL = QUIET_NUMPY or (None, None, None)
+
+
+def _interned(table, key):
+    return table.setdefault(key, key)
+_shares = _np.may_share_memory
 
 
 def process(prim, args, params):
@@ -72,3 +86,277 @@ def process(prim, args, params):
 
 
 dispatch.swap_eager(process)
+
+
+# NOTE [one-frame ops]
+# The public forms of the common elementwise primitives (the Tensor operators, `x.tanh()`,
+# `arraygrad.tanh` ...) are made by `unary_op` and `binary_op`: in level 0's common case they
+# do in one frame what the public op, the dispatcher, `process`, the impl's wrappers,
+# `record_eager` and `_fill` do in ten. The common case: no transform level and no profiler
+# (`dispatch._eager` is `process`); every tensor argument a plain Tensor (not a subclass,
+# not a view, of no level) over a NumPy array, all of one dtype, float32 or float64; the
+# others Python floats or ints. There the public op passes the arguments unchanged to the
+# primitive (promotion keeps them), so `prim.plain` computed on them with NumPy silenced is
+# what it computes (a ValueError sends the call down the general path, which raises torch's
+# error), and the node built here is the one `record_eager` builds (NOTE [node footprint];
+# under saved-tensor hooks or anomaly mode `record_eager` itself records). Any other call
+# goes to `slow`, the public op.
+_F32, _F64 = _dt.float32.np, _dt.float64.np     # NumPy's own dtype objects, tested by identity
+# the node's shared tuples for each fast dtype: (d,), (d, d), (d, None), (None, d)
+_DTYPES = {d.np: tuple(_interned(_dtype_tuples, k) for k in ((d,), (d, d), (d, None), (None, d)))
+           for d in (_dt.float32, _dt.float64)}
+_NEEDS = ((None, _interned(_needs_tuples, (False, True))),      # by needs[0], needs[1]
+          (_interned(_needs_tuples, (True, False)), _interned(_needs_tuples, (True, True))))
+_NEEDS1 = _interned(_needs_tuples, (True,))
+_Z1, _Z2 = _ZEROS[(0,)], _ZEROS[(0, 0)]
+_NOTHING_SAVED = (_NOT_SAVED,)
+
+
+def _saves(prim, i, needs):
+    """Whether a node of `prim` whose inputs need gradients as `needs` says saves input `i`:
+    the inputs its vjp reads (`save`), less those that only rules which will not run read
+    (`save_when`, where the primitive declares it), as `record_eager`."""
+    if prim.save is not None and i not in prim.save:
+        return False
+    when = getattr(prim, "save_when", None)
+    return when is None or when[i] is None or any(needs[j] for j in when[i])
+
+
+def unary_op(prim, slow):
+    """`slow(input)`, the public op of unary primitive `prim`, with its common case in one
+    frame (NOTE [one-frame ops])."""
+    if prim.multiple_results or prim.is_view or prim.nondiff_inputs or prim.nondiff_outputs \
+            or prim.plain is None or QUIET_NUMPY is None:
+        return slow
+    record, save_x, save_out = prim.differentiable, _saves(prim, 0, (True,)), prim.save_output
+
+    def op(input):
+        if type(input) is not Tensor or input._lvl is not None or input._base is not None \
+                or _tls.interpreters or dispatch._eager is not process:
+            return slow(input)
+        d = input._data
+        if type(d) is not _ndarray:
+            return slow(input)
+        dt = d.dtype
+        if dt is not _F64 and dt is not _F32:
+            return slow(input)
+        token = _quiet(_IGNORE_ALL)
+        try:
+            out = prim.plain(_np, d)
+        except ValueError:      # the impl's own error, from the general path
+            out = None
+        finally:
+            _loud(token)
+        if out is None:
+            return slow(input)
+        if type(out) is not _ndarray:
+            out = _np.asarray(out)
+        t = _new(Tensor)
+        t._data = out
+        t._lvl = t.grad_fn = None
+        t._output_nr = 0
+        t._vc = vc = {0: 0}
+        if not (record and input._requires_grad and _grad_state.grad_enabled):
+            t._requires_grad = False
+            return t
+        if out.dtype is not dt or _hooks_state.stack or _anomaly.enabled:
+            t._requires_grad = False
+            record_eager(prim, {}, (input,), [t])
+            return t
+        node = _new(PrimNode)
+        node._seq = next(_seq)
+        node.prim = prim
+        node.params = NO_PARAMS
+        node.needs_input_grad = _NEEDS1
+        node._nrs = _Z1
+        shapes = (d.shape,)
+        node.shapes = _shape_tuples.get(shapes) or shared_shapes(shapes)
+        node.dtypes = _DTYPES[dt][0]
+        fn = input.grad_fn
+        k = 0
+        if fn is None:
+            node._fns = (accumulator(input),)
+            node._saved = (SavedTensor(input),) if save_x else _NOTHING_SAVED
+        else:
+            node._fns = (fn,)
+            nr = input._output_nr
+            if nr:
+                node._nrs = (nr,)
+            if save_x:
+                node._saved = ((_COMPACT, d, input._vc[0], 0, 0),)
+                node._vc0 = input._vc
+                k = 1
+            else:
+                node._saved = _NOTHING_SAVED
+        if save_out:
+            node._saved_outs = ((_COMPACT, out, 0, 0, k),)
+            if k:
+                node._vc1 = vc
+            else:
+                node._vc0 = vc
+        else:
+            node._saved_outs = None
+        t._requires_grad = True
+        t.grad_fn = node
+        return t
+    functools.update_wrapper(op, slow)     # its name, docs and signature are the public op's
+    op.prim = prim
+    return op
+
+
+def binary_op(prim, slow, reflected=False):
+    """`slow(x, y)`, the public op of binary primitive `prim`, with its common case in one
+    frame (NOTE [one-frame ops]); `reflected`: the function is `y.__rop__(x)`, called with
+    the arguments the other way round."""
+    if prim.multiple_results or prim.is_view or prim.nondiff_inputs or prim.nondiff_outputs \
+            or not prim.number_edges or prim.save_output or prim.plain is None \
+            or QUIET_NUMPY is None:
+        return slow if not reflected else _reflected(slow)
+    record = prim.differentiable
+    saves = [[(_saves(prim, 0, (nx, ny)), _saves(prim, 1, (nx, ny))) for ny in (False, True)]
+             for nx in (False, True)]      # by needs[0], needs[1]
+
+    def op(x, y):
+        if reflected:
+            x, y = y, x
+        if _tls.interpreters or dispatch._eager is not process:
+            return slow(x, y)
+        tx, ty = type(x), type(y)
+        if tx is Tensor:
+            if x._lvl is not None or x._base is not None:
+                return slow(x, y)
+            dx = x._data
+            if type(dx) is not _ndarray:
+                return slow(x, y)
+            dt = dx.dtype
+            if dt is not _F64 and dt is not _F32:
+                return slow(x, y)
+            if ty is Tensor:
+                if y._lvl is not None or y._base is not None:
+                    return slow(x, y)
+                dy = y._data
+                if type(dy) is not _ndarray or dy.dtype is not dt:
+                    return slow(x, y)
+                nx, ny = x._requires_grad, y._requires_grad
+            elif ty is float or ty is int:
+                dy = y
+                nx, ny = x._requires_grad, False
+            else:
+                return slow(x, y)
+        elif ty is Tensor and (tx is float or tx is int):
+            if y._lvl is not None or y._base is not None:
+                return slow(x, y)
+            dy = y._data
+            if type(dy) is not _ndarray:
+                return slow(x, y)
+            dt = dy.dtype
+            if dt is not _F64 and dt is not _F32:
+                return slow(x, y)
+            dx = x
+            nx, ny = False, y._requires_grad
+        else:
+            return slow(x, y)
+        token = _quiet(_IGNORE_ALL)
+        try:
+            out = prim.plain(_np, dx, dy)
+        except ValueError:      # the impl's own error (broadcasting), from the general path
+            out = None
+        finally:
+            _loud(token)
+        if out is None:
+            return slow(x, y)
+        if type(out) is not _ndarray:
+            out = _np.asarray(out)
+        t = _new(Tensor)
+        t._data = out
+        t._lvl = t.grad_fn = None
+        t._output_nr = 0
+        t._vc = {0: 0}
+        if not (record and (nx or ny) and _grad_state.grad_enabled):
+            t._requires_grad = False
+            return t
+        if out.dtype is not dt or _hooks_state.stack or _anomaly.enabled:
+            t._requires_grad = False
+            record_eager(prim, {}, (x, y), [t])
+            return t
+        node = _new(PrimNode)
+        node._seq = next(_seq)
+        node.prim = prim
+        node.params = NO_PARAMS
+        node.needs_input_grad = _NEEDS[nx][ny]
+        save_x, save_y = saves[nx][ny]
+        node._saved_outs = None
+        vcs = 0                 # version counters stored so far (NOTE [node footprint])
+        if tx is Tensor:
+            sx = dx.shape
+            if nx:
+                fx = x.grad_fn
+                if fx is None:
+                    fx, rx = accumulator(x), 0
+                    kx = SavedTensor(x) if save_x else _NOT_SAVED
+                else:
+                    rx = x._output_nr
+                    kx = _NOT_SAVED
+                    if save_x:
+                        kx = (_COMPACT, dx, x._vc[0], 0, 0)
+                        node._vc0 = x._vc
+                        vcs = 1
+            else:
+                fx = None
+                rx = 0
+                kx = _NOT_SAVED
+                if save_x:
+                    kx = (_COMPACT, dx, x._vc[0], -1, 0)
+                    node._vc0 = x._vc
+                    vcs = 1
+        else:
+            fx, rx, kx, sx = None, 0, x, None
+        if ty is Tensor:
+            sy = dy.shape
+            if ny:
+                fy = y.grad_fn
+                if fy is None:
+                    fy, ry = accumulator(y), 0
+                    ky = SavedTensor(y) if save_y else _NOT_SAVED
+                else:
+                    ry = y._output_nr
+                    ky = _NOT_SAVED
+                    if save_y:
+                        ky = (_COMPACT, dy, y._vc[0], 1, vcs)
+                        if vcs:
+                            node._vc1 = y._vc
+                        else:
+                            node._vc0 = y._vc
+            else:
+                fy = None
+                ry = 0
+                ky = _NOT_SAVED
+                if save_y:
+                    ky = (_COMPACT, dy, y._vc[0], -1, vcs)
+                    if vcs:
+                        node._vc1 = y._vc
+                    else:
+                        node._vc0 = y._vc
+        else:
+            fy, ry, ky, sy = None, 0, y, None
+        node._fns = (fx, fy)
+        node._nrs = _Z2 if not (rx or ry) else (rx, ry)
+        shapes = (sx, sy)
+        node.shapes = _shape_tuples.get(shapes) or shared_shapes(shapes)
+        dtypes = _DTYPES[dt]
+        node.dtypes = dtypes[1] if sx is not None and sy is not None else \
+            dtypes[2] if sy is None else dtypes[3]
+        node._saved = (kx, ky)
+        t._requires_grad = True
+        t.grad_fn = node
+        return t
+    functools.update_wrapper(op, slow)     # its name, docs and signature are the public op's
+    op.prim = prim
+    return op
+
+
+def _reflected(slow):
+    def op(y, x):
+        return slow(x, y)
+    functools.update_wrapper(op, slow)
+    return op

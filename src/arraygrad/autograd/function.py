@@ -47,12 +47,15 @@ from typing import NamedTuple
 from .. import _tensor as _t
 from .._tensor import Tensor
 from ..core import dispatch, grad_mode
-from ..core.dispatch import Primitive
+from ..core.dispatch import Primitive, _tls as _dispatch_tls
 from ..utils._pytree import TreeSpec, tree_flatten, tree_unflatten, LEAF
 from .function_checks import (set_strict, is_strict, warn, validate_grads, lint_attrs,  # noqa: F401
                               check_attr_versions, saved_versions, check_saved_unchanged,
                               meta_of)
-from .graph import Node, SavedTensor, FREED_MSG, gradient_edge, current_saved_hooks, zeros
+from ..dtypes import _FROM_NP
+from .anomaly_mode import state as anomaly, forward_stack
+from .graph import (Node, SavedTensor, FREED_MSG, gradient_edge, current_saved_hooks, zeros,
+                    _ZEROS, _seq, _new, _ndarray)
 from .inplace import rebase
 
 __all__ = ["FunctionCtx", "BackwardCFunction", "Function", "once_differentiable",
@@ -75,8 +78,9 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors):
         """Save tensors (inputs, outputs, intermediates or None) for backward."""
-        for i, t in enumerate(tensors):
+        for t in tensors:
             if t is not None and not isinstance(t, Tensor):
+                i = next(k for k, a in enumerate(tensors) if a is t)
                 raise TypeError(f"save_for_backward can only save variables, but argument {i} is "
                                 f"of type {type(t).__name__}{_where(self)}; keep non-tensors as "
                                 "ctx attributes")
@@ -116,7 +120,17 @@ class FunctionCtx:
         saved = self._f_saved
         if saved is None:
             raise RuntimeError(FREED_MSG)
-        return tuple([None if s is None else s.unpack(self) for s in saved])
+        out = []
+        for s in saved:
+            # SavedTensor.unpack, inline where it returns the tensor it holds (no hooks,
+            # unchanged since saved; an output that is still alive)
+            if s is not None and s.hooks is None and s.fn is None:
+                t = s.value if s.ref is None else s.ref()
+                if t is not None and t._vc[0] == s.version:
+                    out.append(t)
+                    continue
+            out.append(None if s is None else s.unpack(self))
+        return tuple(out)
 
     @property
     def saved_data(self):
@@ -137,27 +151,29 @@ class FunctionCtx:
 class BackwardCFunction(Node, FunctionCtx):
     """The graph node of one call of a custom Function, and its ctx (`<Name>Backward`)."""
 
+    # NOTE [ctx slots] what every call stores on its node lives in slots, so that the
+    # attribute dict holds only what the user's forward/setup_context put there: the ctx
+    # lint looks at it only when it is not empty, and a node adds no dict to what the
+    # cyclic collector walks. The slots shadow FunctionCtx's defaults: `_init_slots`.
+    __slots__ = ("_seq", "_fns", "_nrs", "needs_input_grad", "to_save", "_f_saved",
+                 "_f_recorded", "_f_out_meta", "_f_in_meta")
     _forward_cls = None
+    _f_attr_versions = None     # see function_checks.lint_attrs
+    _f_out_leaves = (True,)     # one tensor output, unless `record` says otherwise
+    _f_out_spec = LEAF
 
     def __init__(self, edges=()):
         Node.__init__(self, edges)
+        _init_slots(self)
 
     def release(self):
         if self._f_recorded:
             self._f_saved = None
 
-    def _user_backward(self):
-        cls = self._forward_cls
-        backward, vjp = cls.backward, cls.vjp
-        if backward is not Function.backward and vjp is not Function.vjp \
-                and backward is not vjp:
-            raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is "
-                               "not allowed. You should only implement one of them.")
-        return vjp if vjp is not Function.vjp else backward
-
     def apply(self, grads):
         """Run the user's backward on the output grads; validated input grads."""
-        check_attr_versions(self)
+        if self._f_attr_versions is not None:
+            check_attr_versions(self)
         if self._f_out_spec is LEAF:    # one output: its grad is backward's one argument
             g = grads[0]
             args = (zeros(*self._f_out_meta[0]) if g is None and self.materialize_grads else g,)
@@ -168,11 +184,18 @@ class BackwardCFunction(Node, FunctionCtx):
                     if g is None:
                         grads[i] = zeros(*self._f_out_meta[i])
             args = grad_args(self._f_out_leaves, self._f_out_spec, grads)
+        cls = self._forward_cls
+        backward, vjp = cls.backward, cls.vjp
+        if vjp is not _BASE_VJP:
+            if backward is not _BASE_VJP and backward is not vjp:
+                raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function "
+                                   "is not allowed. You should only implement one of them.")
+            backward = vjp
         versions = saved_versions(self)
-        result = call_backward(self._forward_cls, self._user_backward(), self, args)
-        check_saved_unchanged(self, versions)
+        result = call_backward(cls, backward, self, args)
+        if versions is not None:
+            check_saved_unchanged(self, versions)
         return validate_grads(self, result)
-
 
 
 def call_backward(cls, backward, ctx, grads):
@@ -312,19 +335,21 @@ class Function(_SingleLevelFunction):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        if kwargs or (has_setup_context(cls) and len(args) != _signature(cls)[1]):
+        if kwargs or (cls.setup_context is not _BASE_SETUP
+                      and len(args) != (cls._f_signature or _signature(cls))[1]):
             args, kwargs = _bind_args(cls, args, kwargs)
         params = None
-        for a in args:
-            if not isinstance(a, Tensor):
-                break
-        else:
-            if not kwargs:      # positional tensors only: NOTE [plain calls]
-                flat, params = args, plain_params(len(args))
+        if not kwargs:
+            for a in args:
+                if not isinstance(a, Tensor):
+                    break
+            else:               # positional tensors only: NOTE [plain calls]
+                flat = args
+                params = plain_params(len(args))
         if params is None:
             flat, spec = tree_flatten(args)
             params = {"spec": spec, "kwargs": kwargs}
-        if not dispatch.transforms_active():
+        if not _dispatch_tls.interpreters:
             return FunctionPrimitive.rules[None](cls._prim, None, flat, params)
         # bind_rules, with the rule called from here: one frame less per nested call
         rule, interp, flat = dispatch.rule_for(cls._prim, flat)
@@ -344,8 +369,12 @@ class VmapInfo(NamedTuple):
     randomness: str
 
 
+_BASE_SETUP = _SingleLevelFunction.setup_context
+_BASE_VJP = _SingleLevelFunction.vjp     # also the base backward
+
+
 def has_setup_context(cls):
-    return cls.setup_context is not _SingleLevelFunction.setup_context
+    return cls.setup_context is not _BASE_SETUP
 
 
 def _signature(cls):
@@ -435,11 +464,14 @@ def eager_rule(prim, interp, flat, params, ctx=None):
     plain = params is _PLAIN.get(len(flat))
     if plain:
         args = tensor_ins = flat
+        needs = []
         for a in flat:
             if a._lvl is not None:
                 args = tensor_ins = tuple([_t.lower(x) for x in flat])
+                needs = [a._requires_grad for a in args]
                 break
-        needs = tuple([a._requires_grad for a in args])
+            needs.append(a._requires_grad)
+        needs = tuple(needs)
     else:
         flat = [_t.lower(a) if isinstance(a, Tensor) and a._lvl is not None else a
                 for a in flat]
@@ -450,33 +482,65 @@ def eager_rule(prim, interp, flat, params, ctx=None):
     prev = state.grad_enabled
     executable = prev and True in needs
     # the edges before forward: a dirty input's history is about to become ctx
-    edges = tuple([gradient_edge(t) or _NO_EDGE for t in tensor_ins]) if executable else ()
     if ctx is None:
-        ctx = cls._backward_cls(edges)
+        ctx = _new_node(cls._backward_cls, tensor_ins if executable else ())
     elif executable:
-        ctx.next_functions = edges
+        ctx.next_functions = tuple([gradient_edge(t) or _NO_EDGE for t in tensor_ins])
     ctx.needs_input_grad = needs
     kwargs = params["kwargs"]
     state.grad_enabled = False      # forward runs below autograd, as torch's
     try:
-        if has_setup_context(cls):
-            output = cls.forward(*args, **kwargs)
+        if cls.setup_context is not _BASE_SETUP:
+            output = cls.forward(*args, **kwargs) if kwargs else cls.forward(*args)
             cls.setup_context(ctx, args, output)
         else:
-            output = cls.forward(ctx, *args, **kwargs)
+            output = cls.forward(ctx, *args, **kwargs) if kwargs else cls.forward(ctx, *args)
     finally:
         state.grad_enabled = prev
     if plain and single_output(ctx, output, args):
         if not executable:
             return output
-        meta = meta_of(output)
-        if meta[1].is_differentiable:
+        d = output._data if output._lvl is None else None
+        forms = shared_meta((d.shape, _FROM_NP[d.dtype]) if type(d) is _ndarray
+                            else meta_of(output))
+        if forms[0][1].is_differentiable:
             output.grad_fn, output._output_nr, output._requires_grad = ctx, 0, True
             if output._base is not None:    # an in-place write would bypass backward
                 output._custom_view = (cls.__name__, 0)
-            record(ctx, (meta,), (output,), LEAF, args, {id(output): (output, 0)}, True)
+            record(ctx, forms[1], (output,), LEAF, args, {id(output): (output, 0)}, True)
             return output
     return _eager_outputs(cls, ctx, args, tensor_ins, output, executable)
+
+
+def _new_node(node_cls, ins):
+    """A `node_cls` (a ctx) with edges to the tensors `ins`: `Node.__init__` without building
+    the edge pairs, the common edge (a non-view with a history) found here."""
+    node = _new(node_cls)
+    node._seq = next(_seq)
+    fns, nrs = [], []
+    for t in ins:
+        fn = t.grad_fn
+        if fn is not None and t._base is None:
+            fns.append(fn)
+            nrs.append(t._output_nr)
+        else:
+            fn, nr = gradient_edge(t) or _NO_EDGE
+            fns.append(fn)
+            nrs.append(nr)
+    node._fns = tuple(fns)
+    nrs = tuple(nrs)
+    node._nrs = _ZEROS.get(nrs, nrs)
+    if anomaly.enabled:
+        node.metadata["traceback_"] = forward_stack()
+    _init_slots(node)
+    return node
+
+
+def _init_slots(node):
+    """FunctionCtx's defaults, which a BackwardCFunction's slots shadow (NOTE [ctx slots])."""
+    node.needs_input_grad = node.to_save = ()
+    node._f_saved = None
+    node._f_recorded = False
 
 
 def single_output(ctx, out, args):
@@ -484,10 +548,8 @@ def single_output(ctx, out, args):
     can be): what the rules record without the output loop (NOTE [plain calls])."""
     if not isinstance(out, Tensor):
         return False
-    if ctx is not None:
-        d = ctx.__dict__
-        if "dirty_tensors" in d or "non_differentiable" in d:
-            return False
+    if ctx is not None and (ctx.dirty_tensors or ctx.non_differentiable):
+        return False
     for a in args:
         if a is out:
             return False
@@ -595,20 +657,40 @@ def record(ctx, out_meta, out_leaves, out_spec, args, saved_outputs, level_owned
     recording path of the eager and grad levels' Function rules. `args`: the inputs as
     the node's backward sees them; `saved_outputs`: id -> (output, number) of the outputs
     that may be saved as such; `level_owned`: eager's node (NOTE [saved tensors])."""
-    if out_spec is LEAF and len(out_meta) == 1:     # one tensor (n_outputs is 1)
-        ctx._f_out_leaves = _ONE_TENSOR
-    else:
+    if out_spec is not LEAF or len(out_meta) != 1:     # else the class's defaults hold
         ctx.n_outputs = len(out_meta)
         ctx._f_out_leaves = tuple([isinstance(o, Tensor) for o in out_leaves])
+        ctx._f_out_spec = out_spec
     ctx._f_out_meta = out_meta
-    ctx._f_out_spec = out_spec
-    ctx._f_in_meta = tuple([(LEAF, (meta_of(a),)) if isinstance(a, Tensor) else _leaf_metas(a)
-                            for a in args])
+    in_meta, forms = [], None
+    for a in args:
+        if isinstance(a, Tensor):
+            d = a._data if a._lvl is None else None     # meta_of, inline for plain arrays
+            forms = shared_meta((d.shape, _FROM_NP[d.dtype]) if type(d) is _ndarray
+                                else meta_of(a))
+            in_meta.append(forms[2])
+        else:
+            in_meta.append(_leaf_metas(a))
+    ctx._f_in_meta = forms[3] if len(in_meta) == 1 and forms is not None else tuple(in_meta)
     _pack_saved(ctx, saved_outputs, level_owned)
     lint_attrs(ctx, args, out_leaves)
 
 
-_ONE_TENSOR = (True,)
+_SHARED_META = {}
+
+
+def shared_meta(meta):
+    """(meta, (meta,), (LEAF, (meta,)), ((LEAF, (meta,)),)): the forms in which nodes keep
+    the (shape, dtype) of one tensor, one set per shape and dtype shared by every node (each
+    tuple holds a dtype, so each would be one more object for the cyclic collector to walk
+    per node; NOTE [node footprint] in graph.py). A bounded cache: cleared when full."""
+    forms = _SHARED_META.get(meta)
+    if forms is None:
+        if len(_SHARED_META) >= 1024:
+            _SHARED_META.clear()
+        leaf = (LEAF, (meta,))
+        forms = _SHARED_META[meta] = (meta, (meta,), leaf, (leaf,))
+    return forms
 
 
 def _leaf_metas(a):
@@ -619,9 +701,9 @@ def _leaf_metas(a):
 
 def _pack_saved(ctx, outputs, owner_is_output):
     """Turn `to_save` into version-checked SavedTensors (outputs held weakly in eager)."""
-    d = ctx.__dict__
-    to_save = d.pop("to_save", ())
+    to_save = ctx.to_save
     if to_save:
+        ctx.to_save = ()
         packed = []
         hooks = current_saved_hooks() if owner_is_output else None  # eager: saved-tensor hooks
         for t in to_save:
@@ -638,9 +720,12 @@ def _pack_saved(ctx, outputs, owner_is_output):
     # as torch, the ctx lets go of what it was handed (to_save above): the outputs among
     # these would otherwise keep themselves alive through their grad_fn, and release()
     # could not free
-    for name in ("dirty_tensors", "non_differentiable"):
-        if name in d:
-            d["_f_ids_" + name] = {id(t) for t in d.pop(name)}
+    if ctx.dirty_tensors:
+        ctx._f_ids_dirty_tensors = {id(t) for t in ctx.dirty_tensors}
+        del ctx.dirty_tensors
+    if ctx.non_differentiable:
+        ctx._f_ids_non_differentiable = {id(t) for t in ctx.non_differentiable}
+        del ctx.non_differentiable
 
 
 def marked(ctx, name):

@@ -9,9 +9,12 @@ import sys
 import warnings
 
 from .._tensor import Tensor
-from ..dtypes import of_array
+from ..backends import numpy_backend
+from ..dtypes import of_array, _FROM_NP
 from ..utils._pytree import tree_flatten, LEAF
 from .graph import Node, sum_to_shape
+
+_ndarray = numpy_backend.array_type
 
 # ----------------------------------------------------------------- strict mode
 class _Strict:
@@ -93,13 +96,34 @@ def validate_grads(node, result):
     if not isinstance(result, tuple):
         result = (result,)
     n = len(metas)
-    if len(result) != n:
-        if len(result) > n and all(r is None for r in result[n:]):
-            result = result[:n]
+    if len(result) == n:
+        # the common case first: every input a tensor, each gradient None or a plain array
+        # tensor of its input's shape and dtype (nothing to check or convert)
+        fns = node._fns
+        out = []
+        for k, r in enumerate(result):
+            spec, leaf_meta = metas[k]
+            meta = leaf_meta[0] if spec is LEAF else None
+            if meta is None:
+                break
+            if r is None or fns[k] is None:
+                out.append(None)
+                continue
+            if not isinstance(r, Tensor) or r._lvl is not None:
+                break
+            d = r._data
+            if type(d) is not _ndarray or d.shape != meta[0] or \
+                    _FROM_NP.get(d.dtype) is not meta[1]:
+                break
+            out.append(r)
         else:
-            raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
-                               f"(expected {n}, got {len(result)})")
-    edges = node.next_functions     # one per tensor leaf of the inputs, in order
+            return out
+    elif len(result) > n and all(r is None for r in result[n:]):
+        result = result[:n]
+    else:
+        raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                           f"(expected {n}, got {len(result)})")
+    edges = node._fns       # one per tensor leaf of the inputs, in order
     out = []
     for i, (r, (spec, leaf_meta)) in enumerate(zip(result, metas)):
         if spec is LEAF:
@@ -109,7 +133,7 @@ def validate_grads(node, result):
                     raise RuntimeError(f"function {node.name()} returned a gradient different "
                                        f"than None at position {i + 1}, but the corresponding "
                                        "forward input was not a Variable")
-            elif r is None or edges[len(out)][0] is None:
+            elif r is None or edges[len(out)] is None:
                 out.append(None)
             else:
                 out.append(check_grad(node, r, meta, i))
@@ -127,7 +151,7 @@ def validate_grads(node, result):
                 if g is not None:
                     raise RuntimeError(f"function {node.name()} returned a gradient different "
                                        f"than None for the non-tensor element {j} of input {i}")
-            elif g is None or edges[len(out)][0] is None:
+            elif g is None or edges[len(out)] is None:
                 out.append(None)
             else:
                 out.append(check_grad(node, g, m, i, j))
@@ -179,7 +203,8 @@ def lint_attrs(ctx, args, out_leaves):
     """Warn about tensors kept as ctx attributes (NOTE [ctx attributes]); remember the
     versions of all of them to catch a change before backward. Free when the ctx holds
     only what the machinery put there."""
-    if not _MACHINERY_NAMES.issuperset(ctx.__dict__):
+    d = ctx.__dict__        # a node's own state is in slots (NOTE [ctx slots] in function.py)
+    if d and not _MACHINERY_NAMES.issuperset(d):
         _lint_user_attrs(ctx, args, out_leaves)
 
 
@@ -213,7 +238,7 @@ def _attr_tensors(v):
 
 
 def check_attr_versions(ctx):
-    versions = ctx.__dict__.get("_f_attr_versions")
+    versions = ctx._f_attr_versions
     if not versions:
         return
     for attr, t, v in versions.values():
@@ -229,9 +254,13 @@ def saved_versions(ctx):
     saved = ctx._f_saved
     if not saved:
         return None
-    versions = [s.value._vc[0] if s is not None and s.ref is None and s.hooks is None else None
-                for s in saved]
-    return versions if versions.count(None) != len(versions) else None
+    for s in saved:
+        if s is not None and s.ref is None and s.hooks is None:
+            break
+    else:
+        return None
+    return [s.value._vc[0] if s is not None and s.ref is None and s.hooks is None else None
+            for s in saved]
 
 
 def check_saved_unchanged(ctx, versions):

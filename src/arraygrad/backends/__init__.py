@@ -110,7 +110,9 @@ def silent(impl):
     torch returns inf and nan silently, and so must every primitive. For NumPy the error state
     is switched by setting its context variable to a prepared "ignore all" state (a third of
     what `errstate` costs per call, and this runs for most primitives); other namespaces get
-    their `errstate`, built once per namespace."""
+    their `errstate`, built once per namespace. `run.plain` is the function it silences (or
+    what that one names as its `plain`): level 0's one-frame ops call it on NumPy arrays with
+    NumPy silenced by `QUIET_NUMPY` (autograd/eager.py NOTE [one-frame ops])."""
     quiet = {}
 
     def run(xp, *args, **params):
@@ -128,6 +130,7 @@ def silent(impl):
             fn = quiet[xp] = errstate(all="ignore")(impl)
         return fn(xp, *args, **params)
     run.__name__ = getattr(impl, "__name__", "impl")
+    run.plain = getattr(impl, "plain", impl)
     return run
 
 
@@ -144,5 +147,7 @@ def _numpy_ignore_all():
 
 _np = numpy_backend.xp
 _errstate_var, _ignore_all = _numpy_ignore_all()
+QUIET_NUMPY = None       # (set, reset, state): NumPy's error state switched to "ignore all"
 if _errstate_var is not None:
     _set_errstate, _reset_errstate = _errstate_var.set, _errstate_var.reset
+    QUIET_NUMPY = (_set_errstate, _reset_errstate, _ignore_all)

@@ -69,6 +69,10 @@ class Primitive:
     write its results into (`ops/_rules.py: take`; engine NOTE [spare buffers]). It must
     compute exactly what `vjp` computes, operation for operation, so gradients stay bit for
     bit.
+    plain (read off impl): the impl without its wrappers that silence floating-point warnings
+    and translate errors (`backends.silent`, `impl.plain`): level 0's one-frame ops call it on
+    float32/float64 NumPy arrays with NumPy silenced, and a ValueError from it sends the call
+    down the general path (autograd/eager.py NOTE [one-frame ops]).
 
     A rule left out is None: the level that needs it raises an error naming the primitive
     and the rule (vmap can opt in to a per-example loop instead).
@@ -90,6 +94,7 @@ class Primitive:
             vjp = jvp = (Primitive._zero_rule,)
         self.name = name
         self.impl = impl
+        self.plain = getattr(impl, "plain", None)
         self.vjp = vjp
         self.jvp = jvp
         self.batch = None if batch is None else partial(batch, self)
@@ -113,7 +118,12 @@ class Primitive:
     def __call__(self, *args, **params):
         # `bind`, inlined: this runs for every primitive
         if _tls.interpreters:
-            return bind(self, args, params)
+            top, args = _top(args)
+            out = _eager(self, args, params) if top is None else top.process(self, args, params)
+            if type(out) is _t.Tensor:
+                out._born = _entered[0]
+                return out
+            return mark_born(out)
         return _eager(self, args, params)
 
     def __repr__(self):
@@ -212,6 +222,9 @@ def bind(prim, args, params):
     if _tls.interpreters:
         top, args = _top(args)
         out = _eager(prim, args, params) if top is None else top.process(prim, args, params)
+        if type(out) is _t.Tensor:      # mark_born, inlined for the common single output
+            out._born = _entered[0]
+            return out
         return mark_born(out)
     return _eager(prim, args, params)
 

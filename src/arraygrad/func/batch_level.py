@@ -53,7 +53,8 @@ class BatchInterpreter(Interpreter):
         return f"BatchedTensor(lvl={self.level}, bdim={t._aux}, value={t._inner!r})"
 
     def shape_of(self, t):
-        s = t._inner.shape
+        v = t._inner
+        s = v._data.shape if v._lvl is None else v._lvl.shape_of(v)
         d = t._aux
         return _t.Size(s[:d] + s[d + 1:])
 

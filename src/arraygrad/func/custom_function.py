@@ -49,7 +49,7 @@ def grad_rule(prim, interp, flat, params):
     cls = prim.cls
     if not has_setup_context(cls):
         raise transform_error(cls)
-    inner = [interp.unwrap(a) for a in flat]
+    inner = [a._inner if isinstance(a, Tensor) and a._lvl is interp else a for a in flat]
     state = grad_mode.state
     prev, state.grad_enabled = state.grad_enabled, interp.prev_grad_mode
     try:        # bind_rules, one frame less per nested call
@@ -73,7 +73,7 @@ def grad_rule(prim, interp, flat, params):
         ctx.needs_input_grad = needs
         cls.setup_context(ctx, inner_args, out)
     if plain and single_output(ctx, out, inner):
-        w = interp.lift(out)
+        w = _t.wrap(out, interp)
         if executable:
             meta = meta_of(out)
             if meta[1].is_differentiable:

@@ -21,14 +21,14 @@ class GradInterpreter(Interpreter):
     refuses_requires_grad = True
 
     def __enter__(self):
-        self.prev_grad_mode = grad_mode.state.grad_enabled
+        state = grad_mode.state
+        self.prev_grad_mode = state.grad_enabled
         super().__enter__()
-        self._mode = grad_mode.enable_grad()
-        self._mode.__enter__()
+        state.grad_enabled = True       # enable_grad() for the transform's body
         return self
 
     def __exit__(self, *exc):
-        self._mode.__exit__(*exc)
+        grad_mode.state.grad_enabled = self.prev_grad_mode
         super().__exit__(*exc)
 
     def lift(self, x, requires_grad=False):
@@ -40,20 +40,31 @@ class GradInterpreter(Interpreter):
     def unwrap(self, x):
         return x._inner if isinstance(x, _t.Tensor) and x._lvl is self else x
 
+    def shape_of(self, t):
+        p = t._inner
+        return _t.Size(p._data.shape) if p._lvl is None else p._lvl.shape_of(p)
+
     def process(self, prim, args, params):
         inner = []
-        mine = []          # whether each arg is a tensor of this level
-        track = False
+        edges = []          # per arg: its gradient edge at this level (a leaf: itself), or None
+        track = leaf = False
         for a in args:
             if getattr(a, "_lvl", None) is self:
                 if a._base is not None and a._vc[0] != a._view_version:
                     refresh_view(a)     # its base was written: NOTE [in-place]
-                track = track or a._requires_grad
                 inner.append(a._inner)
-                mine.append(True)
+                if a._requires_grad:
+                    track = True
+                if a.grad_fn is not None:
+                    edges.append((a.grad_fn, a._output_nr))
+                elif a._requires_grad:
+                    edges.append(a)
+                    leaf = True
+                else:
+                    edges.append(None)
             else:
                 inner.append(a)
-                mine.append(False)
+                edges.append(None)
         inner = tuple(inner)
         # lower levels keep the mode of outside the transform, and no_grad() inside it
         # holds at every level (a value computed under no_grad is constant to all of them);
@@ -68,11 +79,13 @@ class GradInterpreter(Interpreter):
             finally:
                 state.grad_enabled = True
         outs = list(out) if prim.multiple_results else [out]
-        wrapped = [self.lift(o) for o in outs]
+        wrapped = [_t.wrap(o, self) for o in outs]
         if track and state.grad_enabled and prim.differentiable:
-            record(prim, params, inner, outs, wrapped,
-                   [gradient_edge(a) if m else None for a, m in zip(args, mine)], False)
-        if prim.is_view and mine and mine[0] and viewed(inner[0], outs[0]):
+            if leaf:    # a leaf's edge is its accumulator, made once a node needs it
+                edges = [gradient_edge(e) if type(e) is _t.Tensor else e for e in edges]
+            record(prim, params, inner, outs, wrapped, edges, False)
+        if prim.is_view and args and getattr(args[0], "_lvl", None) is self \
+                and viewed(inner[0], outs[0]):
             mark_view(prim, args[0], params, wrapped[0])
         return wrapped if prim.multiple_results else wrapped[0]
 

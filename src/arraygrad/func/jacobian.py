@@ -1,6 +1,7 @@
 """jacrev (vmap over a vjp) and functional_call."""
 import functools
 
+from ..ops import creation
 from ..ops.creation import eye
 from ..ops.shape import stack
 from ..utils._pytree import tree_flatten, tree_unflatten
@@ -54,12 +55,14 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         primals = tuple(args[i] for i in nums)
         flat_primals, primals_spec = tree_flatten(primals)
         numels = [o.numel() for o in flat_out]
-        basis = standard_basis(flat_out, numels)
         if sum(numels) == 1:
-            # one output entry: a single vjp, without a vmap level around it
-            cotangents = vjp_fn(tree_unflatten([b[0] for b in basis], out_spec))
+            # one output entry: a single vjp along ones (the basis' one row), without a vmap
+            # level around it
+            ones = [creation.ones(tuple(o.shape), dtype=o.dtype) for o in flat_out]
+            cotangents = vjp_fn(tree_unflatten(ones, out_spec))
             flat_jac = [c.unsqueeze(0) for c in tree_flatten(cotangents)[0]]
         else:
+            basis = standard_basis(flat_out, numels)
             cotangents = vmap(vjp_fn, chunk_size=chunk_size)(tree_unflatten(basis, out_spec))
             flat_jac = tree_flatten(cotangents)[0]
         # per input: split the stacked rows by output, shape each block out.shape + in.shape

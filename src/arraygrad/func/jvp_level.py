@@ -40,7 +40,7 @@ class JvpCtx(RuleCtx):
         self._inputs = inputs
         self._outs = outs
         self.read_primals = False
-        self.needs_input_grad = tuple(t is not None for t in tangents)
+        self.needs_input_grad = tuple([t is not None for t in tangents])
 
     @property
     def inputs(self):
@@ -93,14 +93,19 @@ class JvpInterpreter(Interpreter):
         return r if tangent is None else f"{r[:-1]}, tangent={tangent!r})"
 
     def shape_of(self, t):
-        return t._inner.shape
+        p = t._inner
+        return _t.Size(p._data.shape) if p._lvl is None else p._lvl.shape_of(p)
 
     def process(self, prim, args, params):
         primals, tangents = [], []
+        tangent = False     # whether any arg has a tangent
         for a in args:
             if type(a) is Tensor and a._lvl is self:
                 primals.append(a._inner)
-                tangents.append(_tangent(a))
+                t = a._aux if a._base is None else _tangent(a)
+                tangents.append(t)
+                if t is not None:
+                    tangent = True
             else:
                 primals.append(a)
                 tangents.append(None)
@@ -112,12 +117,11 @@ class JvpInterpreter(Interpreter):
             view = self.wrap(out)   # its tangent is read off its base's: NOTE [jvp in-place]
             mark_view(prim, src, params, view)
             wrapped = [view]
-        else:
-            if prim.differentiable and any(t is not None for t in tangents):
-                out_tangents = self.tangents(prim, params, tuple(primals), tuple(tangents), outs)
-            else:
-                out_tangents = [None] * len(outs)
+        elif tangent and prim.differentiable:
+            out_tangents = self.tangents(prim, params, tuple(primals), tuple(tangents), outs)
             wrapped = [self.wrap(o, t) for o, t in zip(outs, out_tangents)]
+        else:
+            wrapped = [self.wrap(o) for o in outs]
         node = outs[0].grad_fn
         if type(node) is PrimNode and node.prim is prim and eager_below(outs[0]):
             dual_of = {id(p): a for p, a in zip(primals, args) if type(a) is Tensor and a._lvl is self}
@@ -132,8 +136,10 @@ class JvpInterpreter(Interpreter):
             raise NotImplementedError(
                 f"Trying to use forward AD with {prim.name} that does not support it because "
                 "it has not been implemented yet (the primitive has no jvp rule).")
-        if not prim.complex and any(o.dtype.is_complex for o in outs):
-            raise not_complex(prim)
+        if not prim.complex:
+            for o in outs:
+                if o.dtype.is_complex:
+                    raise not_complex(prim)
         ctx = JvpCtx(primals, outs, tangents)
         multi = prim.multiple_results
         if callable(rule):
@@ -150,12 +156,15 @@ class JvpInterpreter(Interpreter):
                 for j, cj in enumerate(c if multi else (c,)):
                     if cj is not None:
                         res[j] = cj if res[j] is None else res[j] + cj
-        res = [_fit(t, o, j in prim.nondiff_outputs) for j, (t, o) in enumerate(zip(res, outs))]
+        nondiff = prim.nondiff_outputs
+        res = [_fit(t, o, nondiff and j in nondiff) for j, (t, o) in enumerate(zip(res, outs))]
         if grad_mode.state.grad_enabled and _reads_primals(prim, ctx):
-            src = next((p for p in primals if isinstance(p, Tensor) and _differentiated(p)), None)
-            if src is not None:
-                res = [_connect(t, src) if t is not None and not t.requires_grad else t
-                       for t in res]
+            for p in primals:
+                if isinstance(p, Tensor) and (p._requires_grad or p._lvl is not None
+                                              and _differentiated(p)):
+                    res = [_connect(t, p) if t is not None and not t.requires_grad else t
+                           for t in res]
+                    break
         return res
 
     def snapshot(self, t, inner):
@@ -238,15 +247,23 @@ def _connect(t, p):
 
 def _fit(t, out, nondiff):
     """Tangent `t` brought to the shape and dtype of output `out` (None if out has none)."""
-    if t is None or nondiff or not out.dtype.is_differentiable:
+    if t is None or nondiff:
+        return None
+    dtype = out.dtype
+    if not dtype.is_differentiable:
         return None
     if not isinstance(t, Tensor):
-        return creation.full(tuple(out.shape), t, dtype=out.dtype)
+        return creation.full(tuple(out.shape), t, dtype=dtype)
+    if t._lvl is None and out._lvl is None:     # plain tensors: compare the arrays
+        a, b = t._data, out._data
+        if a.shape == b.shape and a.dtype == b.dtype:
+            return t
     shape = out.shape
     if t.shape != shape:
         t = t.expand(shape)
-    if t.dtype is not out.dtype:
-        t = (t.real if t.dtype.is_complex and not out.dtype.is_complex else t).to(out.dtype)
+    td = t.dtype
+    if td is not dtype:
+        t = (t.real if td.is_complex and not dtype.is_complex else t).to(dtype)
     return t
 
 

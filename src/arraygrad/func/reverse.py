@@ -11,6 +11,8 @@ from .grad_level import GradInterpreter
 
 
 def _argnums_tuple(argnums, nargs, name):
+    if type(argnums) is int and 0 <= argnums < nargs:
+        return (argnums,)
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     if not nums:
         raise RuntimeError(f"{name}: argnums must be non-empty")
@@ -23,6 +25,9 @@ def _argnums_tuple(argnums, nargs, name):
 
 
 def _lift_tree(level, tree, name):
+    if type(tree) is _t.Tensor and tree.dtype.is_differentiable:
+        return level.lift(tree, requires_grad=True)
+
     def lift(x):
         if not isinstance(x, _t.Tensor):
             raise RuntimeError(f"{name}: Expected inputs to be Tensors (or pytrees of Tensors), "
@@ -73,10 +78,13 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                    f"scalar Tensor, got tensor with {out.dim()} dims. Maybe you "
                                    "wanted to use the vjp or jacrev APIs instead?")
             diff = [args[a] for a in nums]
-            flat, spec = tree_flatten(diff)
+            if len(diff) == 1 and type(diff[0]) is _t.Tensor:
+                flat, spec = diff, None
+            else:
+                flat, spec = tree_flatten(diff)
             inner_out = level.unwrap(out)
             grads = _vjp_of(level, [out], [creation.ones_like(inner_out)], flat, False)
-            g = tree_unflatten(grads, spec)
+            g = grads if spec is None else tree_unflatten(grads, spec)
             g = g[0] if isinstance(argnums, int) else tuple(g)
             value = inner_out
             if has_aux:

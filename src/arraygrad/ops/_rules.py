@@ -31,8 +31,8 @@ def all_front(args, bdims):
 
 def elementwise(prim, args, bdims, **params):
     """Batching rule shared by elementwise ops: line batch dims up in front."""
-    ranks = [(a.ndim - (d is not None)) if isinstance(a, _t.Tensor) else 0
-             for a, d in zip(args, bdims)]
+    ranks = [((a._data.ndim if a._lvl is None else a.ndim) - (d is not None))
+             if isinstance(a, _t.Tensor) else 0 for a, d in zip(args, bdims)]
     rank = max(ranks, default=0)
     moved = []
     for a, d, r in zip(args, bdims, ranks):

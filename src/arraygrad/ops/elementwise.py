@@ -9,6 +9,7 @@ from ._checks import (tensor_op, not_tensor, not_implemented, same_dtype, number
                       short_dtype_name, type_name)
 from ._rules import unary as _unary, binary, nondiff, elementwise, fresh, take
 from .registry import primitive
+from ..autograd.eager import unary_op, binary_op
 
 Tensor = _t.Tensor
 host_xp = numpy_backend.xp     # NOTE [fused functions]
@@ -27,20 +28,33 @@ _WEAK_OK = {builtins.float: "f", builtins.int: "fiu", builtins.bool: "b"}
 def promote(*operands, float_only=False, op="op"):
     """Cast tensor operands to torch's result dtype; scalars stay weak. Operands that are
     neither tensors nor numbers are a TypeError naming `op`, as torch's."""
-    if len(operands) == 2 and not float_only:
-        # fast path: same dtype, or a Python scalar that cannot change the dtype
+    if len(operands) == 2:
+        # fast path: same dtype, or a Python scalar that cannot change the dtype (a tensor of
+        # a transform level has the dtype of the array at its bottom); with float_only, a
+        # floating dtype
         a, b = operands
-        if isinstance(a, Tensor) and a._lvl is None:
+        if isinstance(a, Tensor):
+            da = a._data if a._lvl is None else _bottom(a)
             kinds = _WEAK_OK.get(type(b))
             if kinds is not None:
-                kind = _dt.of_array(a._data.dtype).kind
-                if kind in kinds:
+                kind = _dt.of_array(da.dtype).kind
+                if kind in kinds and (not float_only or kind == "f"):
                     if type(b) is builtins.int and kind in "iu":
                         return a, _wrapped_int(b, a.dtype)
                     return operands
-            elif isinstance(b, Tensor) and b._lvl is None and type(a._data) is type(b._data) \
-                    and a._data.dtype == b._data.dtype:
-                return operands
+            elif isinstance(b, Tensor):
+                db = b._data if b._lvl is None else _bottom(b)
+                if type(da) is type(db) and da.dtype == db.dtype and (
+                        not float_only or _dt.of_array(da.dtype).kind in "fc"):
+                    return operands
+        elif isinstance(b, Tensor):      # a scalar first (`1 - t`): as above
+            kinds = _WEAK_OK.get(type(a))
+            if kinds is not None:
+                kind = _dt.of_array((b._data if b._lvl is None else _bottom(b)).dtype).kind
+                if kind in kinds and (not float_only or kind == "f"):
+                    if type(a) is builtins.int and kind in "iu":
+                        return _wrapped_int(a, b.dtype), b
+                    return operands
     res = _dt.result_type(*operands)
     if float_only and res._category < 2:
         res = _dt.get_default_dtype()
@@ -63,6 +77,13 @@ def promote(*operands, float_only=False, op="op"):
                 v = convert(v, res)
         out.append(v)
     return out
+
+
+def _bottom(t):
+    """The array at the bottom of a transform's tensor (whose dtype the tensor has)."""
+    while t._lvl is not None:
+        t = t._inner
+    return t._data
 
 
 def _wrapped_int(v, dtype):
@@ -115,6 +136,7 @@ def _checked(name, fn, quiet=True):
                 _dt.of_array(out.dtype) is _dt.float32:
             return _round_bfloat16(xp, x, y, out)
         return out
+    impl.plain = fn     # float32/float64 arrays: the same values (NOTE [one-frame ops])
     return silent(impl) if quiet else impl
 
 
@@ -273,7 +295,7 @@ def _binop(prim, float_only=False):
         x, y = promote(input, other, float_only=float_only, op=prim.name)
         return prim(x, y)
     op.__name__ = prim.name
-    return op
+    return binary_op(prim, op)
 
 
 def _is_bool(v):
@@ -402,7 +424,7 @@ def _float_unary(prim):
         return prim(input)
     op.__name__ = prim.name
     op.prim = prim
-    return tensor_op(op)
+    return unary_op(prim, tensor_op(op))
 
 
 def _tensor_unary(prim, bool_kernel=None):
@@ -414,7 +436,7 @@ def _tensor_unary(prim, bool_kernel=None):
         return prim(input)
     op.__name__ = prim.name
     op.prim = prim
-    return tensor_op(op)
+    return unary_op(prim, tensor_op(op))
 
 
 def _float_op(name, impl, deriv, **kw):
@@ -438,7 +460,7 @@ def _piecewise_constant(name, impl):
         return prim(input)
     op.__name__ = name
     op.prim = prim
-    return tensor_op(op)
+    return unary_op(prim, tensor_op(op))
 
 
 def no_complex(op, *xs, kernel=None):
@@ -455,7 +477,7 @@ log = _float_op("log", lambda xp, x: xp.log(x), lambda ctx: 1 / ctx.x, complex=T
 # torch's sqrt rules divide by 2 sqrt(x): at 0 that is a complex division by zero, inf in each
 # part, where multiplying by 0.5 / sqrt(x) would give nan
 sqrt = _float_unary(primitive(
-    "sqrt", lambda xp, x: xp.sqrt(x), save=(), save_output=True, complex=True,
+    "sqrt", silent(lambda xp, x: xp.sqrt(x)), save=(), save_output=True, complex=True,
     vjp=(lambda ctx, g: g / (2 * ctx.out.conj()),), jvp=(lambda ctx, t: t / (2 * ctx.out),),
     batch=elementwise))
 rsqrt = _float_op("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda ctx: -0.5 * ctx.out ** 3,

@@ -49,8 +49,9 @@ def _dims(dim, ndim):
 
 
 def _unreduce(g, shape, dims, keepdim):
-    """Broadcast a reduced cotangent back to `shape`."""
-    if not keepdim and dims:
+    """Broadcast a reduced cotangent back to `shape` (leading dims need no reshape first:
+    broadcasting puts them back, as torch's full reduction does)."""
+    if not keepdim and dims and tuple(dims) != tuple(range(len(dims))):
         g = g.reshape(tuple(1 if i in dims else s for i, s in enumerate(shape)))
     return g.expand(shape)
 

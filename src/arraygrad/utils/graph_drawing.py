@@ -48,7 +48,7 @@ def _label(node, names):
 def _saved(node):
     """(shape, dtype name) of each tensor a node saved; [] once freed."""
     if isinstance(node, BackwardCFunction):
-        entries = node.__dict__.get("_f_saved") or ()
+        entries = node._f_saved or ()
     elif isinstance(node, PrimNode):
         entries = list(node._saved or ()) + list(node._saved_outs or ())
     else:

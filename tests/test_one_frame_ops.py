@@ -1,0 +1,165 @@
+"""The one-frame forms of the elementwise ops (autograd/eager.py NOTE [one-frame ops]) give the
+same values, nodes and gradients as the general path (public op, dispatcher, process,
+record_eager), which they hand every case they do not take."""
+import numpy as np
+import pytest
+
+import arraygrad as ag
+from arraygrad.autograd import eager, graph
+from arraygrad.core import dispatch
+
+
+def _general(fn, *args):
+    """`fn(*args)` through the general path: the fast forms defer while level 0's entry
+    point is not `process` itself (as under the profiler)."""
+    prev = dispatch.swap_eager(lambda prim, a, params: eager.process(prim, a, params))
+    try:
+        return fn(*args)
+    finally:
+        dispatch.swap_eager(prev)
+
+
+def _saved(node, v, args, out):
+    """A saved value of `node`, comparable between two recordings of one op: arrays and
+    version counters by whose they are."""
+    if type(v) is tuple and v and v[0] is graph._COMPACT:
+        _, data, version, hist, k = v
+        tensors = [a for a in args if isinstance(a, ag.Tensor)] + [out]
+        vc = graph._vc_of(node, k)
+        return ("compact", [i for i, a in enumerate(tensors) if a._data is data],
+                [i for i, a in enumerate(tensors) if a._vc is vc], version, hist)
+    if type(v) is graph.SavedTensor:
+        return ("saved", type(v.value), v.version, v.ref is None)
+    return v if v is not graph._NOT_SAVED else "not saved"
+
+
+def _state(t, args):
+    """Everything the node of `t` holds, with arrays and next nodes by what they are."""
+    node = t.grad_fn
+    if node is None:
+        return (t._requires_grad, t.dtype, t.shape)
+    return (type(node), node.prim, node.params, node.needs_input_grad, node._nrs, node.shapes,
+            node.dtypes, [_saved(node, v, args, t) for v in node._saved],
+            None if node._saved_outs is None else
+            [_saved(node, v, args, t) for v in node._saved_outs],
+            [None if f is None else type(f) for f in node._fns], node.name(),
+            t._requires_grad, t._output_nr, t.dtype, t.shape)
+
+
+def _operands(dtype):
+    """Leaves, intermediates and constants of `dtype`, and Python numbers."""
+    rng = np.random.default_rng(0)
+    leaf = ag.tensor(rng.uniform(0.5, 1.5, (2, 3)), dtype=dtype, requires_grad=True)
+    mid = leaf * 1.0
+    const = ag.tensor(rng.uniform(0.5, 1.5, 3), dtype=dtype)
+    return {"leaf": leaf, "mid": mid, "const": const, "float": 0.75, "int": 3}
+
+
+UNARY = ["tanh", "sin", "exp", "sqrt", "relu", "sigmoid", "floor", "abs", "__neg__", "log"]
+BINARY = ["__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+          "__rtruediv__"]
+
+
+def _check_same(fn, args):
+    fast, slow = fn(*args), _general(fn, *args)
+    np.testing.assert_array_equal(fast.detach().numpy(), slow.detach().numpy())
+    assert _state(fast, args) == _state(slow, args)
+    tensors = [a for a in args if isinstance(a, ag.Tensor) and a.requires_grad]
+    if tensors and fast.requires_grad:
+        gf = ag.autograd.grad(fast, tensors, ag.ones_like(fast), retain_graph=True)
+        gs = ag.autograd.grad(slow, tensors, ag.ones_like(slow), retain_graph=True)
+        for a, b in zip(gf, gs):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("dtype", [ag.float32, ag.float64])
+def test_unary_ops_build_the_general_paths_node(dtype):
+    ops = _operands(dtype)
+    for name in UNARY:
+        for which in ("leaf", "mid", "const"):
+            x = ops[which]
+            _check_same(lambda x: getattr(x, name)(), (x,))
+            if hasattr(ag, name):
+                _check_same(getattr(ag, name), (x,))
+
+
+@pytest.mark.parametrize("dtype", [ag.float32, ag.float64])
+def test_binary_ops_build_the_general_paths_node(dtype):
+    ops = _operands(dtype)
+    for name in BINARY:
+        for a in ops:
+            for b in ops:
+                if a in ("float", "int") and b in ("float", "int"):
+                    continue
+                x, y = ops[a], ops[b]
+                if not isinstance(x, ag.Tensor):
+                    continue        # a number's operator is Python's (the reflected one runs)
+                _check_same(lambda x, y: getattr(x, name)(y), (x, y))
+    for fn in (ag.mul, ag.atan2):
+        _check_same(fn, (ops["mid"], ops["const"]))
+        _check_same(fn, (0.5, ops["mid"]))
+
+
+def test_the_common_case_takes_one_frame(monkeypatch):
+    calls = []
+    monkeypatch.setattr(eager, "record_eager", lambda *a: calls.append(a[0].name))
+    ops = _operands(ag.float64)
+    x, c = ops["mid"], ops["const"]
+    for z in (x * c, c * x, 2 * x, x / 3.0, -x, x.tanh(), ag.sin(x), ag.mul(x, c)):
+        assert z.grad_fn is not None
+    assert calls == []
+    x * ag.tensor([1, 2, 3])
+    assert calls == ["mul"]
+
+
+def test_other_cases_take_the_general_path():
+    """Mixed dtypes, ints, views, subclasses, grad mode off, saved-tensor hooks, anomaly mode
+    and a 0-d result (NumPy's scalar) give what the general path gives."""
+    x = ag.tensor([0.5, 1.5, 2.5], requires_grad=True)
+    y = x * 2
+    cases = [(lambda a, b: a * b, (y, ag.tensor([1, 2, 3]))),
+             (lambda a, b: a * b, (y, ag.tensor([1., 2., 3.], dtype=ag.float32))),
+             (lambda a, b: a + b, (y[1:], 2.0)),
+             (lambda a, b: a + b, (ag.nn.Parameter(ag.tensor([1., 2.])), 1)),
+             (lambda a, b: a * b, (y, True)),
+             (lambda a, b: a * b, (y, 1j)),
+             (lambda a, b: a / b, (y.sum(), 3)),
+             (lambda a: a.tanh(), (y[0],)),
+             (lambda a: a.tanh(), (ag.tensor([1, 2]),))]
+    for fn, args in cases:
+        _check_same(fn, args)
+    with ag.no_grad():
+        _check_same(lambda a, b: a * b, (y, y))
+    unpacked = []
+    with ag.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: unpacked.append(1) or t):
+        z = (y * y).sin()
+    z.sum().backward()
+    assert unpacked and z.grad_fn.hooked
+    with ag.autograd.set_detect_anomaly(True):
+        assert "traceback_" in (y * y).grad_fn.metadata
+
+
+def test_errors_are_the_general_paths():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="must match the size"):
+        x * ag.tensor([1.0, 2.0, 3.0])
+    with pytest.raises(TypeError):
+        x + "a"
+
+
+def test_transforms_and_profiler_see_the_ops():
+    x = ag.tensor([0.5, 1.5], dtype=ag.float64)
+    g = ag.func.grad(lambda x: (x * x + 1.0).tanh().sum())(x)
+    np.testing.assert_allclose(g.numpy(), 2 * x.numpy() / np.cosh(x.numpy() ** 2 + 1) ** 2)
+    with ag.autograd.profiler.profile() as prof:
+        (x * 2.0).sin()
+    names = {e.name for e in prof.function_events}
+    assert {"mul", "sin"} <= names, names
+
+
+def test_sqrt_of_a_negative_number_is_nan_without_a_warning():
+    """As torch (the suite turns NumPy's RuntimeWarning into an error)."""
+    for x in (ag.tensor([-1.0, 4.0]), ag.tensor([-1.0, 4.0], dtype=ag.float32)[:1],
+              ag.tensor([-1, 4])):
+        y = ag.sqrt(x)
+        assert np.isnan(y.numpy()[0])
