@@ -240,6 +240,73 @@ def test_spare_buffers_are_used_only_without_retain_graph(monkeypatch):
         assert any(taken) != retain
 
 
+def test_engine_sums_raise_no_numpy_warning(torch):
+    """A third gradient added into the engine's own sum in place: inf - inf is nan without
+    NumPy's "invalid value" warning (which the suite turns into an error), as torch."""
+    def f(lib):
+        x = lib.tensor([1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        c = (x * float("-inf")).sum()       # recorded first: its gradient arrives last
+        (c + (x * 1e308).sum() + (x * 1e308).sum()).backward()
+        return x.grad
+    assert_close(f(ag), f(torch))
+
+
+def test_leaf_takes_a_gradient_only_no_one_else_holds():
+    """engine.py NOTE [lean engine]: a leaf's first .grad is the engine's own array only where
+    nothing else holds it; gradients never alias each other, a gradient the caller passed or
+    one a hook kept."""
+    a = ag.tensor([1.0, 2.0], requires_grad=True)
+    b = ag.tensor([3.0, 4.0], requires_grad=True)
+    (a + b).sum().backward()        # add hands one array to both leaves
+    assert not np.shares_memory(a.grad.numpy(), b.grad.numpy())
+    go = ag.tensor([1.0, 1.0])
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    (x + 0.0).backward(go)          # add hands the caller's array on
+    x.backward(go)                  # a leaf as the root
+    assert go.tolist() == [1.0, 1.0] and x.grad.tolist() == [2.0, 2.0]
+    kept = []
+    z = ag.tensor([1.0, 2.0], requires_grad=True)
+    z.register_hook(kept.append)
+    (z * 2).sum().backward()
+    (z * 2).sum().backward()
+    assert kept[0].tolist() == [2.0, 2.0] and z.grad.tolist() == [4.0, 4.0]
+    w = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = w * 3
+    y.backward(ag.ones(2))
+    first = w.grad
+    y2 = w * 3
+    y2.backward(ag.ones(2))
+    assert w.grad is first and first.tolist() == [6.0, 6.0]      # later ones in place
+
+
+def test_lean_backward_makes_tensors_only_where_seen(monkeypatch):
+    """Without a graph being built, gradients stay arrays between nodes with array-level
+    rules (NOTE [lean engine]): one tensor for the leaf's .grad or the captured gradient,
+    one more per hook that sees an intermediate gradient."""
+    from arraygrad import _tensor
+    made, make = [], _tensor.make
+
+    def counted(*args, **kwargs):
+        made.append(1)
+        return make(*args, **kwargs)
+    x = ag.tensor(np.linspace(0, 1, 4), requires_grad=True)
+
+    def count(hook, run):
+        y = x
+        for i in range(40):
+            y = (y * 0.5 + 1.0).tanh()
+            if hook and i == 20:
+                y.register_hook(lambda g: g * 1.0)      # a composite mul makes one more
+        made.clear()
+        with monkeypatch.context() as m:
+            m.setattr(_tensor, "make", counted)
+            run(y.sum())
+        return len(made)
+    assert count(False, lambda loss: loss.backward()) == 1
+    assert count(False, lambda loss: ag.autograd.grad(loss, x)) == 1
+    assert count(True, lambda loss: loss.backward()) <= 3
+
+
 def test_each_node_runs_once_after_all_its_inputs():
     """Dependency counting: a node shared by many paths runs once, with the summed grad."""
     calls = []

@@ -8,13 +8,17 @@ serves both. No recursion anywhere: a chain of 10^6 nodes is fine.
 """
 import heapq
 import threading
+from sys import getrefcount as _getrefcount
 
 from .. import _tensor as _t
-from ..backends import numpy_backend
+from ..backends import numpy_backend, silent
 from ..core import grad_mode
+from ..core.autocast_mode import state as _autocast
+from ..core.dispatch import _tls as _dispatch_tls
+from . import graph as _graph
 from .anomaly_mode import state as anomaly, apply_checked
 from .graph import AccumulateGrad, gradient_edge, checked_hook_result, FREED_MSG  # noqa: F401
-from .graph import _engine_state, PrimNode
+from .graph import _engine_state, _COUNTS_KNOWN, PrimNode
 
 
 def _tensors(x, what, allow_none=True):
@@ -43,6 +47,13 @@ def _root_grads(roots, grads, create_graph):
     out = []
     for i, (r, g) in enumerate(zip(roots, grads)):
         if g is None:
+            d = r._data
+            if type(d) is _ndarray and d.size == 1 and d.dtype.kind == "f" and \
+                    r._lvl is None and not create_graph and not _dispatch_tls.interpreters:
+                # the engine's own ones (NOTE [lean engine])
+                g = _np.ones(d.shape, d.dtype) if d.ndim else _np.array(1, d.dtype)
+                out.append(g)
+                continue
             if r.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             if not r.dtype.is_floating_point:      # complex ones too, as torch
@@ -125,34 +136,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
-def _needed(root_nodes, wanted):
-    """Nodes on some path from the roots to a wanted node (iterative post-order).
-
-    A node is decided only after all its successors are: a root reached from another
-    root is explored there, not skipped (a later output may descend from an earlier one).
-    """
-    needed = {}
-    for root in root_nodes:
-        if root in needed:
-            continue
-        stack = [(root, iter(root._fns))]
-        on_stack = {root}
-        while stack:
-            node, it = stack[-1]
-            for nxt in it:
-                if nxt is not None and nxt not in needed and nxt not in on_stack:
-                    on_stack.add(nxt)
-                    stack.append((nxt, iter(nxt._fns)))
-                    break
-            else:
-                stack.pop()
-                on_stack.discard(node)
-                needed[node] = node in wanted or any(
-                    needed.get(nxt, False) for nxt in node._fns if nxt is not None)
-    return needed
-
-
-_ndarray = numpy_backend.array_type
+_ndarray, _np = numpy_backend.array_type, numpy_backend.xp
+_ARRAY_APPLY = _graph._array_apply      # (the profiler swaps in the composite rules)
 
 
 class _RunState(threading.local):
@@ -172,44 +157,51 @@ def is_checkpoint_valid():
 def run(root_edges, root_grads, keep_graph, create_graph, capture=None, targets=None):
     """Execute the graph. `capture` edges are returned instead of accumulated;
     `targets` restricts accumulation to some leaves (backward(inputs=...))."""
-    root_nodes = list(dict.fromkeys(n for n, _ in root_edges))
-    wanted = None
+    root_nodes = [root_edges[0][0]] if len(root_edges) == 1 else \
+        list(dict.fromkeys(n for n, _ in root_edges))
     if capture is not None:
-        wanted = {n for n, _ in capture}
+        deps, needed = _plan(root_nodes, {n for n, _ in capture})
     elif targets is not None:
-        wanted = set(targets)
-    needed = _needed(root_nodes, wanted) if wanted is not None else None
-    deps = _dependencies(root_nodes, needed)
+        deps, needed = _plan(root_nodes, targets)
+    else:
+        deps, needed = _dependencies(root_nodes), None
 
     buffers = {}
     for (node, nr), g in zip(root_edges, root_grads):
-        _deposit(buffers, node, nr, g)
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node.n_outputs
+        old = buf[nr]
+        buf[nr] = g if old is None else _sum(old, g)
 
     captured = {} if capture is not None else None
-    capture_set = set(capture) if capture is not None else ()
     ready = [(-n._seq, n) for n in root_nodes if deps.get(n, 0) == 0]
     heapq.heapify(ready)
     outer_valid, outer_donor = _run_state.checkpoint_valid, _engine_state.donor
     _run_state.checkpoint_valid = capture is None and targets is None
     try:
-        _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, capture_set,
-                 targets)
+        _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured,
+                 set(capture) if capture is not None else (), targets)
     finally:
         _run_state.checkpoint_valid = outer_valid
         _engine_state.donor = outer_donor
     if capture is None:
         return None
-    return [captured.get(e) for e in capture]
+    out = []
+    for e in capture:
+        g = captured.get(e)
+        out.append(_t.make(g) if type(g) is _ndarray else g)
+    return out
 
 
-def _dependencies(root_nodes, needed):
+def _dependencies(root_nodes):
     """How many edges of the nodes that will run point at each node."""
     deps = {}
     seen = set(root_nodes)
     stack = list(root_nodes)
     while stack:
         for nxt in stack.pop()._fns:
-            if nxt is None or (needed is not None and not needed.get(nxt)):
+            if nxt is None:
                 continue
             n = deps.get(nxt)
             if n is None:
@@ -222,83 +214,183 @@ def _dependencies(root_nodes, needed):
     return deps
 
 
+# NOTE [needed nodes]
+# Where only some nodes are wanted (autograd.grad's inputs, backward(inputs=)), a node runs
+# only if it leads to one, and computes only the input gradients that lead to one, as torch's
+# nodes do. One iterative post-order walk decides, after all of a node's successors, its flags:
+# WANTED, LEADS (a successor is needed) and PARTIAL (another is not: its needs_input_grad is
+# narrowed); a node is needed when WANTED or LEADS. The same walk counts the dependencies:
+# every node reaching a needed node is needed, so counting every edge counts, for the nodes
+# that run, the edges of the nodes that run.
+_WANTED, _LEADS, _PARTIAL = 1, 2, 4
+_NEEDED = _WANTED | _LEADS
+
+
+def _plan(root_nodes, wanted):
+    """The dependencies and the flags of NOTE [needed nodes]."""
+    deps = {}
+    needed = {}
+    for root in root_nodes:
+        if root in needed:      # explored from an earlier root (a later output may descend
+            continue            # from an earlier one: its own walk covers it)
+        stack = [(root, iter(root._fns))]
+        while stack:
+            node, it = stack[-1]
+            for nxt in it:
+                if nxt is None:
+                    continue
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if nxt not in needed:
+                    if nxt._fns:
+                        stack.append((nxt, iter(nxt._fns)))
+                        break
+                    needed[nxt] = _WANTED if nxt in wanted else 0
+            else:
+                stack.pop()
+                flags = _WANTED if node in wanted else 0
+                for nxt in node._fns:
+                    if nxt is not None:
+                        flags |= _LEADS if needed[nxt] & _NEEDED else _PARTIAL
+                needed[node] = flags
+    return deps, needed
+
+
 # NOTE [engine buffers]
 # A node's incoming gradients wait in a list with one slot per output of the node; the
 # first gradient of a slot is stored as is, the second makes a new sum, and further ones
 # are added into that sum in place (no one else holds it) when no graph is being built.
-def _deposit(buffers, node, nr, g):
-    buf = buffers.get(node)
-    if buf is None:
-        buf = buffers[node] = [None] * node.n_outputs
-    old = buf[nr]
-    buf[nr] = g if old is None else old + g
+def _sum(old, g):
+    """old + g for two gradients of one slot, arrays or tensors."""
+    if type(old) is _ndarray and type(g) is _ndarray and old.shape == g.shape and \
+            old.dtype == g.dtype:
+        return _add_arrays(_np, old, g)
+    return (_t.make(old) if type(old) is _ndarray else old) + \
+        (_t.make(g) if type(g) is _ndarray else g)
 
 
+def _add(xp, a, b, out=None):
+    r = xp.add(a, b, out=out)
+    return r if type(r) is _ndarray else xp.asarray(r)     # (0-d: NumPy gives a scalar)
+
+
+_add_arrays = silent(_add)      # inf - inf is nan, without NumPy's warning (as every op)
+
+
+def _add_into(total, g):
+    """`total += g` where both are plain arrays of one type, shape and dtype (the engine's
+    own sum, which no one else sees: the same additions in the same order, one buffer less
+    per term); False where that does not apply (other backends, broadcasting, promotion)."""
+    a = total if type(total) is _ndarray else total._data
+    b = g if type(g) is _ndarray else g._data
+    if type(a) is not _ndarray or type(b) is not _ndarray or a.shape != b.shape \
+            or a.dtype != b.dtype:
+        return False
+    _add_arrays(_np, a, b, out=a)
+    return True
+
+
+def _tensor(g):
+    return _t.make(g) if type(g) is _ndarray else g
+
+
+# NOTE [lean engine]
+# Without a graph being built (no create_graph, transform, autocast, anomaly mode or
+# profiler), gradients stay NumPy arrays in the engine's buffers: a node of a primitive with
+# an array-level vjp and no hooks runs that vjp on them directly (`graph.array_vjp`), and
+# tensors are made only where someone sees a gradient: hooks, nodes with composite rules
+# (custom Functions, ops without array rules), captured gradients and leaves. A leaf without
+# hooks takes an array that only the engine holds as its first `.grad` rather than a copy
+# (by reference count, as NOTE [spare buffers]). A node whose successor is the only node
+# ready runs next without the heap (a chain never touches it).
 def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, capture_set,
              targets):
     pop, push = heapq.heappop, heapq.heappush
+    lean = not create_graph and not anomaly.enabled and not _dispatch_tls.interpreters and \
+        not _autocast.enabled and _apply is _default_apply and \
+        _graph._array_apply is _ARRAY_APPLY
+    owned_refs = 2 if lean and _COUNTS_KNOWN else 0   # a `g` here and getrefcount's argument
+    spare = not keep_graph and _COUNTS_KNOWN
     sums = set()    # buffer slots holding a sum the engine made: later terms go in place
-    with grad_mode.set_grad_enabled(create_graph):
-        while ready:
-            node = pop(ready)[1]
+    after = None    # the next node, where it was the only one ready
+    mode = grad_mode.state
+    outer_mode, mode.grad_enabled = mode.grad_enabled, bool(create_graph)
+    try:
+        while True:
+            if after is not None:
+                node, after = after, None
+            elif ready:
+                node = pop(ready)[1]
+            else:
+                break
             buf = buffers.pop(node, None)
             if sums and buf is not None:
                 for nr in range(len(buf)):
                     sums.discard((node, nr))
-            leaf = isinstance(node, AccumulateGrad)
-            if capture_set and not leaf and buf is not None:
-                # as torch: a non-leaf input's grad is captured after its tensor hooks ran
-                # when its node runs no further, before them when it does
-                fns = node._fns
-                hooked = node._tensor_hooks and not any(needed.get(n) for n in fns if n is not None)
-                if hooked:
-                    _run_tensor_hooks(node, buf)
-                for nr, g in enumerate(buf):
-                    if g is not None and (node, nr) in capture_set:
-                        captured[(node, nr)] = g
-                if hooked:
-                    continue
-            if node._tensor_hooks and buf is not None:
-                _run_tensor_hooks(node, buf)
-            if leaf:
+            flags = needed[node] if needed is not None else _LEADS
+            if type(node) is AccumulateGrad:
                 g = None if buf is None else buf[0]
-                if g is not None:
-                    if captured is not None:
-                        if (node, 0) in capture_set:
-                            captured[(node, 0)] = node.run_hooks(g)
-                    elif targets is None or node in targets:
+                buf = None
+                if g is None:
+                    continue
+                if captured is not None:
+                    if (node, 0) in capture_set:
+                        captured[(node, 0)] = node.run_hooks(_tensor(g))
+                elif targets is None or node in targets:
+                    if type(g) is _ndarray:
+                        # owned where only `g` here holds it (NOTE [lean engine])
+                        owned = _getrefcount(g) == owned_refs and g.base is None and \
+                            g.flags.writeable
+                        node.accumulate(_t.make(g), False, owned)
+                    else:
                         node.accumulate(g, create_graph)
+                g = None
                 continue
-            fns = node._fns
-            if needed is not None and not any(needed.get(nxt) for nxt in fns if nxt is not None):
-                if targets is not None and node in targets and buf is not None:
-                    # a non-leaf of backward(inputs=) leading to no other input: torch runs
-                    # its node (hooks, freed values and all) and drops what it computed
-                    _apply(node, buf)
-                    if not keep_graph:
-                        node.release()
-                continue
-            keep = None
-            if needed is not None and type(node) is PrimNode:
-                keep = node.needs_input_grad
-                node.needs_input_grad = _narrowed(node, needed)
-            try:
-                if buf is None:
+            in_grads = None
+            if lean and buf is not None and type(node) is PrimNode and flags & _LEADS and \
+                    node._tensor_hooks is None and node._pre_hooks is None and \
+                    node._post_hooks is None and not node.hooked and \
+                    node.prim.array_vjp is not None and len(buf) == 1 and \
+                    (not capture_set or (node, 0) not in capture_set) and \
+                    (targets is None or node not in targets):
+                needs = node.needs_input_grad if not flags & _PARTIAL else \
+                    _narrowed(node, needed)
+                ga = buf[0]
+                buf = None
+                if ga is None:
                     in_grads = ()
-                elif anomaly.enabled:
-                    in_grads = apply_checked(node, _apply, buf)
+                elif type(ga) is _ndarray:
+                    # ga: held by `ga` here, in array_vjp and in _spare, and the argument
+                    in_grads = _graph.array_vjp(node, ga, needs, 4 if spare else 0)
+                    if in_grads is None:
+                        buf = [_t.make(ga)]
+                elif ga._lvl is None and type(ga._data) is _ndarray:
+                    g, ga = ga, ga._data
+                    # g: held by `g` here and the argument; ga by g, `ga` here, in
+                    # array_vjp and _spare, and the argument
+                    in_grads = _graph.array_vjp(
+                        node, ga, needs, 5 if spare and _getrefcount(g) == 2 else 0)
+                    if in_grads is None:
+                        buf = [g]
+                    g = None
                 else:
-                    if not keep_graph and not node._post_hooks:     # (they see the grads)
-                        _engine_state.donor = node      # NOTE [spare buffers]
-                    in_grads = _apply(node, buf)
-                    _engine_state.donor = None
-            finally:
-                if keep is not None:
-                    node.needs_input_grad = keep
-            del buf
+                    buf = [ga]
+                ga = None
+                if in_grads is not None and not keep_graph:
+                    node._saved = node._saved_outs = None    # (PrimNode.release, inlined)
+            if in_grads is None:
+                if buf is not None:
+                    for nr, g in enumerate(buf):
+                        if type(g) is _ndarray:
+                            buf[nr] = _t.make(g)
+                    g = None
+                in_grads = _run_node(node, buf, flags, needed, keep_graph, captured,
+                                     capture_set, targets)
+                buf = None
+                if in_grads is None:        # the node stops here
+                    continue
             nrs = node._nrs
-            for i, nxt in enumerate(fns):
-                if nxt is None or (needed is not None and not needed.get(nxt)):
+            for i, nxt in enumerate(node._fns):
+                if nxt is None or (needed is not None and not needed[nxt] & _NEEDED):
                     continue
                 g = in_grads[i] if in_grads else None
                 if g is not None:
@@ -312,28 +404,69 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
                     elif (nxt, nr) in sums and _add_into(old, g):
                         pass
                     else:
-                        b[nr] = old + g
+                        b[nr] = _sum(old, g)
                         if not create_graph:
                             sums.add((nxt, nr))
                 n = deps[nxt] - 1
                 deps[nxt] = n
                 if n == 0:
-                    push(ready, (-nxt._seq, nxt))
+                    if after is None and not ready:
+                        after = nxt
+                    else:
+                        if after is not None:
+                            push(ready, (-after._seq, after))
+                            after = None
+                        push(ready, (-nxt._seq, nxt))
             g = old = b = in_grads = None   # the gradients deposited are their buffers' alone
+    finally:
+        mode.grad_enabled = outer_mode
+
+
+def _run_node(node, buf, flags, needed, keep_graph, captured, capture_set, targets):
+    """Run a node with tensor gradients (hooks, captures, composite rules): its input
+    gradients, or None where it hands nothing on."""
+    if capture_set and buf is not None:
+        # as torch: a non-leaf input's grad is captured after its tensor hooks ran when its
+        # node runs no further, before them when it does
+        hooked = node._tensor_hooks and not flags & _LEADS
+        if hooked:
+            _run_tensor_hooks(node, buf)
+        for nr, g in enumerate(buf):
+            if g is not None and (node, nr) in capture_set:
+                captured[(node, nr)] = g
+        if hooked:
+            return None
+    if node._tensor_hooks and buf is not None:
+        _run_tensor_hooks(node, buf)
+    if not flags & _LEADS:
+        if targets is not None and node in targets and buf is not None:
+            # a non-leaf of backward(inputs=) leading to no other input: torch runs its
+            # node (hooks, freed values and all) and drops what it computed
+            _apply(node, buf)
             if not keep_graph:
                 node.release()
-
-
-def _add_into(total, g):
-    """`total += g` where both are plain arrays of one type, shape and dtype (the engine's
-    own sum, which no one else sees: the same additions in the same order, one buffer less
-    per term); False where that does not apply (other backends, broadcasting, promotion)."""
-    a, b = total._data, g._data
-    if type(a) is not _ndarray or type(b) is not _ndarray or a.shape != b.shape \
-            or a.dtype != b.dtype:
-        return False
-    a += b
-    return True
+        return None
+    keep = None
+    if flags & _PARTIAL and type(node) is PrimNode:
+        keep = node.needs_input_grad
+        node.needs_input_grad = _narrowed(node, needed)
+    try:
+        if buf is None:
+            in_grads = ()
+        elif anomaly.enabled:
+            in_grads = apply_checked(node, _apply, buf)
+        else:
+            if not keep_graph and not node._post_hooks:     # (they see the grads)
+                _engine_state.donor = node      # NOTE [spare buffers]
+            in_grads = _apply(node, buf)
+            _engine_state.donor = None
+    finally:
+        if keep is not None:
+            node.needs_input_grad = keep
+    del buf
+    if not keep_graph:
+        node.release()
+    return in_grads
 
 
 def _run_tensor_hooks(node, buf):
@@ -356,7 +489,7 @@ def _narrowed(node, needed):
     pos = node._edge_pos
     for e, fn in enumerate(node._fns):
         i = e if pos is None else pos[e]
-        if needs[i] and (fn is None or not needed.get(fn)):
+        if needs[i] and (fn is None or not needed[fn] & _NEEDED):
             needs[i] = False
     return tuple(needs)
 
@@ -369,7 +502,7 @@ def swap_apply(apply):
     return prev
 
 
-def _apply(node, grads):
+def _default_apply(node, grads):
     """The node's input gradients from its output gradients (a list, None where none came)."""
     if node._pre_hooks:
         for hook in node._pre_hooks:
@@ -392,3 +525,6 @@ def _apply(node, grads):
             if r is not None:
                 in_grads = list(r)
     return in_grads
+
+
+_apply = _default_apply

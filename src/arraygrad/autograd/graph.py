@@ -601,8 +601,7 @@ class PrimNode(Node, RuleCtx):
         if prim.array_vjp is not None and not self.hooked:
             res = _array_apply(self, grads)
             if res is not None:
-                pos = self._edge_pos
-                return res if pos is None else [res[i] for i in pos]
+                return res
         vjp = prim.vjp
         params = self.params
         if callable(vjp):
@@ -621,11 +620,9 @@ class PrimNode(Node, RuleCtx):
 
 
 def _array_apply(node, grads):
-    """The node's cotangents by its primitive's array-level vjp, or None where that does not
-    apply: a graph is being built (create_graph, a transform), autocast is on, the gradient
-    or a saved value is not a plain float32/float64 NumPy array of the gradient's dtype, or a
-    saved value was modified in place (the composite rule raises torch's error if it reads
-    that one)."""
+    """The node's cotangents (tensors) by its primitive's array-level vjp, or None where that
+    does not apply: a graph is being built (create_graph, a transform), autocast is on, or
+    `array_vjp` declines."""
     if len(grads) != 1 or grad_mode.state.grad_enabled or _dispatch_tls.interpreters or \
             _autocast.enabled:      # (the composite rules' products would be cast)
         return None
@@ -633,6 +630,23 @@ def _array_apply(node, grads):
     ga = g._data
     if type(ga) is not _ndarray or g._lvl is not None:
         return None
+    # g: held by the engine's list of the node's gradients, `g` here and getrefcount's
+    # argument; ga: by g, `ga` here, in array_vjp and in _spare, and the argument
+    refs = 5 if _engine_state.donor is node and _getrefcount(g) == 3 else 0
+    res = array_vjp(node, ga, node.needs_input_grad, refs)
+    if res is None:
+        return None
+    return [r if r is None or type(r) is Tensor else _t.make(r) for r in res]
+
+
+def array_vjp(node, ga, needs, refs):
+    """The gradients of `node`'s edges from `ga`, its output's cotangent as a NumPy array, by
+    its primitive's array-level vjp (for `needs`): NumPy arrays where they have their inputs'
+    shapes and dtypes, tensors brought to them (`validate_grads`) where not. None where that
+    does not apply: the gradient or a saved value is not a plain float32/float64 NumPy array
+    of the gradient's dtype, or a saved value was modified in place (the composite rule
+    raises torch's error if it reads that one). `refs` > 0: the node's saved values die with
+    it and `ga` is spare if it has exactly `refs` references (NOTE [spare buffers])."""
     dtype = ga.dtype
     if dtype.char not in "fd":
         return None
@@ -643,9 +657,13 @@ def _array_apply(node, grads):
     for v in saved:
         t = type(v)
         if t is tuple and v and v[0] is _COMPACT:
-            v = _compact_array(node, v, dtype)
-            if v is None:
-                return None
+            a = v[1]
+            if type(a) is not _ndarray or a.dtype is not dtype or \
+                    (node._vc0 if v[4] == 0 else _vc_of(node, v[4]))[0] != v[2]:
+                a = _compact_array(node, v, dtype)      # (above: its common case, inlined)
+                if a is None:
+                    return None
+            v = a
         elif t is SavedTensor:
             try:
                 v = _saved_array(v, node, dtype)
@@ -661,9 +679,13 @@ def _array_apply(node, grads):
         arrays = []
         for o in outs:
             if type(o) is tuple:
-                o = _compact_array(node, o, dtype)
-                if o is None:
-                    return None
+                a = o[1]
+                if type(a) is not _ndarray or a.dtype is not dtype or \
+                        (node._vc0 if o[4] == 0 else _vc_of(node, o[4]))[0] != o[2]:
+                    a = _compact_array(node, o, dtype)
+                    if a is None:
+                        return None
+                o = a
             else:
                 try:
                     o = _saved_array(o, node, dtype)
@@ -671,23 +693,36 @@ def _array_apply(node, grads):
                     return None
             arrays.append(o)
         outs = arrays
-    v = o = None    # (holds no saved array while `_spare` counts references)
-    spare = _spare(node, g, ga, inputs, outs) \
-        if _COUNTS_KNOWN and _engine_state.donor is node and ga.size >= _SPARE_MIN else []
-    res = node.prim.array_vjp(_np, ga, inputs, outs, node.needs_input_grad, node.shapes, spare,
-                              **node.params)
-    if res is None:     # the rule does not take these values (pow of a tensor exponent)
+    v = o = a = None    # (holds no saved array while `_spare` counts references)
+    spare = _spare(node, ga, refs, inputs, outs) \
+        if refs and _COUNTS_KNOWN and ga.size >= _SPARE_MIN else []
+    res = node.prim.array_vjp(_np, ga, inputs, outs, needs, node.shapes, spare, **node.params)
+    if res is None:     # the rule does not take these values
         return None
     shapes, dtypes = node.shapes, node.dtypes
-    out = []
-    for i, r in enumerate(res):
+    i = 0
+    for r in res:
+        if r is not None and (type(r) is not _ndarray or r.shape != shapes[i] or
+                              r.dtype is not dtypes[i].np):
+            res = _array_results(node, res)
+            break
+        i += 1
+    pos = node._edge_pos
+    return res if pos is None else [res[i] for i in pos]
+
+
+def _array_results(node, res):
+    """`res`, an array-level rule's results, as arrays of the inputs' shapes and dtypes (NumPy
+    scalars as 0-d arrays), or tensors brought to them by `validate_grads`."""
+    out = list(res)
+    for i, r in enumerate(out):
         if r is not None:
             if type(r) is not _ndarray:
-                r = _np.asarray(r)
-            r = _t.make(r)
-            if r._data.shape != shapes[i] or _FROM_NP.get(r._data.dtype) is not dtypes[i]:
-                r = validate_grads(node, [None] * i + [r] + [None] * (len(res) - i - 1))[i]
-        out.append(r)
+                r = out[i] = _np.asarray(r)
+            if r.shape != node.shapes[i] or _FROM_NP.get(r.dtype) is not node.dtypes[i]:
+                one = [None] * len(out)
+                one[i] = _t.make(r)
+                out[i] = validate_grads(node, one)[i]
     return out
 
 
@@ -718,13 +753,12 @@ class _EngineState(threading.local):
 _engine_state = _EngineState()
 
 
-def _spare(node, g, ga, inputs, outs):
-    """The arrays `node`'s array-level rule may overwrite (NOTE [spare buffers])."""
+def _spare(node, ga, refs, inputs, outs):
+    """The arrays `node`'s array-level rule may overwrite (NOTE [spare buffers]); `ga`, the
+    gradient, has `refs` references where only the engine holds it."""
     spare = []
     shape, dtype = ga.shape, ga.dtype
-    # ga: held by g, by `ga` here and in the caller, and by getrefcount's argument; g: by
-    # the engine's list of the node's gradients, `g` here and in the caller, the argument
-    if _getrefcount(g) == 4 and _getrefcount(ga) == 4 and _own(ga, shape, dtype):
+    if _getrefcount(ga) == refs and _own(ga, shape, dtype):
         spare.append(ga)
     for v in (node._saved, node._saved_outs or ()):
         for c in v:
@@ -1013,11 +1047,15 @@ class AccumulateGrad(Node):
                 g = checked_hook_result(hook, g, r)
         return g
 
-    def accumulate(self, g, create_graph):
+    def accumulate(self, g, create_graph, owned=False):
+        """`owned`: no one but the engine holds g's array, which a leaf without hooks may
+        then take as its first `.grad` instead of a copy."""
         v = self.variable
         if g._lvl is not None and v._lvl is None:
             g = _t.autograd_self(g)     # a plain .grad holds a dual gradient's primal
-        accumulate_grad(v, self.run_hooks(g), create_graph, in_place=True)
+        if v._hooks:
+            g, owned = self.run_hooks(g), False
+        accumulate_grad(v, g, create_graph, in_place=True, owned=owned)
         for hook in v._post_accumulate_hooks or ():
             hook(v)
 
@@ -1029,14 +1067,15 @@ class AccumulateGrad(Node):
 _accumulate_lock = threading.Lock()
 
 
-def accumulate_grad(t, g, create_graph, in_place):
-    """`t.grad += g` under the lock. Without create_graph the first grad is a fresh copy and
-    a leaf's later ones are added in place (its version bumped: whatever saved the old
-    grad notices); with create_graph, or `in_place=False`, `.grad` becomes a new tensor."""
+def accumulate_grad(t, g, create_graph, in_place, owned=False):
+    """`t.grad += g` under the lock. Without create_graph the first grad is a fresh copy (or
+    g itself where it is `owned`, the engine's alone) and a leaf's later ones are added in
+    place (its version bumped: whatever saved the old grad notices); with create_graph, or
+    `in_place=False`, `.grad` becomes a new tensor."""
     with _accumulate_lock:
         grad = t.grad
         if grad is None:
-            t.grad = g if create_graph else _fresh(g)
+            t.grad = g if create_graph or owned else _fresh(g)
         elif create_graph:
             t.grad = grad + g
         elif not in_place:
