@@ -833,21 +833,29 @@ def record(prim, params, saved_args, outs, results, edges, level_owned):
     path of the eager level and the grad levels. `saved_args`/`outs` are the values the vjp
     reads (for a grad level, those one level down); `edges` has, per arg, its gradient edge
     or None; `level_owned`: eager's node (saved-tensor hooks apply, outputs held weakly)."""
-    node = PrimNode(prim, params, saved_args, outs, edges, level_owned)
+    return _give_history(PrimNode(prim, params, saved_args, outs, edges, level_owned), prim,
+                         results)
+
+
+def _give_history(node, prim, results):
+    """Make `node` the history of `prim`'s differentiable `results`; returns the node."""
     nondiff = prim.nondiff_outputs
     i = 0
     for r in results:
-        if nondiff and i in nondiff:
-            i += 1
-            continue
-        d = r._data
-        dtype = r.dtype if d is None else of_array(d.dtype)
-        if dtype.is_differentiable:
-            if dtype.is_complex and d is not None and not prim.complex:
-                raise not_complex(prim)
-            r._requires_grad = True
-            r.grad_fn = node
-            r._output_nr = i
+        if not (nondiff and i in nondiff):
+            d = r._data
+            if d is None:
+                dt = r.dtype
+            else:
+                dt = _FROM_NP.get(d.dtype) if type(d) is _ndarray else None
+                if dt is None:
+                    dt = of_array(d.dtype)
+            if dt.is_differentiable:
+                if dt.is_complex and d is not None and not prim.complex:
+                    raise not_complex(prim)
+                r._requires_grad = True
+                r.grad_fn = node
+                r._output_nr = i
         i += 1
     return node
 
@@ -963,22 +971,7 @@ def record_eager(prim, params, args, outs):
         for i in _unread(prim.save_when, needs):
             saved[i] = _NOT_SAVED
     _fill(node, needs, fns, nrs, shapes, dtypes, saved, saved_outs, vcs, outs)
-    nondiff = prim.nondiff_outputs
-    i = 0
-    for r in outs:
-        if not (nondiff and i in nondiff):
-            d = r._data
-            dt = _FROM_NP.get(d.dtype) if type(d) is _ndarray else None
-            if dt is None:
-                dt = of_array(d.dtype)
-            if dt.is_differentiable:
-                if dt.is_complex and not prim.complex:
-                    raise not_complex(prim)
-                r._requires_grad = True
-                r.grad_fn = node
-                r._output_nr = i
-        i += 1
-    return node
+    return _give_history(node, prim, outs)
 
 
 def zeros(shape, dtype):
