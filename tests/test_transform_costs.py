@@ -14,6 +14,7 @@ from arraygrad.func.batch_level import BatchInterpreter
 from arraygrad.func.grad_level import GradInterpreter
 from arraygrad.func.jvp_level import JvpInterpreter
 from arraygrad.ops.linalg import _matmul_arrays
+from function_db import ExpSavesOutput
 
 
 @pytest.fixture
@@ -66,24 +67,9 @@ def test_per_sample_grad_dispatches(dispatches):
     _within(dispatches, {"eager": 40, "batch": 35, "grad": 10})
 
 
-class _Exp(ag.autograd.Function):
-    @staticmethod
-    def forward(x):
-        return x.exp()
-
-    @staticmethod
-    def setup_context(ctx, inputs, output):
-        ctx.save_for_backward(output)
-
-    @staticmethod
-    def backward(ctx, g):
-        y, = ctx.saved_tensors
-        return g * y
-
-
 def test_function_under_grad_dispatches(dispatches):
     x = ag.tensor(np.linspace(-1, 1, 5))
-    g = ag.func.grad(lambda x: _Exp.apply(x).sum())(x)
+    g = ag.func.grad(lambda x: ExpSavesOutput.apply(x).sum())(x)
     np.testing.assert_allclose(g.numpy(), np.exp(x.numpy()), rtol=1e-15)
     # exp, sum (one level down), then backward: sum's expand and the Function's product
     _within(dispatches, {"eager": 4, "grad": 1})
