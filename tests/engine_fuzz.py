@@ -20,7 +20,11 @@ op's own node; nor on a view's node, which a later write through the view leaves
 arraygrad's path to the base and not on torch's. The gradients agree; what a hook on those nodes
 sees differs. Where torch's node
 hook sees None for an input gradient no requested input needs (torch does not compute it),
-arraygrad's may see the value.
+arraygrad's may see the value. Likewise torch's node reads every value it saved when it runs, so
+a saved value modified in place raises there even when only a gradient that does not read it
+was requested (`v2.mul_(v0); v0.add_(1); grad(v2.sum(), b)` through v0): arraygrad computes that
+gradient (correctly: it reads only the unmodified value) and raises only where a rule reads the
+modified one (case 3717).
 
 Run a sweep from the command line:
 
