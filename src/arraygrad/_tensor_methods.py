@@ -8,6 +8,7 @@ from . import dtypes as _dt
 from ._tensor import Tensor, _wrap_dim
 from .autograd import engine, graph, inplace
 from .autograd.eager import unary_op, binary_op
+from .core import grad_mode as _grad_mode
 from .core.grad_mode import no_grad as _no_grad
 from .ops import creation, elementwise as ew, reduce as rd, shape as sh, index as ix, linalg as la
 from .ops import special as sp
@@ -387,13 +388,35 @@ def _bernoulli_(self, p=0.5, *, generator=None):
     return inplace.apply(self, draw, "BernoulliBackward2")
 
 
+# NOTE [in-place views]
+# `x.t_()` and its kin change x's geometry in place. A leaf (no history, no transform level, no
+# base) just takes the new geometry: it stays the leaf its gradient is accumulated into. Any
+# other tensor becomes the view `view(x, ...)` of its former self, a new object holding x's
+# old state, which then is x's base at every level (a transform level reads a view's tangent
+# or batch dim off its base). Views of x made before keep x as their base; since their way of
+# redoing themselves assumes x's old geometry, they are redone from x's former self
+# (views.base_of), and after a leaf's reshape, from which there is no former self, they
+# refuse to be redone (the recorded version tells them apart). With grad mode off, a tensor
+# with a history (or a view that requires grad) refuses: torch keeps the old history, of the
+# old shape, which a backward through it then meets with a gradient of the new shape.
 def _inplace_view(view):
-    """`x.t_()` and its kin: x itself becomes the view `view(x, ...)` (its data, history and
-    base), and its version moves on, as torch's in-place view ops."""
+    """`x.t_()` and its kin (NOTE [in-place views]): x takes the geometry of `view(x, ...)`
+    and its version moves on, as torch's in-place view ops."""
     def method(self, *args, **kwargs):
         inplace.check(self, view.__name__ + "_")
-        # the view is taken of x's former self (a new object with x's state), which stays its
-        # base at every level: a transform level reads a view's tangent or batch dim off it
+        eager = self._lvl is None
+        if eager and self._requires_grad and not _grad_mode.state.grad_enabled and (
+                self.grad_fn is not None or self._base is not None):
+            raise RuntimeError(
+                f"{view.__name__}_(): an in-place view op with grad mode off on a tensor with a "
+                "history (or a view that requires grad) would leave it a history of the old "
+                "shape; call it with grad mode on, or on a detached tensor")
+        if eager and self._base is None and self.grad_fn is None:
+            with _no_grad():
+                self._data = view(self, *args, **kwargs)._data
+            self._vc[0] += 1
+            self._reshaped_at = self._vc[0]
+            return self
         former = _become(object.__new__(Tensor), self)
         _become(self, view(former, *args, **kwargs))
         self._vc[0] += 1

@@ -28,7 +28,7 @@ from ..core import dispatch
 from ..core.dispatch import born_inside
 from . import eager
 from .graph import Node, gradient_edge, move_retain_hook, zeros
-from .views import refresh_view
+from .views import base_of, refresh_view
 
 _ndarray = numpy_backend.array_type
 _np = numpy_backend.xp
@@ -47,7 +47,7 @@ def check(self, name):
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
     base = self._base
-    if base is not None and base.grad_fn is None and base._requires_grad:
+    if base is not None and base.grad_fn is None and (base._requires_grad or self._requires_grad):
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
     custom = self.__dict__.get("_custom_view")      # set by autograd.Function (view outputs)
@@ -250,7 +250,7 @@ def _region_mask(node):
 
 
 def rebase(view, result):
-    base = view._base
+    base = base_of(view)
     node = CopySlices(gradient_edge(base), gradient_edge(result), view._view_fn,
                       tuple(base.shape), base.dtype)
     base.grad_fn, base._output_nr, base._requires_grad = node, 0, True

@@ -27,13 +27,34 @@ def viewed(src, out):
     return out._vc is src._vc
 
 
+def base_of(view):
+    """The tensor `view` is redone from: its base as it was when the view was made (NOTE
+    [in-place views]). A base with a history that an in-place view op (`x.t_()`) changed is
+    now a view of its former self, which kept the geometry the view was made from; a view
+    made before an in-place view op changed a leaf's geometry cannot be redone (raises)."""
+    base = view._base
+    if base._base is not None:
+        return base._base
+    if view._view_version < base.__dict__.get("_reshaped_at", 0):
+        raise RuntimeError(
+            "a view of a tensor was made before an in-place view op (t_, transpose_, squeeze_, "
+            "unsqueeze_, as_strided_) changed that tensor's shape, and its history cannot follow "
+            "the tensor's since; make the view again after the in-place view op, or use the "
+            "out-of-place op")
+    return base
+
+
 def refresh_view(view):
     """After an in-place write to its base (or a sibling view), a view's history is the view
     of the base's new history (torch regenerates it the same way)."""
-    view._view_version = view._vc[0]
     base = view._base
-    if view._view_fn is None or not base._requires_grad:
+    if view._view_fn is None or not base._requires_grad or \
+            view.grad_fn is None and view._requires_grad:     # a view made a leaf stays one
+        if view._view_version >= base.__dict__.get("_reshaped_at", 0):
+            view._view_version = view._vc[0]
         return
+    base = base_of(view)
+    view._view_version = view._vc[0]
     with grad_mode.enable_grad():
         fresh = view._view_fn(base)
     view.grad_fn, view._output_nr, view._requires_grad = fresh.grad_fn, fresh._output_nr, True
