@@ -1,4 +1,6 @@
 """autograd.functional (jacobian, hessian, vjp, jvp, hvp, vhp) against torch's."""
+import itertools
+
 import numpy as np
 import pytest
 
@@ -130,3 +132,71 @@ def test_errors_as_torch(torch):
             F.jacobian(lambda a: a * 2, x, strategy="forward-mode")
         with pytest.raises(RuntimeError, match="not supported together"):
             F.jacobian(lambda a: a * 2, x, vectorize=True, strict=True)
+
+
+# ---------------------------------------------------------------- every API, flag and kind of
+# function against torch: values, and strict mode's refusals word for word
+def _functions(lib):
+    return {
+        "tanh2": (lambda x: (lib.tanh(x) ** 2).sum(), 1),
+        "sincos": (lambda x, y: (x.sin() * y.cos()).sum(), 2),
+        "two_outputs": (lambda x: lib.stack([x.exp().sum(), (x ** 3).sum()]), 1),
+        "tuple_out": (lambda x, y: (x @ y.t(), x.sum()), 2),
+        "cumsum": (lambda x: x.reshape(-1).cumsum(0), 1),
+        "softmax": (lambda x, y: lib.softmax(x * y, dim=-1), 2),
+        "unused_input": (lambda x, y: (x ** 2).sum(), 2),
+        "linear": (lambda x: (x * 2).sum(), 1),
+        "detached": (lambda x: x.detach().sum(), 1),
+        "linear_pair": (lambda x, y: x * 2 + y.sum(), 2),
+        "bilinear": (lambda x, y: (x * y).sum(), 2),
+    }
+
+
+def _call_functional(lib, api, fn, args, create_graph, strict, vectorize):
+    F = lib.autograd.functional
+    inp = args if len(args) > 1 else args[0]
+    kw = dict(create_graph=create_graph, strict=strict)
+    if api in ("jacobian", "hessian"):
+        return getattr(F, api)(fn, inp, vectorize=vectorize, **kw)
+    if api == "vjp":
+        out = fn(*args)
+        v = tuple(lib.ones_like(o) for o in out) if isinstance(out, tuple) else lib.ones_like(out)
+        return F.vjp(fn, inp, v, **kw)
+    v = tuple(lib.ones_like(a) for a in args) if len(args) > 1 else lib.ones_like(args[0])
+    return getattr(F, api)(fn, inp, v, **kw)
+
+
+def _outcome(lib, *call):
+    try:
+        return "ok", _call_functional(lib, *call)
+    except RuntimeError as e:
+        return "raises", str(e)
+
+
+def _flat(r):
+    if isinstance(r, (tuple, list)):
+        return [a for x in r for a in _flat(x)]
+    return [r.detach().numpy()]
+
+
+@pytest.mark.parametrize("api", ["jacobian", "hessian", "vjp", "jvp", "hvp", "vhp"])
+def test_every_flag_matches_torch(torch, api):
+    rng = np.random.default_rng(0)
+    fa, ft = _functions(ag), _functions(torch)
+    for name, (f, k) in fa.items():
+        for create_graph, strict, vectorize in itertools.product([False, True], repeat=3):
+            if vectorize and api not in ("jacobian", "hessian"):
+                continue
+            xs = [rng.standard_normal((2, 3)) for _ in range(k)]
+            flags = (create_graph, strict, vectorize)
+            (tk, tv) = _outcome(torch, api, ft[name][0], tuple(map(torch.tensor, xs)), *flags)
+            (ak, av) = _outcome(ag, api, f, tuple(map(ag.tensor, xs)), *flags)
+            where = f"{api} of {name} with create_graph, strict, vectorize = {flags}"
+            assert ak == tk, f"{where}: torch {tk} {tv}, arraygrad {ak} {av}"
+            if tk == "raises":
+                assert av == tv, where
+                continue
+            a, t = _flat(av), _flat(tv)
+            assert [x.shape for x in a] == [x.shape for x in t], where
+            for x, y in zip(a, t):
+                np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12, err_msg=where)

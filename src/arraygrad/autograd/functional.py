@@ -79,39 +79,78 @@ def _vector(v, refs, is_tuple, create_graph, fn_name, when_none):
     return v
 
 
-def _check_outputs(outputs, strict):
+_NO_GRAD = {
+    "outputs": "Output {i} of the user-provided function does not require gradients. The outputs "
+               "must be computed in a differentiable manner from the input when running in "
+               "strict mode.",
+    "grad_inputs": "The gradient with respect to input {i} is independent of the inputs of the "
+                   "user-provided function. This is not allowed in strict mode.",
+    "jacobian": "While computing the hessian, found that the jacobian of the user-provided "
+                "function with respect to input {i} is independent of the input. This is not "
+                "allowed in strict mode. You should ensure that your function is twice "
+                "differentiable and that the jacobian depends on the inputs (this would be "
+                "violated by a linear function for example).",
+}
+
+
+def _check_requires_grad(tensors, kind, strict):
+    """strict mode: every one of `tensors` (outputs, first gradients, a Jacobian) must depend
+    on the inputs, or the next derivative would silently be zero."""
     if strict:
-        for i, o in enumerate(outputs):
-            if not o.requires_grad:
-                raise RuntimeError(f"Output {i} of the user-provided function does not require "
-                                   "gradients. The outputs must be computed in a differentiable "
-                                   "manner from the input when running in strict mode.")
+        for i, t in enumerate(tensors):
+            if t is None:
+                raise RuntimeError(f"The output of the user-provided function is independent of "
+                                   f"input {i}. This is not allowed in strict mode.")
+            if not t.requires_grad:
+                raise RuntimeError(_NO_GRAD[kind].format(i=i))
 
 
 def _grads(outputs, inputs, grad_outputs, create_graph, retain_graph=None):
     """autograd.grad over the outputs that have history; None for inputs they do not reach."""
-    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
+    pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
     if not pairs:
         return (None,) * len(inputs)
     return engine.grad([o for o, _ in pairs], inputs, [g for _, g in pairs],
                        retain_graph=retain_graph, create_graph=create_graph, allow_unused=True)
 
 
-def _zeros_for_none(grads, refs, strict, what):
+# strict mode's refusals of a missing gradient, by the stage that computed it
+_UNUSED = {
+    "back": "The output of the user-provided function is independent of input {i}. This is not "
+            "allowed in strict mode.",
+    "back_trick": "The gradient with respect to the input is independent of entry {i} in the "
+                  "grad_outputs when using the double backward trick to compute forward mode "
+                  "gradients. This is not allowed in strict mode.",
+    "double_back": "The jacobian of the user-provided function is independent of input {i}. This "
+                   "is not allowed in strict mode.",
+    "double_back_trick": "The hessian of the user-provided function is independent of entry {i} "
+                         "in the grad_jacobian. This is not allowed in strict mode as it "
+                         "prevents from using the double backward trick to replace forward "
+                         "mode AD.",
+}
+
+
+def _zeros_for_none(grads, refs, strict, create_graph, stage):
+    """Zeros where an input was not reached; strict mode refuses that, and with create_graph
+    a result that does not depend on the inputs (its derivative would be silently zero)."""
     out = []
     for i, (g, ref) in enumerate(zip(grads, refs)):
         if g is None:
             if strict:
-                raise RuntimeError(f"The {what} is independent of input {i}. This is not allowed "
-                                   "in strict mode.")
+                raise RuntimeError(_UNUSED[stage].format(i=i))
             g = ref.new_zeros(ref.shape)
+        elif strict and create_graph and not g.requires_grad:
+            what = "hessian" if "double" in stage else "jacobian"
+            raise RuntimeError(f"The {what} of the user-provided function is independent of "
+                               f"input {i}. This is not allowed in strict mode when "
+                               "create_graph=True.")
         out.append(g)
     return tuple(out)
 
 
 def _call(func, inputs, fn_name, strict):
     is_out, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", fn_name)
-    _check_outputs(outputs, strict)
+    _check_requires_grad(outputs, "outputs", strict)
     return is_out, outputs
 
 
@@ -124,7 +163,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         v = _vector(v, outputs, is_out, create_graph, "vjp",
                     "the user-provided function returns a single Tensor with a single element")
         grads = _grads(outputs, inputs, v, create_graph)
-        res = _zeros_for_none(grads, inputs, strict, "output of the user-provided function")
+        res = _zeros_for_none(grads, inputs, strict, create_graph, "back")
     return _unpack(_finish(outputs, create_graph), is_out), _unpack(_finish(res, create_graph),
                                                                     is_in)
 
@@ -140,9 +179,9 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         # to g along v gives J v
         dummies = tuple(o.new_zeros(o.shape).requires_grad_(True) for o in outputs)
         grad_in = _grads(outputs, inputs, dummies, create_graph=True)
-        grad_in = _zeros_for_none(grad_in, inputs, strict, "output of the user-provided function")
+        _check_requires_grad(grad_in, "grad_inputs", strict)
         res = _grads(grad_in, dummies, v, create_graph)
-        res = _zeros_for_none(res, outputs, strict, "gradient with respect to the input")
+        res = _zeros_for_none(res, outputs, strict, create_graph, "back_trick")
     return _unpack(_finish(outputs, create_graph), is_out), _unpack(_finish(res, create_graph),
                                                                     is_out)
 
@@ -201,11 +240,16 @@ def _jacobian_rows(outputs, inputs, create_graph, strict):
                                  allow_unused=True) if out.requires_grad else (None,) * len(inputs))
             for k, (g, x) in enumerate(zip(grads, inputs)):
                 if g is None:
-                    if strict and (create_graph or x.requires_grad):
+                    if strict:
                         raise RuntimeError(f"Output {i} of the user-provided function is "
                                            f"independent of input {k}. This is not allowed in "
                                            "strict mode.")
                     g = x.new_zeros(x.shape)
+                elif strict and create_graph and not g.requires_grad:
+                    # (torch names the output's index here)
+                    raise RuntimeError(f"The jacobian of the user-provided function is "
+                                       f"independent of input {i}. This is not allowed in "
+                                       "strict mode when create_graph=True.")
                 rows[k].append(g)
         table.append(tuple(_stack_rows(r, out, x) for r, x in zip(rows, inputs)))
     return tuple(table)
@@ -294,7 +338,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
     def scalar(*inp):
         out = func(*inp)
         is_tuple, outs = _as_tuple(out, "outputs of the user-provided function", "hessian")
-        _check_outputs(outs, strict)
+        _check_requires_grad(outs, "outputs", strict)
         if is_tuple:
             raise RuntimeError("The function given to hessian should return a single Tensor")
         if out.numel() != 1:
@@ -305,7 +349,9 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
     def gradient(*inp):
         if outer_jacobian_strategy == "forward-mode":
             inp = tuple(t.requires_grad_(True) for t in inp)
-        return jacobian(scalar, inp, create_graph=True)
+        jac = jacobian(scalar, inp, create_graph=True)
+        _check_requires_grad(jac if isinstance(jac, tuple) else (jac,), "jacobian", strict)
+        return jac
 
     res = jacobian(gradient, inputs, create_graph=create_graph, strict=strict,
                    vectorize=vectorize, strategy=outer_jacobian_strategy)
@@ -339,13 +385,14 @@ def _hessian_product(func, inputs, v, create_graph, strict, fn_name):
         v = _vector(v, inputs, is_in, create_graph, fn_name, _SCALAR_INPUT)
         outputs = _scalar_output(func, inputs, fn_name, strict)
         jac = _grads(outputs, inputs, (outputs[0].new_ones(outputs[0].shape),), True)
-        jac = _zeros_for_none(jac, inputs, strict, "output of the user-provided function")
+        _check_requires_grad(jac, "jacobian", strict)
         if fn_name == "vhp":
             res = _grads(jac, inputs, v, create_graph)
+            stage = "double_back"
         else:
             dummies = tuple(x.new_zeros(x.shape).requires_grad_(True) for x in inputs)
             back = _grads(jac, inputs, dummies, create_graph=True)
-            back = _zeros_for_none(back, inputs, strict, "jacobian of the user-provided function")
             res = _grads(back, dummies, v, create_graph)
-        res = _zeros_for_none(res, inputs, strict, "hessian of the user-provided function")
+            stage = "double_back_trick"
+        res = _zeros_for_none(res, inputs, strict, create_graph, stage)
     return (_finish(outputs[0], create_graph), _unpack(_finish(res, create_graph), is_in))
