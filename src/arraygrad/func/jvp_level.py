@@ -23,7 +23,7 @@ tangent over the view's region (found by viewing an arange of the base).
 from .. import _tensor as _t
 from ..autograd import inplace
 from ..autograd.graph import PrimNode, RuleCtx, SavedTensor
-from ..autograd.views import mark_view, viewed
+from ..autograd.views import base_of, mark_view, viewed
 from ..core import grad_mode
 from ..core.dispatch import Interpreter, bind, not_complex
 from ..ops import creation
@@ -174,11 +174,13 @@ class JvpInterpreter(Interpreter):
         p, tangent = self.unwrap(result)
         inplace.apply(t._inner, p, name)
         self.mirror(t)
-        if t._base is not None:
-            self.mirror(t._base)    # the write rewrote the base's history below too
+        base = None if t._base is None else base_of(t)
+        if base is not None:
+            self.mirror(base)       # the write rewrote the base's history below too
         tangent = _fit(tangent, t._inner, False)
-        base = t._base
         if base is None:
+            if tangent is None and t._aux is not None:     # a dual stays one (zero tangent)
+                tangent = creation.zeros(tuple(t.shape), dtype=t.dtype)
             t._aux = tangent
         elif tangent is not None or base._aux is not None:
             _write_base_tangent(t, tangent)
@@ -269,15 +271,15 @@ def _fit(t, out, nondiff):
 
 def _tangent(x):
     """Tangent of a tensor of this level; a view's is the view of its base's tangent."""
-    base = x._base
-    if base is None:
+    if x._base is None:
         return x._aux
+    base = base_of(x)
     return None if base._aux is None else x._view_fn(base._aux)
 
 
 def _write_base_tangent(view, tangent):
     """After an in-place write into `view`, put its new tangent into its base's tangent."""
-    base = view._base
+    base = base_of(view)
     if tangent is None:
         tangent = creation.zeros(tuple(view.shape), dtype=view.dtype)
     n = base.numel()
