@@ -452,3 +452,25 @@ def test_fused_cross_entropy_is_the_composite_in_one_node(dtype, ignore_index):
                      rtol=1e-5 if dtype == "float32" else 1e-12)
     with pytest.raises(IndexError, match="Target 5 is out of bounds"):
         F.cross_entropy(x, ag.tensor(np.array([0, 5, 1, 1, 3, 2, 0])))
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("p", [1, 2, 3, 1.5, float("inf"), -float("inf")])
+def test_lp_pool_matches_torch(torch, nd, p):
+    """Power-average pooling and its module, values and gradients (nan where torch has nan:
+    a fractional power of a negative input)."""
+    x0 = np.random.default_rng(nd).standard_normal((2, 3) + (7, 6, 5)[:nd])
+    kernel, stride = (2 if nd == 1 else (2, 3, 2)[:nd]), 2     # torch takes an int in 1-d
+    results = []
+    for lib in (torch, ag):
+        x = lib.tensor(x0, requires_grad=True)
+        pool = getattr(lib.nn, f"LPPool{nd}d")(p, kernel, stride=stride, ceil_mode=nd == 2)
+        y = pool(x)
+        y.backward(lib.ones_like(y))
+        f = getattr(lib.nn.functional, f"lp_pool{nd}d")(x.detach(), p, kernel)
+        results.append((y.detach().numpy(), x.grad.numpy(), f.numpy(), repr(pool)))
+    (ty, tg, tf, tr), (ay, agr, af, ar) = results
+    np.testing.assert_allclose(ay, ty, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(agr, tg, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(af, tf, rtol=1e-12, atol=1e-12)
+    assert ar == tr

@@ -318,6 +318,37 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                     divisor_override, 3, "avg_pool3d")
 
 
+# ----------------------------------------------------------------- power-average pooling
+def lp_pool(input, norm_type, kernel_size, stride, ceil_mode, nd):
+    """(sum over each window of x^p)^(1/p), torch's composite: the window mean of x^p times
+    the window size, negative means (odd p) clipped to zero; p = +-inf pools |x| by max."""
+    kernel = ntuple(kernel_size, nd, "kernel_size", f"lp_pool{nd}d")
+    max_pool_nd = (max_pool1d, max_pool2d, max_pool3d)[nd - 1]
+    if norm_type == math.inf:
+        return max_pool_nd(ew.abs(input), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -math.inf:
+        return ew.neg(max_pool_nd(ew.neg(ew.abs(input)), kernel_size, stride, 0, 1, ceil_mode))
+    avg = (avg_pool1d, avg_pool2d, avg_pool3d)[nd - 1]
+    out = avg(ew.pow(input, norm_type), kernel_size, stride, 0, ceil_mode)
+    return ew.pow(ew.mul(ew.mul(ew.sign(out), ew.relu(ew.abs(out))), math.prod(kernel)),
+                  1.0 / norm_type)
+
+
+@tensor_op
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 1)
+
+
+@tensor_op
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 2)
+
+
+@tensor_op
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    return lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)
+
+
 # ----------------------------------------------------------------- adaptive pooling
 def _adaptive_sizes(x, output_size, nd, op):
     if isinstance(output_size, int) or output_size is None:
