@@ -3,6 +3,9 @@ moments, KL, validation errors; samplers by statistics; rsample gradients exactl
 noise is recoverable from the sample; the Gamma and Dirichlet implicit gradients on torch's own
 samples, and per-sample rsample gradients of Gamma, Dirichlet and Beta draws against torch's
 formulas at the same draw."""
+import random
+import warnings
+
 import numpy as np
 import pytest
 
@@ -349,3 +352,111 @@ def test_constraints_and_enumerate_support(torch):
     o = D.OneHotCategorical(ag.tensor([0.2, 0.3, 0.5]))
     ro = torch.distributions.OneHotCategorical(torch.tensor([0.2, 0.3, 0.5]))
     assert _np(o.enumerate_support()).tolist() == ro.enumerate_support().tolist()
+
+
+# ---------------------------------------------------------------- random distributions vs torch
+def _build(lib, name, rng, shape):
+    """A distribution of family `name` with random parameters of batch shape `shape`, and the
+    parameter tensors (leaves) to differentiate with respect to."""
+    D, T = lib.distributions, lib.distributions.transforms
+    leaf = lambda a: lib.tensor(a, requires_grad=True)
+    pos = lambda low=0.1, high=2.0: leaf(rng.uniform(low, high, shape))
+    real = lambda *extra: leaf(rng.standard_normal(shape + extra))
+    if name in ("Normal", "Laplace", "LogNormal"):
+        ps = [real(), pos()]
+        return getattr(D, name)(*ps), ps
+    if name in ("Gamma", "Beta"):
+        ps = [pos(0.5, 3), pos(0.5, 3)]
+        return getattr(D, name)(*ps), ps
+    if name == "Exponential":
+        ps = [pos()]
+        return D.Exponential(*ps), ps
+    if name == "Uniform":
+        lo = real()
+        return D.Uniform(lo, lo.detach() + lib.tensor(rng.uniform(0.5, 2, shape))), [lo]
+    if name == "Bernoulli":
+        ps = [pos(0.05, 0.95)]
+        return D.Bernoulli(probs=ps[0]), ps
+    if name in ("Categorical", "OneHotCategorical"):
+        ps = [real(4)]
+        return getattr(D, name)(logits=ps[0]), ps
+    if name == "Dirichlet":
+        ps = [leaf(rng.uniform(0.5, 3, shape + (3,)))]
+        return D.Dirichlet(ps[0]), ps
+    if name == "MultivariateNormal":
+        a = rng.standard_normal(shape + (3, 3))
+        ps = [real(3), leaf(a @ np.swapaxes(a, -1, -2) + 3 * np.eye(3))]
+        return D.MultivariateNormal(ps[0], covariance_matrix=ps[1]), ps
+    if name == "Independent":
+        ps = [real(), pos()]
+        return D.Independent(D.Normal(*ps), 1), ps
+    ps = [real(), pos()]
+    return D.TransformedDistribution(D.Normal(*ps), [T.AffineTransform(0.5, 2.0), T.TanhTransform()]), ps
+
+
+_FAMILIES = ["Normal", "Laplace", "LogNormal", "Gamma", "Beta", "Exponential", "Uniform", "Bernoulli",
+             "Categorical", "OneHotCategorical", "Dirichlet", "MultivariateNormal", "Independent",
+             "Transformed"]
+
+
+def _quantity(lib, seed, samples):
+    """One quantity of one random distribution, and its gradient wrt the parameters. Points
+    to evaluate at are torch's samples (the two libraries' random streams differ)."""
+    r = random.Random(seed)
+    name, shape = r.choice(_FAMILIES), r.choice([(), (2,), (2, 3)])
+    d, ps = _build(lib, name, np.random.default_rng(seed), shape)
+    what = r.choice(["log_prob", "cdf", "icdf", "entropy", "mean", "variance", "stddev", "kl"])
+    if what in ("log_prob", "cdf"):
+        if lib.__name__ == "torch":
+            with lib.no_grad():
+                samples[seed] = d.sample().numpy()
+        out = getattr(d, what)(lib.tensor(samples[seed]))
+    elif what == "icdf":
+        u = np.random.default_rng(seed).uniform(0.1, 0.9, tuple(d.batch_shape + d.event_shape))
+        out = d.icdf(lib.tensor(u))
+    elif what == "kl":
+        d2, ps2 = _build(lib, name, np.random.default_rng(seed + 7), shape)
+        out, ps = lib.distributions.kl_divergence(d, d2), ps + ps2
+    else:
+        out = getattr(d, what)
+        out = out() if callable(out) else out
+    res = [out.detach().numpy()]
+    if out.requires_grad:
+        res += [None if g is None else g.numpy()
+                for g in lib.autograd.grad(out.sum(), ps, allow_unused=True)]
+    return res
+
+
+def _outcome(lib, seed, samples):
+    try:
+        return "ok", _quantity(lib, seed, samples)
+    except (NotImplementedError, ValueError, RuntimeError) as e:
+        return "raises", type(e).__name__
+
+
+def test_random_distributions_match_torch(torch):
+    """log_prob, cdf, icdf, entropy, moments and KL of random members of every family, values
+    and parameter gradients, or the same refusal."""
+    samples = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")     # torch's own deprecation warnings
+        for seed in range(300):
+            (tk, tv), (ak, av) = _outcome(torch, seed, samples), _outcome(ag, seed, samples)
+            assert ak == tk, f"seed {seed}: torch {tk} {tv}, arraygrad {ak} {av}"
+            if tk == "ok":
+                assert len(av) == len(tv), seed
+                for a, t in zip(av, tv):
+                    assert (a is None) == (t is None), seed
+                    if t is not None:
+                        np.testing.assert_allclose(a, t, rtol=1e-7, atol=1e-8, err_msg=f"seed {seed}")
+            else:
+                assert av == tv, seed
+
+
+def test_affine_transforms_compare_by_value(torch):
+    for lib in (torch, ag):
+        T = lib.distributions.transforms
+        assert T.AffineTransform(0.5, 2.0) == T.AffineTransform(0.5, 2.0)
+        assert T.AffineTransform(lib.tensor([1., 2.]), 2.0) == T.AffineTransform(lib.tensor([1., 2.]), 2.0)
+        assert T.AffineTransform(0.5, 2.0) != T.AffineTransform(0.5, 3.0)
+        assert T.AffineTransform(0.5, 2.0) != T.ExpTransform()

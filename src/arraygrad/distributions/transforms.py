@@ -337,6 +337,20 @@ class AffineTransform(Transform):
             return self
         return AffineTransform(self.loc, self.scale, self._event_dim, cache_size=cache_size)
 
+    def __eq__(self, other):
+        """Equal loc and scale (numbers, or tensors equal everywhere), as torch's."""
+        if not isinstance(other, AffineTransform):
+            return False
+        for a, b in ((self.loc, other.loc), (self.scale, other.scale)):
+            if isinstance(a, numbers.Number) and isinstance(b, numbers.Number):
+                if a != b:
+                    return False
+            elif not bool((a == b).all()):
+                return False
+        return True
+
+    __hash__ = object.__hash__
+
     @property
     def sign(self):
         if isinstance(self.scale, numbers.Real):
