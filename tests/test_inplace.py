@@ -469,3 +469,16 @@ def test_direct_fills_keep_the_array():
     np.testing.assert_array_equal(g.numpy(), np.full(X.shape, 0.1, dtype=np.float32))
     with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
         ag.tensor(X, requires_grad=True).zero_()
+
+
+def test_accumulating_into_a_grad_of_another_shape_raises_torchs_error(torch):
+    """`.data` replaced by one of another shape, then a backward into the old `.grad`."""
+    messages = []
+    for lib in (torch, ag):
+        x = lib.ones(3, requires_grad=True)
+        x.grad = lib.ones(3)
+        x.data = lib.zeros(5)
+        with pytest.raises(RuntimeError) as e:
+            (x * 2).sum().backward()
+        messages.append(str(e.value))
+    assert messages[1].startswith(messages[0].split(" at ")[0])

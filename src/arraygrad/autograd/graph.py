@@ -1074,7 +1074,10 @@ def accumulate_grad(t, g, create_graph, in_place, owned=False):
         elif not in_place:
             t.grad = grad + g.detach()
         else:
-            grad._data += g._data if g._lvl is None else g.detach()._data
+            try:
+                grad._data += g._data if g._lvl is None else g.detach()._data
+            except ValueError:      # a .grad of another shape (set before `.data` changed)
+                grad.add_(g.detach())   # raises torch's error
             grad._vc[0] += 1
 
 
