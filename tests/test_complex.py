@@ -1,5 +1,7 @@
 """Complex dtypes: promotion, creation, printing, the complex ops, and torch's conjugate-
 Wirtinger gradients (x.grad = dL/dRe + i dL/dIm) against torch in float64/complex128."""
+import random
+
 import numpy as np
 import pytest
 
@@ -236,3 +238,50 @@ def test_reductions_with_real_results_vs_torch(torch, name, fn):
     g, = ag.autograd.grad(fn(ag, leaves[0]).sum(), leaves[0])
     t, = torch.autograd.grad(fn(torch, leaves[1]).sum(), leaves[1])
     np.testing.assert_allclose(_np(g), _np(t), rtol=1e-5, atol=1e-7)
+
+
+# ---------------------------------------------------------------- views of complex tensors and
+# in-place writes through them (real, imag, view_as_real, slices, transposes, unsqueeze_)
+def _complex_view_program(lib, seed):
+    r, rng = random.Random(seed), np.random.default_rng(seed)
+    z = lib.tensor(rng.standard_normal((2, 3)) + 1j * rng.standard_normal((2, 3)), requires_grad=True)
+    pool, iview = [z * 1], False
+    for _ in range(r.randint(1, 5)):
+        t = pool[r.randrange(len(pool))]
+        k = r.choice(["real", "imag", "as_real", "write", "write_complex", "t", "slice", "unsqueeze_"])
+        if k in ("real", "imag", "as_real") and t.is_complex():
+            pool.append({"real": lambda: t.real, "imag": lambda: t.imag,
+                         "as_real": lambda: lib.view_as_real(t)}[k]())
+        elif k == "t":
+            pool.append(t.transpose(0, -1))
+        elif k == "slice":
+            pool.append(t[1:] if t.shape[0] > 1 else t[:])
+        elif k == "unsqueeze_":
+            t.unsqueeze_(0)
+            iview = True
+        elif k == "write":
+            t.mul_(lib.linspace(0.5, 1.5, t.numel(), dtype=lib.float64).reshape(t.shape))
+        elif k == "write_complex" and t.is_complex():
+            t.mul_(1 + 0.5j)
+    loss = sum(((p.abs() ** 2).sum() if p.is_complex() else (p ** 2).sum()) * (i + 1)
+               for i, p in enumerate(pool))
+    loss.backward()
+    return [z.grad.numpy()] + [p.detach().numpy() for p in pool], iview
+
+
+def test_writes_through_complex_views_match_torch(torch):
+    """A write through `x.real` of a complex tensor changes only the real parts: the
+    imaginary parts keep their gradient (they were lost)."""
+    torch_refused = 0
+    for seed in range(300):
+        a, _ = _complex_view_program(ag, seed)
+        try:
+            t, _ = _complex_view_program(torch, seed)
+        except RuntimeError:
+            # torch's regenerated views after `unsqueeze_` give gradients of the old shape
+            assert _complex_view_program(ag, seed)[1], seed
+            torch_refused += 1
+            continue
+        for x, y in zip(a, t):
+            np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12, err_msg=f"seed {seed}")
+    assert torch_refused < 15

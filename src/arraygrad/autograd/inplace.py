@@ -238,15 +238,12 @@ class CopySlices(Node):
 
     def apply(self, grads):
         g, = grads
-        return [g.masked_fill(_region_mask(self), 0.0), self.view_fn(g)]
-
-
-def _region_mask(node):
-    with grad_mode.no_grad():
-        m = zeros(node.shape, node.dtype)
-        v = node.view_fn(m)
-        v._data[...] = 1
-    return m != 0
+        # the base's old values outside the region: the gradient with the region zeroed
+        # through the view itself, so that a view of some components (`x.real` of a complex
+        # base) zeroes only those
+        outside = g.clone()
+        self.view_fn(outside).zero_()
+        return [outside, self.view_fn(g)]
 
 
 def rebase(view, result):
