@@ -285,3 +285,21 @@ def test_writes_through_complex_views_match_torch(torch):
         for x, y in zip(a, t):
             np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-12, err_msg=f"seed {seed}")
     assert torch_refused < 15
+
+
+@pytest.mark.parametrize("api", ["jacrev", "jacfwd", "hessian"])
+@pytest.mark.parametrize("where", ["input", "output"])
+def test_jacobians_refuse_complex_as_torch(torch, api, where):
+    """A real basis would give only the derivative along the real parts: torch refuses
+    complex inputs and outputs of its Jacobians, and so does arraygrad (jacfwd returned the
+    real-direction half of the answer)."""
+    messages = []
+    for lib in (torch, ag):
+        if where == "input":
+            f, x = (lambda z: (z.abs() ** 2).sum()), lib.tensor([1 + 2j, 3 - 1j])
+        else:
+            f, x = (lambda x: lib.complex(x, x * 2)), lib.tensor([1.0, 2.0])
+        with pytest.raises(RuntimeError) as e:
+            getattr(lib.func, api)(f)(x)
+        messages.append(str(e.value))
+    assert messages[1] == messages[0]

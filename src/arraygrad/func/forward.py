@@ -4,7 +4,7 @@ import functools
 from .. import _tensor as _t
 from ..ops import creation
 from ..utils._pytree import tree_flatten, tree_unflatten, tree_map
-from .jacobian import jacrev, reshaped, standard_basis
+from .jacobian import jacrev, real_only, reshaped, standard_basis
 from .jvp_level import JvpInterpreter
 from .reverse import _argnums_tuple
 from .vmap import vmap
@@ -136,6 +136,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         nums = _argnums_tuple(argnums, len(args), "jacfwd")
         flat_p, spec_p = tree_flatten(tuple(args[a] for a in nums))
         _check_tensors(flat_p, "jacfwd", "primals")
+        real_only(flat_p, "jacfwd", "inputs")
         numels = [p.numel() for p in flat_p]
         basis = standard_basis(flat_p, numels)
 
@@ -149,6 +150,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
             results, aux = results
             aux = tree_map(lambda a: a[0] if isinstance(a, _t.Tensor) else a, aux)
         flat_jac, spec_o = tree_flatten(results)
+        real_only(flat_jac, "jacfwd", "outputs")
         per_out = []
         for j in flat_jac:
             j = j.movedim(0, -1)

@@ -22,6 +22,15 @@ def standard_basis(flat, numels):
     return basis
 
 
+def real_only(flat, api, what):
+    """torch's refusal of complex inputs or outputs of a Jacobian (a real basis would give
+    only the derivative along the real parts)."""
+    for i, x in enumerate(flat):
+        if x.dtype.is_complex:
+            raise RuntimeError(f"{api}: Expected all {what} to be real but received complex "
+                               f"tensor at flattened input idx: {i}")
+
+
 def reshaped(x, shape):
     """`x.reshape(shape)`, or `x` when it has that shape: one primitive less at every level
     of the transforms that a Jacobian runs under."""
@@ -43,6 +52,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
     @functools.wraps(func)
     def wrapper(*args):
         nums = _argnums_tuple(argnums, len(args), "jacrev")
+        real_only(tree_flatten(tuple(args[i] for i in nums))[0], "jacrev", "inputs")
 
         def with_primals(*primals):
             full = list(args)
@@ -52,6 +62,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         res = vjp(with_primals, *(args[i] for i in nums), has_aux=has_aux)
         output, vjp_fn = res[0], res[1]
         flat_out, out_spec = tree_flatten(output)
+        real_only(flat_out, "jacrev", "outputs")
         primals = tuple(args[i] for i in nums)
         flat_primals, primals_spec = tree_flatten(primals)
         numels = [o.numel() for o in flat_out]
