@@ -1,6 +1,8 @@
 """Module completeness (hooks, state dicts, dtype moves), containers, nn.utils and nn.init,
 compared with torch."""
 import math
+import random
+import warnings
 
 import numpy as np
 import pytest
@@ -326,3 +328,68 @@ def test_torch_module_paths_exist():
             assert hasattr(mod, n), f"{path}.{n}"
     assert ag.utils.data.DataLoader is importlib.import_module(
         "arraygrad.utils.data.dataloader").DataLoader
+
+
+# ---------------------------------------------------------------- module hooks, random programs
+def _hooked_model(lib, seed):
+    """A random stack of layers (some in-place) with random full backward hooks, backward
+    pre-hooks (observing or replacing gradients) and forward (pre-)hooks on the model and its
+    layers; returns what the hooks saw, the parameters' and the input's gradients."""
+    r, rng = random.Random(seed), np.random.default_rng(seed)
+    nn = lib.nn
+    lib.set_default_dtype(lib.float64)
+    try:
+        kinds = [r.choice(["linear", "tanh", "relu_inplace", "seq", "identity"])
+                 for _ in range(r.randint(1, 3))]
+        layers = [{"linear": lambda: nn.Linear(3, 3), "tanh": nn.Tanh,
+                   "relu_inplace": lambda: nn.ReLU(inplace=True), "identity": nn.Identity,
+                   "seq": lambda: nn.Sequential(nn.Linear(3, 3), nn.Tanh())}[k]() for k in kinds]
+        for m in layers:
+            for p in m.parameters():
+                with lib.no_grad():
+                    p.copy_(lib.tensor(rng.standard_normal(tuple(p.shape))))
+        model = nn.Sequential(*layers)
+        log = []
+        sums = lambda gs: [None if g is None else round(float(g.sum()), 8) for g in gs]
+        for i, m in enumerate([model] + layers):
+            h = r.choice(["none", "bw", "bwpre", "bw_mod", "fwd", "fwdpre", "bwpre_mod"])
+            if h == "bw":
+                m.register_full_backward_hook(
+                    lambda mod, gi, go, i=i: log.append(("bw", i, sums(gi), sums(go))))
+            elif h == "bw_mod":
+                m.register_full_backward_hook(
+                    lambda mod, gi, go: tuple(None if g is None else g * 2 for g in gi))
+            elif h == "bwpre":
+                m.register_full_backward_pre_hook(
+                    lambda mod, go, i=i: log.append(("bwpre", i, sums(go))))
+            elif h == "bwpre_mod":
+                m.register_full_backward_pre_hook(
+                    lambda mod, go: tuple(None if g is None else g * 3 for g in go))
+            elif h == "fwd":
+                m.register_forward_hook(lambda mod, inp, out: out * 1.5)
+            elif h == "fwdpre":
+                m.register_forward_pre_hook(lambda mod, inp: (inp[0] + 1,))
+        x = lib.tensor(rng.standard_normal((2, 3)), requires_grad=r.random() < 0.7)
+        model(x).sum().backward()
+        return (log, [None if p.grad is None else p.grad.numpy().round(8).tolist()
+                      for p in model.parameters()],
+                None if x.grad is None else x.grad.numpy().round(8).tolist())
+    finally:
+        lib.set_default_dtype(lib.float32)
+
+
+def _hook_outcome(lib, seed):
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        try:
+            out = "ok", _hooked_model(lib, seed)
+        except RuntimeError as e:
+            out = "raises", str(e).split(": [")[0]     # (the saved value's description differs)
+    return out + ([str(w.message) for w in seen],)
+
+
+def test_module_hooks_random_programs_match_torch(torch):
+    """What every hook sees, the gradients and the warnings, or the error message word for
+    word."""
+    for seed in range(200):
+        assert _hook_outcome(ag, seed) == _hook_outcome(torch, seed), f"seed {seed}"

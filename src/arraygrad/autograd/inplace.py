@@ -46,10 +46,6 @@ def check(self, name):
                                "in-place operation.")
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
-    base = self._base
-    if base is not None and base.grad_fn is None and (base._requires_grad or self._requires_grad):
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
     custom = self.__dict__.get("_custom_view")      # set by autograd.Function (view outputs)
     if custom is not None and self._requires_grad:
         raise RuntimeError(f"Output {custom[1]} of {custom[0]} is a view and is being modified "
@@ -59,6 +55,10 @@ def check(self, name):
                            "custom Function, leading to incorrect gradients. This behavior is "
                            "forbidden. You can fix this by cloning the output of the custom "
                            "Function.")
+    base = self._base
+    if base is not None and base.grad_fn is None and (base._requires_grad or self._requires_grad):
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
 
 
 def apply(self, result, name="inplace"):

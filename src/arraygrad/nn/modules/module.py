@@ -508,7 +508,7 @@ def _add_hook(hooks, entry, prepend):
 # first in backward (it sees grad_output: backward pre-hooks run there); the
 # inputs' node then sees grad_input and calls the full backward hooks, whose
 # results replace the gradients that flow on to the inputs.
-class _HookIdentity(Function):
+class BackwardHookFunction(Function):
     @staticmethod
     def forward(hooks, kind, *tensors):
         return tuple(t.view_as(t) for t in tensors)
@@ -536,7 +536,7 @@ class _BackwardHooks:
             return args
         self.inputs_wrapped = True
         new = list(args)
-        for i, t in zip(where, _HookIdentity.apply(self, "input", *[args[i] for i in where])):
+        for i, t in zip(where, BackwardHookFunction.apply(self, "input", *[args[i] for i in where])):
             new[i] = t
         return tuple(new)
 
@@ -549,7 +549,7 @@ class _BackwardHooks:
         if not where:
             return out
         wrapped = list(outs)
-        for i, t in zip(where, _HookIdentity.apply(self, "output", *[outs[i] for i in where])):
+        for i, t in zip(where, BackwardHookFunction.apply(self, "output", *[outs[i] for i in where])):
             wrapped[i] = t
         return wrapped[0] if single else type(outs)(wrapped)
 
@@ -561,13 +561,20 @@ class _BackwardHooks:
                 if new is not None:
                     grads = _checked(new, grads, "grad_output")
             self.grad_output = grads
-            if not self.inputs_wrapped and module._backward_hooks:
+            if not self.inputs_wrapped:
                 # no input needs grad: the hooks see Nones now, as torch (which warns)
                 warnings.warn("Full backward hook is firing when gradients are computed with "
-                              "respect to module outputs since no inputs require gradients.",
+                              "respect to module outputs since no inputs require gradients. See "
+                              "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
+                              "#torch.nn.Module.register_full_backward_hook for more details.",
                               UserWarning, stacklevel=2)
                 for hook in tuple(module._backward_hooks.values()):
-                    hook(module, (None,) * self.n_inputs, grads)
+                    res = hook(module, (None,) * self.n_inputs, grads)
+                    if res is not None and not (isinstance(res, tuple) and
+                                                all(r is None for r in res)):
+                        raise RuntimeError("Backward hook for Modules where no input requires "
+                                           "gradient should always return None or None for all "
+                                           "gradients.")
             return grads
         for hook in tuple(module._backward_hooks.values()):
             new = hook(module, grads, self.grad_output)
