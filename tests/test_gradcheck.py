@@ -241,3 +241,58 @@ def test_gradgradcheck_batched_with_an_unused_input():
     # d(x * y)/dx = y does not depend on x: its batched grad must come back as None
     x, y = _x(ag, 3), _x(ag, 3, seed=1)
     assert gradgradcheck(lambda a, b: a * b, (x, y), check_batched_grad=True)
+
+
+# ---------------------------------------------------------------- wrong Functions, every mode
+BUGS = ["none_", "scale", "swap", "missing", "shape", "extra", "few", "dtype", "nan"]
+
+
+def _function_with(lib, bug):
+    """x * sin(y) as a custom Function whose backward has `bug` (none_: correct)."""
+    class F(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, y)
+            return x * y.sin()
+
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            gx, gy = g * y.sin(), g * x * y.cos()
+            if bug == "scale":
+                gx = gx * 1.01      # off by 1%: fast mode must see it too
+            elif bug == "swap":
+                gx, gy = gy, gx
+            elif bug == "missing":
+                gy = None
+            elif bug == "shape":
+                gx = gx.sum()
+            elif bug == "dtype":
+                gx = gx.float()
+            elif bug == "nan":
+                gx = gx * float("nan")
+            elif bug == "extra":
+                return gx, gy, None
+            elif bug == "few":
+                return gx
+            return gx, gy
+    return F
+
+
+@pytest.mark.parametrize("bug", BUGS)
+@pytest.mark.parametrize("check", ["gradcheck", "gradgradcheck"])
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_wrong_functions_caught_as_by_torch(torch, bug, check, fast_mode):
+    outcomes = []
+    rng = np.random.default_rng(0)
+    x0, y0 = rng.standard_normal(3), rng.standard_normal(3)
+    for lib in (torch, ag):
+        f = _function_with(lib, bug).apply
+        ins = (lib.tensor(x0, requires_grad=True), lib.tensor(y0, requires_grad=True))
+        try:
+            outcomes.append(getattr(lib.autograd, check)(f, ins, fast_mode=fast_mode))
+        except RuntimeError:        # GradcheckError is one in both
+            outcomes.append("RuntimeError")
+        except Exception as e:
+            outcomes.append(type(e).__name__)
+    assert outcomes[1] == outcomes[0]

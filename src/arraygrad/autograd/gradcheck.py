@@ -387,41 +387,59 @@ def _tangent_or_zeros(unpacked):
 
 
 def _fast(func, inputs, diff, outputs, eps, atol, rtol, check_backward_ad, check_forward_ad):
-    """torch's fast mode: compare u^T J v numerically and analytically for random u, v."""
+    """torch's fast mode: for random unit directions u_i (per input) and v_k (per output),
+    compare v_k^T J_ki u_i by finite differences and by backward (and J_ki u_i by forward AD),
+    input by input, with atol scaled by sum(u_i) * sum(v_k). The directions are
+    non-negative, so that the entries' errors cannot cancel out."""
     rng = np.random.default_rng(0)
-    vs = [_random_like(x, rng) for x in diff]
-    us = [_random_like(o, rng) for o in outputs]
-    saved = [x._data.copy() for x in diff]
-    for x, v in zip(diff, vs):
-        x._data[...] = x._data + eps * v._data
-    hi = [_np(o) for o in _outputs(func, inputs)]
-    for x, s, v in zip(diff, saved, vs):
-        x._data[...] = s - eps * v._data
-    lo = [_np(o) for o in _outputs(func, inputs)]
-    for x, s in zip(diff, saved):
-        x._data[...] = s
-    for k, (o, u) in enumerate(zip(outputs, us)):
-        numerical = float(np.sum((hi[k] - lo[k]) / (2 * eps) * _np(u)))
-        found = []
-        if check_backward_ad and o.requires_grad:
-            grads = engine.grad([o], diff, [u], retain_graph=True, allow_unused=True)
-            found.append(("analytical", sum(float(np.sum(_np(g) * _np(v)))
-                                            for g, v in zip(grads, vs) if g is not None)))
+    us = [_unit_like(x, rng) for x in diff]
+    vs = [_unit_like(o, rng) for o in outputs]
+    backward = None
+    if check_backward_ad:
+        wanted = [(o, v) for o, v in zip(outputs, vs) if o.requires_grad]
+        backward = [engine.grad([o], diff, [v], retain_graph=True, allow_unused=True)
+                    for o, v in wanted] if wanted else []
+    for i, (x, u) in enumerate(zip(diff, us)):
+        saved = x._data.copy()
+        x._data[...] = saved + eps * u._data
+        hi = [_np(o) for o in _outputs(func, inputs)]
+        x._data[...] = saved - eps * u._data
+        lo = [_np(o) for o in _outputs(func, inputs)]
+        x._data[...] = saved
+        ju = [(h - l) / (2 * eps) for h, l in zip(hi, lo)]   # J u_i, numerically
+        sum_u = float(np.sum(_np(u)))
+        if check_backward_ad:
+            grads = iter(backward)
+            for k, (o, v) in enumerate(zip(outputs, vs)):
+                numerical = float(np.sum(ju[k] * _np(v)))
+                g = next(grads)[i] if o.requires_grad else None
+                analytical = 0.0 if g is None else float(np.sum(_np(g) * _np(u)))
+                tol = atol * sum_u * float(np.sum(_np(v)))
+                if not abs(analytical - numerical) <= tol + rtol * abs(numerical):
+                    raise GradcheckError(_fast_msg(k, i, numerical, analytical, "analytical"))
         if check_forward_ad:
             with forward_ad.dual_level():
-                dual = inputs
-                for x, v in zip(diff, vs):
-                    dual = _replace(dual, x, forward_ad.make_dual(x.detach(), v))
-                t = forward_ad.unpack_dual(_outputs(func, dual)[k]).tangent
-            found.append(("forward AD", 0.0 if t is None else float(np.sum(_np(t) * _np(u)))))
-        for what, value in found:
-            if not np.isclose(value, numerical, rtol=rtol, atol=atol):
-                raise GradcheckError(
-                    f"Jacobian mismatch for output {k} (fast mode): for random directions u "
-                    f"(output) and v (inputs), u^T J v is {numerical:.8g} by finite differences "
-                    f"but {value:.8g} by {what}. Rerun with fast_mode=False to see which "
-                    "entries are wrong.")
+                dual = _replace(inputs, x, forward_ad.make_dual(x.detach(), u))
+                tangents = [forward_ad.unpack_dual(o).tangent for o in _outputs(func, dual)]
+            for k, t in enumerate(tangents):
+                found = np.zeros_like(ju[k]) if t is None else _np(t)
+                if not np.allclose(found, ju[k], rtol=rtol, atol=atol * sum_u):
+                    raise GradcheckError(_fast_msg(k, i, ju[k], found, "forward AD"))
     return True
+
+
+def _unit_like(t, rng):
+    """A random direction with t's shape and dtype: uniform in [0, 1), of unit norm."""
+    r = rng.random(tuple(t.shape))
+    return tensor(r / (np.linalg.norm(r) or 1.0), dtype=t.dtype)
+
+
+def _fast_msg(k, i, numerical, found, what):
+    fmt = (lambda a: f"{a:.8g}") if np.ndim(numerical) == 0 else (
+        lambda a: np.array2string(np.asarray(a).reshape(-1), precision=8))
+    return (f"Jacobian mismatch for output {k} with respect to input {i} (fast mode, random "
+            f"directions): finite differences give {fmt(numerical)}, {what} gives "
+            f"{fmt(found)}. Rerun with fast_mode=False to see which entries are wrong.")
 
 
 # ----------------------------------------------------------------- gradgradcheck
