@@ -198,3 +198,39 @@ def test_inplace_through_diagonal_gradient(torch):
         (h * h).sum().backward()
         return x.grad
     np.testing.assert_allclose(run(ag).numpy(), run(torch).numpy())
+
+
+@pytest.mark.parametrize("case", [
+    "lib.tensor([1.0, 2.0], dtype=lib.float64).view(lib.int64)",
+    "lib.tensor([1.0, 2.0], dtype=lib.float64).view(lib.float32)",
+    "lib.tensor([1+2j, 3-1j], dtype=lib.complex128).view(lib.float64)",
+    "lib.tensor([1.0, 2.0, 3.0, 4.0]).view(lib.float64)",
+    "lib.arange(6.0)[2:].view(lib.float64)",
+    "lib.arange(6.0)[1:5].view(lib.float64)",
+    "lib.arange(4.0).reshape(2, 2).t().view(lib.float16)",
+    "lib.arange(4.0).reshape(2, 2).t().view(lib.int32)",
+    "lib.arange(8.0).reshape(2, 4)[:, ::2].view(lib.float64)",
+    "lib.tensor(1.0).view(lib.int8)",
+    "lib.tensor(1.0).view(lib.int32)",
+    "lib.arange(3.0).view(lib.float64)",
+    "lib.tensor([True, False]).view(lib.uint8)",
+])
+def test_view_as_dtype_matches_torch(torch, case):
+    """`x.view(dtype)`: the same memory read as another dtype, torch's checks and messages."""
+    results = []
+    for lib in (torch, ag):
+        try:
+            out = eval(case, {"lib": lib})
+            results.append((out.tolist(), tuple(out.shape), out.stride(), out.requires_grad))
+        except RuntimeError as e:
+            results.append(str(e))
+    assert results[1] == results[0]
+
+
+def test_view_as_dtype_shares_memory_and_version(torch):
+    for lib in (torch, ag):
+        a = lib.zeros(3, requires_grad=True)
+        b = a.detach().view(lib.int32)
+        b[0] = 1065353216       # the bits of 1.0f
+        assert a.tolist() == [1.0, 0.0, 0.0] and a._version == 1
+        assert not a.view(lib.int32).requires_grad

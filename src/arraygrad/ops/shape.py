@@ -89,6 +89,8 @@ def reshape(input, *shape):
 
 @tensor_op
 def view(input, *shape):
+    if len(shape) == 1 and isinstance(shape[0], _dt.dtype):
+        return _view_dtype(input, shape[0])
     shape = _infer_shape(_shape_args(shape, "view", "size"), input.numel())
     out = _reshape(input, shape=shape)
     if _copied(input, out):
@@ -834,6 +836,36 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 # backend's `storage`); inside vmap a tensor answers for one example, the batch dim's entry
 # left out, as its shape does. as_strided reads that memory block directly, so a view made
 # with it writes through to its base, as torch's.
+def _view_dtype(input, dtype):
+    """`x.view(dtype)`: x's memory read as `dtype` (the last dim rescaled where the element
+    sizes differ), torch's checks first; not differentiable, as torch's."""
+    old, new = _dt.short_name(input.dtype), _dt.short_name(dtype)
+    if input._lvl is not None:
+        raise RuntimeError(f"view(dtype): viewing {old} as {new} inside a transform is not "
+                           "supported")
+    be = backend_of(input._data)
+    if not hasattr(be, "storage"):
+        raise NotImplementedError(f"view(dtype): {be.name} arrays share no memory to read as "
+                                  f"another dtype; use .to({dtype}) for a converted copy")
+    a_size, b_size = input.dtype.itemsize, dtype.itemsize
+    if a_size != b_size:
+        what = f"to view {old} as {new} (different element sizes)"
+        if input.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        strides, offset = strides_and_offset(input)
+        if strides[-1] != 1 and input.shape[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+        if b_size > a_size:
+            ratio = b_size // a_size
+            for got, text in [(input.shape[-1], "self.size(-1)"), (offset, "self.storage_offset()")] + [
+                    (st, f"self.stride({i})") for i, st in enumerate(strides[:-1])]:
+                if got % ratio:
+                    raise RuntimeError(f"{text} must be divisible by {ratio} {what}, but got {got}")
+    out = _t.make(input._data.view(dtype.np))
+    out._vc = input._vc     # one memory: writes through either bump one version
+    return out
+
+
 def strides_and_offset(t):
     """(strides in elements, storage offset) of `t`, as torch reports them."""
     t = _t.lower(t)
