@@ -1612,6 +1612,12 @@ ARRAY_FUNCTIONS = [
     # checks ours with finite differences
     OpInfo("vander", lambda lib, x, *a, **k: lib.vander(x, *a, **k), one(
         S((4,)), S((3,), 5, increasing=True), S((3,), 1)), grad=False),
+    OpInfo("gradient", lambda lib, f, **k: lib.gradient(f, **k), one(
+        S((5,)), S((3, 4)), S((3, 4), dim=1, spacing=2.0), S((3, 4, 3), edge_order=2),
+        S((4, 3), dim=[1, 0], spacing=[0.5, 3.0], edge_order=2))),
+    OpInfo("gradient_coordinates",
+           lambda lib, f, x, **k: lib.gradient(f, spacing=(x.abs().cumsum(0) + 0.1,), dim=0, **k),
+           one(S((4, 3), (4,)), S((5,), (5,), edge_order=2))),
     OpInfo("trapezoid", lambda lib, y, *a, **k: lib.trapezoid(y, *a, **k), one(
         S((3, 4)), S((3, 4), dx=0.5, dim=0),
         S((3, 4), lambda rng: np.cumsum(rng.uniform(0.1, 1, 4))))),

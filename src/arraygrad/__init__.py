@@ -139,7 +139,7 @@ from .ops.arrays import (atleast_1d, atleast_2d, atleast_3d, column_stack, dstac
                          msort, adjoint, resolve_neg, is_neg)
 from .ops.numerics import (nansum, nanmean, fmax, fmin, logaddexp2, signbit, isposinf,  # noqa: F401,E402
                            isneginf, isreal, positive, frexp, bitwise_left_shift,
-                           bitwise_right_shift, isin, dist, trapezoid, trapz,
+                           bitwise_right_shift, isin, dist, gradient, trapezoid, trapz,
                            cumulative_trapezoid, cov, corrcoef, histogram, hann_window,
                            hamming_window, blackman_window, bartlett_window, kaiser_window)
 from .ops.arrays import COPIES as _COPIES  # noqa: E402

@@ -1,5 +1,5 @@
 """Numeric functions torch took from NumPy: nansum/nanmean, fmax/fmin, logaddexp2, signbit,
-isposinf/isneginf/isreal, positive, frexp, isin, dist, trapezoid and cumulative_trapezoid,
+isposinf/isneginf/isreal, positive, frexp, isin, dist, gradient, trapezoid and cumulative_trapezoid,
 cov/corrcoef, histogram, the bit shifts, and the window functions.
 
 The differentiable ones are compositions of primitives (where, logaddexp, sums, products),
@@ -22,7 +22,7 @@ from .elementwise import (where, isnan, isinf, isfinite, logaddexp, log2, floor,
                           sqrt, cos, clamp, convert, promote, _checked)
 from .linalg import mm
 from .reduce import sum, norm, cumsum, sort
-from .shape import diff, narrow, diag, select, full_beside
+from .shape import cat, diff, narrow, diag, select, full_beside
 from .special import i0
 from .stats import searchsorted, bincount
 from .complex import conj
@@ -276,6 +276,67 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
         return cumsum(_x_spacing("cumulative_trapezoid", y, x, d) / 2.0 * _pairs(y, d), d)
     h = 1 if dx is None else dx
     return cumsum(h / 2.0 * _pairs(y, d), d)
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """Central differences along each of `dim` (all dims by default), one-sided ones of
+    order `edge_order` at the ends, as torch.gradient (NumPy's formulas): `spacing` is one
+    number for every dim, one number per dim, or one tensor of coordinates per dim."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"gradient(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    dims = list(range(input.ndim)) if dim is None else (
+        [dim] if isinstance(dim, builtins.int) else list(dim))
+    dims = [_wrap_dim(d, input.ndim) for d in dims]
+    if isinstance(spacing, (builtins.int, builtins.float, Tensor)) and not (
+            isinstance(spacing, Tensor) and spacing.ndim):
+        spacing = [spacing] * len(dims)
+    spacing = list(spacing)
+    if len(spacing) != len(dims):
+        given = ("since dim argument was not given" if dim is None else
+                 f"since dim argument was given as {dims}")
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar, or a "
+                           f"list of length equal to 'self.dim() = {input.ndim}', {given}, but "
+                           f"got a list of length {len(spacing)}")
+    if any(input.shape[d] < edge_order + 1 for d in dims):
+        raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                           "edge_order+1")
+    if not (input.dtype.is_floating_point or input.dtype.is_complex):
+        input = convert(input, _dt.get_default_dtype())
+    return tuple(_gradient_along(input, d, h, edge_order) for d, h in zip(dims, spacing))
+
+
+def _gradient_along(f, d, h, edge_order):
+    n = f.shape[d]
+    at = lambda start, length: narrow(f, d, start, length)     # noqa: E731
+    if isinstance(h, Tensor) and h.ndim == 1:       # coordinates: non-uniform spacing
+        dx = diff(convert(h, f.dtype) if not h.dtype.is_floating_point else h)
+        step = lambda start, length: narrow(dx, 0, start, length).reshape(   # noqa: E731
+            tuple(length if i == d else 1 for i in range(f.ndim)))
+        dx1, dx2 = step(0, n - 2), step(1, n - 2)
+        interior = (-dx2 / (dx1 * (dx1 + dx2)) * at(0, n - 2) + (dx2 - dx1) / (dx1 * dx2) *
+                    at(1, n - 2) + dx1 / (dx2 * (dx1 + dx2)) * at(2, n - 2))
+        if edge_order == 1:
+            first = (at(1, 1) - at(0, 1)) / step(0, 1)
+            last = (at(n - 1, 1) - at(n - 2, 1)) / step(n - 2, 1)
+        else:
+            a, b = step(0, 1), step(1, 1)
+            first = (-(2 * a + b) / (a * (a + b)) * at(0, 1) + (a + b) / (a * b) * at(1, 1) -
+                     a / (b * (a + b)) * at(2, 1))
+            a, b = step(n - 3, 1), step(n - 2, 1)
+            last = (b / (a * (a + b)) * at(n - 3, 1) - (b + a) / (a * b) * at(n - 2, 1) +
+                    (2 * b + a) / (b * (a + b)) * at(n - 1, 1))
+    else:
+        h = h.item() if isinstance(h, Tensor) else h
+        interior = (at(2, n - 2) - at(0, n - 2)) / (2 * h)
+        if edge_order == 1:
+            first = (at(1, 1) - at(0, 1)) / h
+            last = (at(n - 1, 1) - at(n - 2, 1)) / h
+        else:
+            first = (-1.5 * at(0, 1) + 2 * at(1, 1) - 0.5 * at(2, 1)) / h
+            last = (0.5 * at(n - 3, 1) - 2 * at(n - 2, 1) + 1.5 * at(n - 1, 1)) / h
+    return cat([first, interior, last], d)
 
 
 def deprecated_range(start, end, step=1, *, dtype=None, device=None, requires_grad=False):
