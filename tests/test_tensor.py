@@ -392,3 +392,26 @@ def test_gcd_lcm_check_the_promoted_dtype_as_torch(torch):
                     getattr(ag, op)(ag.tensor(a), ag.tensor(b))
                 continue
             assert getattr(ag, op)(ag.tensor(a), ag.tensor(b)).tolist() == want
+
+
+@pytest.mark.parametrize("case", [
+    "z = lib.arange(4).reshape(2, 2); z.t().apply_(lambda v: v * 10); out = z",
+    "z = lib.arange(4.0); z.map_(lib.tensor(2.0), lambda a, b: a * b); out = z",
+    "z = lib.arange(4); z.apply_(lambda v: v / 3); out = z",
+    "z = lib.tensor([True, False]); z.apply_(lambda v: not v); out = z",
+    "out = lib.arange(4.0).map_(lib.ones(3), lambda a, b: a * b)",
+    "out = lib.arange(4.0).apply_(lambda v: 'x')",
+    "out = lib.arange(4.0, requires_grad=True).apply_(lambda v: v)",
+    "out = lib.arange(4.0).map_(lib.ones(4, requires_grad=True), lambda a, b: a)",
+])
+def test_apply_and_map_match_torch(torch, case):
+    """Python callables on each element, in place, with torch's refusals."""
+    results = []
+    for lib in (torch, ag):
+        env = {"lib": lib}
+        try:
+            exec(case, env)
+            results.append((env["out"].tolist(), str(env["out"].dtype).split(".")[-1]))
+        except (RuntimeError, TypeError) as e:
+            results.append((type(e).__name__, str(e)))
+    assert results[1] == results[0]

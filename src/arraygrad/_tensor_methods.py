@@ -356,6 +356,34 @@ def _resize_(self, *sizes):
     return self
 
 
+def _python_elementwise(self, name, fn, others=()):
+    """`x.apply_(fn)` and `x.map_(y, fn)`: a Python callable on each element (numbers in,
+    a number out, cast to x's dtype), written into x: torch's slow, CPU-only escape hatch."""
+    if self._requires_grad or any(o._requires_grad for o in others):
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use "
+                           f"var.detach().{name}() instead.")
+    data = self._data
+    if self._lvl is not None or not hasattr(data, "flags"):
+        raise RuntimeError(f"{name}_() is only implemented on CPU tensors outside transforms")
+    args = [o.expand(self.shape)._data for o in others]
+    cast = complex if self.dtype.is_complex else float if self.dtype.is_floating_point else (
+        bool if self.dtype is _dt.bool else int)
+
+    def call(*vs):
+        v = fn(*vs)
+        if not isinstance(v, Number):
+            raise TypeError(f"must be real number, not {type(v).__name__}")
+        return cast(v)
+    values = [call(*vs) for vs in zip(data.ravel().tolist(), *(a.ravel().tolist() for a in args))]
+    data[...] = backend_of(data).xp.asarray(values, dtype=data.dtype).reshape(data.shape)
+    self._vc[0] += 1
+    return self
+
+
+Tensor.apply_ = lambda self, callable: _python_elementwise(self, "apply_", callable)
+Tensor.map_ = lambda self, tensor, callable: _python_elementwise(self, "map_", callable, (tensor,))
+
+
 def _zero_(self):
     return _fill_(self, 0, "ZeroBackward0")
 
