@@ -284,13 +284,17 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     number for every dim, one number per dim, or one tensor of coordinates per dim."""
     if not isinstance(input, Tensor):
         raise TypeError(f"gradient(): argument 'input' must be Tensor, not {type(input).__name__}")
+    if not isinstance(edge_order, builtins.int) or isinstance(edge_order, builtins.bool):
+        raise TypeError(f"gradient(): argument 'edge_order' must be int, not "
+                        f"{type(edge_order).__name__}")
     if edge_order not in (1, 2):
         raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+
     dims = list(range(input.ndim)) if dim is None else (
         [dim] if isinstance(dim, builtins.int) else list(dim))
     dims = [_wrap_dim(d, input.ndim) for d in dims]
-    if isinstance(spacing, (builtins.int, builtins.float, Tensor)) and not (
-            isinstance(spacing, Tensor) and spacing.ndim):
+    if isinstance(spacing, (builtins.int, builtins.float)) or (
+            isinstance(spacing, Tensor) and spacing.ndim == 0):
         spacing = [spacing] * len(dims)
     spacing = list(spacing)
     if len(spacing) != len(dims):
@@ -299,11 +303,17 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
         raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar, or a "
                            f"list of length equal to 'self.dim() = {input.ndim}', {given}, but "
                            f"got a list of length {len(spacing)}")
+    for d, h in zip(dims, spacing):
+        if isinstance(h, Tensor) and h.ndim != 1:
+            raise RuntimeError("torch.gradient expected each element of spacing to have one "
+                               f"dimension, but got an element with {h.ndim} dimensions!")
+        if isinstance(h, Tensor) and h.shape[0] != input.shape[d]:
+            raise RuntimeError(f"torch.gradient expected the coordinates along dim {d} to have "
+                               f"{input.shape[d]} entries (the input's size there), but got "
+                               f"{h.shape[0]}")
     if any(input.shape[d] < edge_order + 1 for d in dims):
         raise RuntimeError("torch.gradient expected each dimension size to be at least "
                            "edge_order+1")
-    if not (input.dtype.is_floating_point or input.dtype.is_complex):
-        input = convert(input, _dt.get_default_dtype())
     return tuple(_gradient_along(input, d, h, edge_order) for d, h in zip(dims, spacing))
 
 
