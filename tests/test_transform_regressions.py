@@ -489,7 +489,7 @@ _TANGENT_RG_DIFFERS = {
                   "conv_transpose1d", "conv_transpose2d", "avg_pool1d", "avg_pool2d",
                   "adaptive_avg_pool1d", "adaptive_avg_pool2d", "interpolate_bilinear", "median",
                   "nanmedian", "cat", "deg2rad_rad2deg", "addmv", "addr", "max_pool2d_vjp",
-                  "trapezoid", "cumulative_trapezoid"},
+                  "trapezoid", "cumulative_trapezoid", "gradient", "gradient_coordinates"},
     "overload": {"pow_zero_exponent", "xlogy", "prod", "copysign", "copysign_method"},
     "not yet matched (ops merged late)": {"scatter_reduce_prod", "interpolate_antialias",
                                           "interpolate_bicubic",
