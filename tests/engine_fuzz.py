@@ -24,7 +24,10 @@ arraygrad's may see the value. Likewise torch's node reads every value it saved 
 a saved value modified in place raises there even when only a gradient that does not read it
 was requested (`v2.mul_(v0); v0.add_(1); grad(v2.sum(), b)` through v0): arraygrad computes that
 gradient (correctly: it reads only the unmodified value) and raises only where a rule reads the
-modified one (case 3717).
+modified one (case 3717). And `y.sum().backward(inputs=[v])` for a non-leaf `v` whose graph
+was freed: torch runs v's own node too and raises "backward through the graph a second time";
+arraygrad needs only the nodes between the output and v, and accumulates v's gradient (case
+6785).
 
 Run a sweep from the command line:
 
