@@ -56,6 +56,7 @@ CASES = [
     ("expand", lambda a, b, c: a[:1].expand(5, 3, 4) * b[0].expand(3, 4), {"expand"}),
     ("getitem", lambda a, b, c: a[1] * b[:, 1:3].sum() + a[None, ..., ::2].sum() + b[0, 0],
      {"getitem"}),
+    ("mv", lambda a, b, c: a @ b[0] + c @ b[1] + a.T[:3] @ c[:, 0], {"mv"}),
 ]
 
 

@@ -118,7 +118,7 @@ def test_gradgrad(op, sample):
 # composites and overloads whose top node torch names differently (the grads still match)
 NAMED_DIFFERENTLY = set("""
     square reciprocal remainder op_rsub op_rtruediv clamp_tensor clamp_min clamp_max sum sum_method
-    mean softmax log_softmax norm cumsum matmul op_matmul bmm mv dot
+    mean softmax log_softmax norm cumsum matmul op_matmul bmm dot
     addmm einsum t squeeze expand stack roll split chunk unbind repeat tile trace diag
     contiguous getitem_mixed index_select masked_fill masked_select take scatter_add
     addcdiv addcmul hypot index_add index_fill lerp logaddexp logit meshgrid_ij scatter_src

@@ -1028,8 +1028,9 @@ class AccumulateGrad(Node):
     """Leaf node: adds the incoming gradient into `variable.grad`."""
 
     def __init__(self, variable):
-        Node.__init__(self, ())
-        self._seq += _LEAF_FIRST     # as torch's: a leaf accumulates as soon as it is ready
+        # (Node.__init__ inlined: one is made per leaf and graph, often per forward)
+        self._fns = self._nrs = ()
+        self._seq = next(_seq) + _LEAF_FIRST    # as torch's: it runs as soon as it is ready
         self.variable = variable
 
     def run_hooks(self, g):

@@ -81,6 +81,40 @@ _matmul = primitive(
     batch=_matmul_batch)
 
 
+# NOTE [matrix-vector products]
+# `A @ v` (2-d by 1-d, torch's `mv`) is one primitive and one node (torch's MvBackward0), not
+# a matmul of `v` as a column between an unsqueeze and a squeeze; it computes the same
+# products as that composition did (the column product, then its column), so values and
+# gradients keep their bits, and a batch of vectors is one GEMM as before.
+def _mv_arrays(xp, x, y):
+    out = _matmul_arrays(xp, x, xp.reshape(y, (y.shape[0], 1)))
+    return xp.reshape(out, out.shape[:-1])
+
+
+def _mv_array_vjp(xp, g, inputs, outs, needs, shapes, spare):
+    x, y = inputs
+    gc = xp.reshape(g, (g.shape[0], 1))
+    return (_matmul_arrays(xp, gc, xp.reshape(y, (1, y.shape[0]))) if needs[0] else None,
+            xp.reshape(_matmul_arrays(xp, _mT_array(xp, x), gc), shapes[1]) if needs[1] else None)
+
+
+def _mv_batch(prim, args, bdims):
+    (x, y), (dx, dy) = args, bdims
+    if dx is None:          # a batch of vectors: one GEMM, the batch along the columns
+        return _matmul(x, _mT(to_front(y, dy))), 1
+    out = _matmul(to_front(x, dx), (y if dy is None else to_front(y, dy)).unsqueeze(-1))
+    return out.squeeze(-1), 0
+
+
+_mv = primitive(
+    "mv", silent(_mv_arrays), node_name="MvBackward0", arg_names=("self", "vec"),
+    vjp=(lambda ctx, g: _matmul(g.unsqueeze(-1), ctx.y.conj().unsqueeze(0)),
+         lambda ctx, g: _matmul(_mT(ctx.x).conj(), g.unsqueeze(-1)).squeeze(-1)),
+    array_vjp=_mv_array_vjp, complex=True, save_when=((1,), (0,)),
+    jvp=(lambda ctx, t: _mv(t, ctx.y), lambda ctx, t: _mv(ctx.x, t)),
+    batch=_mv_batch)
+
+
 def _shape_error(x, y):
     a, b = x.shape, y.shape
     return RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
@@ -104,14 +138,16 @@ def matmul(input, other):
         # torch's kernels have no bool version; its batched one says so before the dtype check
         raise not_implemented("bmm" if max(x.ndim, y.ndim) > 2 else "addmm_impl_cpu_", x.dtype)
     _same_dtype(x, y)
-    if x.ndim == 0 or y.ndim == 0:
+    xs, ys = x.shape, y.shape
+    nx, ny = len(xs), len(ys)
+    if nx == 0 or ny == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
-                           f"{x.ndim}D and {y.ndim}D")
-    kx = x.shape[-1]
-    ky = y.shape[0] if y.ndim == 1 else y.shape[-2]
-    if kx != ky:
+                           f"{nx}D and {ny}D")
+    if xs[-1] != (ys[0] if ny == 1 else ys[-2]):
         raise _shape_error(x, y)
-    xv, yv = x.ndim == 1, y.ndim == 1
+    xv, yv = nx == 1, ny == 1
+    if yv and nx == 2:
+        return _mv(x, y)      # NOTE [matrix-vector products]
     if xv:
         x = x.unsqueeze(0)
     if yv:
