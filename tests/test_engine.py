@@ -806,3 +806,36 @@ def test_grad_computes_only_the_inputs_asked_for(torch):
         return g, x.grad
     for ours, theirs in zip(run(ag), run(torch)):
         assert_close(ours, theirs)
+
+
+def test_hooks_and_leaves_see_numpys_own_error_state():
+    """The lean engine silences NumPy once for a run of array-level rules; a hook, a custom
+    Function's backward or a post-accumulate hook between them runs with the caller's error
+    state (here: warnings are errors, so a division by zero raises in them)."""
+    class Cube(ag.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            np.float64(1.0) / np.float64(0.0)       # must warn
+            return g
+
+    seen = []
+
+    def probe(g):
+        with np.errstate(divide="warn"):
+            with pytest.warns(RuntimeWarning):
+                np.float64(1.0) / np.float64(0.0)
+        seen.append(np.geterr()["divide"])
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * 2).tanh() * 3
+    y.register_hook(probe)
+    x.register_post_accumulate_grad_hook(lambda t: seen.append(np.geterr()["divide"]))
+    y.sum().backward()
+    assert seen == [np.geterr()["divide"]] * 2
+    z = Cube.apply(x.sin() * 2).tanh()
+    with np.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError):
+            z.sum().backward()

@@ -11,7 +11,7 @@ import threading
 from sys import getrefcount as _getrefcount
 
 from .. import _tensor as _t
-from ..backends import numpy_backend, silent
+from ..backends import numpy_backend, silent, QUIET_NUMPY
 from ..core import grad_mode
 from ..core.autocast_mode import state as _autocast
 from ..core.dispatch import _tls as _dispatch_tls
@@ -137,6 +137,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
 
 
 _ndarray, _np = numpy_backend.array_type, numpy_backend.xp
+_quiet, _loud, _IGNORE_ALL = QUIET_NUMPY or (None, None, None)
 _ARRAY_APPLY = _graph._array_apply      # (the profiler swaps in the composite rules)
 
 
@@ -301,7 +302,9 @@ def _tensor(g):
 # (custom Functions, ops without array rules), captured gradients and leaves. A leaf without
 # hooks takes an array that only the engine holds as its first `.grad` rather than a copy
 # (by reference count, as NOTE [spare buffers]). A node whose successor is the only node
-# ready runs next without the heap (a chain never touches it).
+# ready runs next without the heap (a chain never touches it). NumPy's error state is
+# switched to "ignore" once for a run of such nodes rather than by each rule (their `plain`
+# functions run), and back before anything else runs (hooks, composite rules, leaves).
 def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, capture_set,
              targets):
     pop, push = heapq.heappop, heapq.heappush
@@ -314,6 +317,8 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
     after = None    # the next node, where it was the only one ready
     mode = grad_mode.state
     outer_mode, mode.grad_enabled = mode.grad_enabled, bool(create_graph)
+    quiet = lean and QUIET_NUMPY is not None
+    hush = None     # the error state's token while it is switched
     try:
         while True:
             if after is not None:
@@ -328,6 +333,9 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
                     sums.discard((node, nr))
             flags = needed[node] if needed is not None else _LEADS
             if type(node) is AccumulateGrad:
+                if hush is not None:
+                    _loud(hush)
+                    hush = None
                 g = None if buf is None else buf[0]
                 buf = None
                 if g is None:
@@ -356,11 +364,13 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
                     _narrowed(node, needed)
                 ga = buf[0]
                 buf = None
+                if quiet and hush is None:
+                    hush = _quiet(_IGNORE_ALL)
                 if ga is None:
                     in_grads = ()
                 elif type(ga) is _ndarray:
                     # ga: held by `ga` here, in array_vjp and in _spare, and the argument
-                    in_grads = _graph.array_vjp(node, ga, needs, 4 if spare else 0)
+                    in_grads = _graph.array_vjp(node, ga, needs, 4 if spare else 0, quiet)
                     if in_grads is None:
                         buf = [_t.make(ga)]
                 elif ga._lvl is None and type(ga._data) is _ndarray:
@@ -368,7 +378,7 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
                     # g: held by `g` here and the argument; ga by g, `ga` here, in
                     # array_vjp and _spare, and the argument
                     in_grads = _graph.array_vjp(
-                        node, ga, needs, 5 if spare and _getrefcount(g) == 2 else 0)
+                        node, ga, needs, 5 if spare and _getrefcount(g) == 2 else 0, quiet)
                     if in_grads is None:
                         buf = [g]
                     g = None
@@ -378,6 +388,9 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
                 if in_grads is not None and not keep_graph:
                     node._saved = node._saved_outs = None    # (PrimNode.release, inlined)
             if in_grads is None:
+                if hush is not None:
+                    _loud(hush)
+                    hush = None
                 if buf is not None:
                     for nr, g in enumerate(buf):
                         if type(g) is _ndarray:
@@ -419,6 +432,8 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
                         push(ready, (-nxt._seq, nxt))
             g = old = b = in_grads = None   # the gradients deposited are their buffers' alone
     finally:
+        if hush is not None:
+            _loud(hush)
         mode.grad_enabled = outer_mode
 
 

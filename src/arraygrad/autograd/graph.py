@@ -639,14 +639,16 @@ def _array_apply(node, grads):
     return [r if r is None or type(r) is Tensor else _t.make(r) for r in res]
 
 
-def array_vjp(node, ga, needs, refs):
+def array_vjp(node, ga, needs, refs, quiet=False):
     """The gradients of `node`'s edges from `ga`, its output's cotangent as a NumPy array, by
     its primitive's array-level vjp (for `needs`): NumPy arrays where they have their inputs'
     shapes and dtypes, tensors brought to them (`validate_grads`) where not. None where that
     does not apply: the gradient or a saved value is not a plain float32/float64 NumPy array
     of the gradient's dtype, or a saved value was modified in place (the composite rule
     raises torch's error if it reads that one). `refs` > 0: the node's saved values die with
-    it and `ga` is spare if it has exactly `refs` references (NOTE [spare buffers])."""
+    it and `ga` is spare if it has exactly `refs` references (NOTE [spare buffers]).
+    `quiet`: NumPy's error state is already "ignore" (the engine's NOTE [lean engine]), so the
+    rule runs without switching it."""
     dtype = ga.dtype
     if dtype.char not in "fd":
         return None
@@ -696,7 +698,9 @@ def array_vjp(node, ga, needs, refs):
     v = o = a = None    # (holds no saved array while `_spare` counts references)
     spare = _spare(node, ga, refs, inputs, outs) \
         if refs and _COUNTS_KNOWN and ga.size >= _SPARE_MIN else []
-    res = node.prim.array_vjp(_np, ga, inputs, outs, needs, node.shapes, spare, **node.params)
+    rule = node.prim.array_vjp
+    res = (rule.plain if quiet else rule)(_np, ga, inputs, outs, needs, node.shapes, spare,
+                                          **node.params)
     if res is None:     # the rule does not take these values
         return None
     shapes, dtypes = node.shapes, node.dtypes
