@@ -5,7 +5,7 @@ from collections import namedtuple
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.autocast_mode import autocast_op, FP32
-from ..backends import silent
+from ..backends import numpy_backend, silent
 from ._checks import tensor_op, short_dtype_name, bool_args, type_name
 from ._rules import adjoint, along_dim, reduction, fresh, take
 from .registry import primitive
@@ -13,6 +13,7 @@ from .elementwise import convert, exp, where, log
 from .shape import eye_beside, full_beside
 
 Tensor = _t.Tensor
+_host = numpy_backend.xp
 
 
 # NOTE [accumulation]
@@ -66,6 +67,8 @@ def _overload_name(base):
 
 
 def _sum_impl(xp, x, dims, keepdim):
+    if xp is _host and x.dtype.char in "fd":    # float32/64 on NumPy: its sum, unwrapped
+        return _host.add.reduce(x, axis=dims, keepdims=keepdim)
     return xp.astype(xp.sum(x, axis=dims, keepdims=keepdim, dtype=_acc(xp, x)), x.dtype, copy=False)
 
 
