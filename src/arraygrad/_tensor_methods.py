@@ -240,6 +240,7 @@ Tensor.__rtruediv__ = binary_op(ew._div, ew.div, reflected=True)
 Tensor.__floordiv__ = lambda self, other: ew.floor_divide(self, other)
 Tensor.__rfloordiv__ = lambda self, other: ew.floor_divide(other, self)
 Tensor.__mod__ = lambda self, other: ew.remainder(self, other)
+Tensor.__rmod__ = lambda self, other: ew.remainder(other, self)
 Tensor.__pow__ = _m(ew.pow)
 Tensor.__rpow__ = lambda self, other: ew.pow(other, self)
 Tensor.__matmul__ = _m(la.matmul)
@@ -253,6 +254,7 @@ Tensor.__rand__ = lambda self, other: ew.bitwise_and(other, self)
 Tensor.__or__ = lambda self, other: ew.bitwise_or(self, other)
 Tensor.__ror__ = lambda self, other: ew.bitwise_or(other, self)
 Tensor.__xor__ = lambda self, other: ew.bitwise_xor(self, other)
+Tensor.__rxor__ = lambda self, other: ew.bitwise_xor(other, self)
 
 
 def _comparable(other):
@@ -300,9 +302,25 @@ for _name in ("add", "sub", "mul", "div", "pow", "neg", "exp", "log", "sqrt", "a
               "arctan", "arcsinh", "arccosh", "arctanh", "exp2", "frac", "deg2rad", "rad2deg",
               "ldexp", "gcd", "lcm", "absolute", "fix", "multiply", "subtract", "divide",
               "true_divide", "greater", "greater_equal", "less", "less_equal", "not_equal",
-              "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "addmv", "addr",
+              "bitwise_not", "addmv", "addr",
               "index_copy", "renorm", "mvlgamma", "igamma", "igammac"):
     setattr(Tensor, _name + "_", _inplace(_METHODS[_name]))
+
+
+def _bitwise_inplace(fn):
+    """`x &= y` and kin: torch refuses a result type x cannot hold before the kernel runs
+    (a float operand: the cast error, not the float kernel's)."""
+    def method(self, other):
+        rt = _dt.result_type(self, other)
+        if rt._category > self.dtype._category:
+            raise RuntimeError(f"result type {_dt.short_name(rt)} can't be cast to the desired "
+                               f"output type {_dt.short_name(self.dtype)}")
+        return inplace.apply(self, fn(inplace.source(self, (other,)), other))
+    return method
+
+
+for _name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+    setattr(Tensor, _name + "_", _bitwise_inplace(_METHODS[_name]))
 
 
 def _arith_inplace(fn, ufunc):
@@ -325,6 +343,23 @@ Tensor.__isub__ = Tensor.sub_
 Tensor.__imul__ = Tensor.mul_
 Tensor.__itruediv__ = Tensor.div_
 Tensor.__ipow__ = Tensor.pow_
+Tensor.__ifloordiv__ = Tensor.floor_divide_
+Tensor.__imod__ = Tensor.remainder_
+Tensor.__iand__ = Tensor.bitwise_and_
+Tensor.__ior__ = Tensor.bitwise_or_
+Tensor.__ixor__ = Tensor.bitwise_xor_
+
+
+def _contains(self, element):
+    """`element in t`: whether any entry equals it (a number or a tensor), as torch's."""
+    if not isinstance(element, (Tensor, Number)):
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you passed "
+                           f"in a {type(element)}.")
+    return bool((self == element).any())
+
+
+Tensor.__contains__ = _contains
+Tensor.__reversed__ = lambda self: self.flip(0) if self.ndim else self
 
 
 def _fill_(self, value, name="FillBackward0"):

@@ -155,7 +155,7 @@ def to_complex(d):
         return d
     if d is float64:
         return complex128
-    if d is float32:
+    if d is float32 or d is bfloat16:   # (torch has no complex bfloat16: it takes complex64)
         return complex64
     raise TypeError(f"arraygrad has no complex dtype for {d} (torch's complex32 is not "
                     "supported): cast to float32 first")

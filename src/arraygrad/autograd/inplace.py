@@ -153,7 +153,7 @@ def _conform(self, result):
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
                                f"shape {list(result.shape)}") from None
     if result.dtype is not self.dtype:
-        if result.dtype._category > max(self.dtype._category, 1):
+        if result.dtype._category > self.dtype._category:     # (torch: integral -> bool neither)
             raise RuntimeError(f"result type {_dt.short_name(result.dtype)} can't be cast to the desired "
                                f"output type {_dt.short_name(self.dtype)}")
         result = result.to(self.dtype)

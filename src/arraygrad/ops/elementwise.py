@@ -311,6 +311,8 @@ def _int_array(a):
 
 
 def _pow_impl(xp, x, y):
+    if not hasattr(x, "dtype") and hasattr(y, "dtype") and _int_array(y):
+        x = xp.astype(xp.asarray(x), y.dtype)   # a number base of an integer power (`2 ** t`)
     if hasattr(y, "dtype") and hasattr(x, "dtype") and _int_array(x) and _int_array(y) and \
             bool(xp.any(y < 0)):
         # torch's integer power to a negative tensor exponent: 1 -> 1, -1 -> +-1 by parity,
@@ -405,6 +407,8 @@ def pow(input, exponent):
         exponent = exponent.item()      # a NumPy scalar: weak, like a Python number
     if isinstance(exponent, builtins.float) and not input.dtype.is_differentiable:
         input = convert(input, _dt.get_default_dtype())
+    elif type(exponent) is builtins.int and exponent < 0 and input.dtype._category == 1:
+        raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
     return _pow(input, exponent)
 
 
