@@ -195,8 +195,17 @@ def from_numpy(array):
     return _t.make(array)
 
 
+def _fits(fill, dtype):
+    """A complex fill of a real dtype (but bool) is refused, as torch (NumPy would drop its
+    imaginary part)."""
+    if type(fill) is builtins.complex and not dtype.is_complex and dtype is not _dt.bool:
+        raise RuntimeError(f"value cannot be converted to type {_dt.c_name(dtype)} without "
+                           "overflow")
+
+
 def _filled(op, fill, size, dtype, device, requires_grad):
     dtype = dtype_arg(op, dtype) or _dt.get_default_dtype()
+    _fits(fill, dtype)
     dev = _device.check(device)
     if dev.type == "cpu":
         arr = default_backend().xp.full(size_arg(op, size), fill, dtype=dtype.np)
@@ -231,6 +240,9 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
 def fill_number(op, value):
     if isinstance(value, Tensor) and value.numel() == 1:
         return value.item()
+    if isinstance(value, builtins.complex) or getattr(getattr(value, "dtype", None), "kind",
+                                                      None) == "c":
+        return builtins.complex(value)      # a complex fill (complex64 by default, as torch)
     return number_arg(op, value, "fill_value", 2)
 
 
@@ -257,6 +269,7 @@ def new_filled(like, op, fill, size, dtype, device, requires_grad):
     given (torch keeps the device; the library stays too, as for `zeros_like`)."""
     size = size_arg(op, size)
     dtype = dtype_arg(op, dtype) or like.dtype
+    _fits(fill, dtype)
     dev = None if device is None else _device.check(device)
     xp = backend_of(_base(like)._data).xp
     arr = xp.full(size, fill, dtype=_dtype_in(xp, dtype))
@@ -279,6 +292,7 @@ def new_tensor(like, data, dtype, device, requires_grad):
 
 def _like(fill, input, dtype, requires_grad, device):
     dtype = dtype or input.dtype
+    _fits(fill, dtype)
     dev = None if device is None else _device.check(device)
     # inside a transform: a new array wrapped as `input` is (same levels and batch dims,
     # no derivative), so it is batched where input is and can be written per example

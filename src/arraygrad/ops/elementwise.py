@@ -997,6 +997,8 @@ def bitwise_xor(a, b):
 
 @tensor_op
 def bitwise_not(input):
+    if input.dtype.is_floating_point or input.dtype.is_complex:
+        raise not_implemented("bitwise_not_cpu", input.dtype)
     return _bitwise_not(input)
 
 

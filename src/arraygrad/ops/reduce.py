@@ -135,6 +135,8 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
+    elif input.dtype._category < 2:
+        input = convert(input, _dt.int64)     # torch's integer products are int64, as sums
     return _prod(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
 
 
@@ -618,12 +620,17 @@ _any = primitive("any", lambda xp, x, dims, keepdim: xp.any(x, axis=dims, keepdi
 
 @tensor_op
 def all(input, dim=None, keepdim=False):
-    return _all(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
+    return _uint8_stays(input, _all(input, dims=_dims(dim, input.ndim), keepdim=keepdim))
 
 
 @tensor_op
 def any(input, dim=None, keepdim=False):
-    return _any(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
+    return _uint8_stays(input, _any(input, dims=_dims(dim, input.ndim), keepdim=keepdim))
+
+
+def _uint8_stays(input, out):
+    """torch's all/any of a uint8 tensor are uint8 (0 or 1), of anything else bool."""
+    return convert(out, _dt.uint8) if input.dtype is _dt.uint8 else out
 
 
 @tensor_op
