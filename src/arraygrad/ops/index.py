@@ -322,7 +322,14 @@ def index_put(x, idx, values, accumulate=False):
     if _has_batched_tensor(idx):
         spec, tensors = _split_index(idx)
         return _index_put_t(x, values, *tensors, spec=spec, accumulate=accumulate)
-    index, _ = _raw_index(idx)
+    index, basic = _raw_index(idx)
+    if not basic and builtins.any(type(i) is builtins.int for i in index):
+        # the integers select first, as getitem's (_split_ints_first): `values` go into that
+        # selection, which then goes back in place of it (NumPy's order would put them
+        # elsewhere: x[1, :, idx] = v)
+        first, rest = _split_ints_first(index)
+        part = index_put(getitem(x, first), rest, values, accumulate)
+        return _index_put(x, part, index=first, accumulate=False)
     return _index_put(x, values, index=index, accumulate=accumulate)
 
 
