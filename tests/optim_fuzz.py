@@ -39,6 +39,12 @@ OPTIMIZERS = {
                             decoupled_weight_decay=r.random() < 0.3, maximize=r.random() < 0.2),
     "RAdam": lambda r: dict(lr=r.choice([0.01, 0.001]), weight_decay=r.choice([0, 0.01]),
                             decoupled_weight_decay=r.random() < 0.3, maximize=r.random() < 0.2),
+    "Rprop": lambda r: dict(lr=r.choice([0.01, 0.05]), etas=r.choice([(0.5, 1.2), (0.3, 1.5)]),
+                            step_sizes=r.choice([(1e-6, 50), (1e-3, 0.1)]),
+                            maximize=r.random() < 0.2),
+    "ASGD": lambda r: dict(lr=r.choice([0.01, 0.05]), lambd=r.choice([1e-4, 1e-2]),
+                           alpha=r.choice([0.75, 0.5]), t0=r.choice([1e6, 0, 2]),
+                           weight_decay=r.choice([0, 0.01]), maximize=r.random() < 0.2),
 }
 
 SCHEDULES = [

@@ -67,6 +67,11 @@ CONFIGS = [
     ("RAdam", dict()),
     ("RAdam", dict(lr=0.05, betas=(0.5, 0.6), weight_decay=0.1)),
     ("RAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("Rprop", dict()),
+    ("Rprop", dict(lr=0.05, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2), maximize=True)),
+    ("ASGD", dict()),
+    ("ASGD", dict(lr=0.05, lambd=1e-2, alpha=0.5, t0=2, weight_decay=0.1)),
+    ("ASGD", dict(lr=0.05, t0=0, maximize=True)),
 ]
 
 
