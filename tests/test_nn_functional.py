@@ -474,3 +474,34 @@ def test_lp_pool_matches_torch(torch, nd, p):
     np.testing.assert_allclose(agr, tg, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(af, tf, rtol=1e-12, atol=1e-12)
     assert ar == tr
+
+
+def test_torch_aliases_match(torch):
+    """F's in-place activations, the pools' *_with_indices forms, the deprecated upsample
+    spellings (with torch's warning) and nn.Unflatten."""
+    x0 = np.random.default_rng(0).standard_normal((2, 3, 4, 4))
+    results = []
+    for lib in (torch, ag):
+        F = lib.nn.functional
+        x = lib.tensor(x0)
+        out = []
+        for name, args in [("relu_", ()), ("elu_", (0.5,)), ("selu_", ()), ("celu_", (2.0,)),
+                           ("leaky_relu_", (0.2,)), ("hardtanh_", (-0.5, 0.5)),
+                           ("threshold_", (0.1, 20.0))]:
+            y = x.clone()
+            assert getattr(F, name)(y, *args) is y
+            out.append(y.numpy())
+        out += [t.numpy() for t in F.max_pool2d_with_indices(x, 2)]
+        out += [t.numpy() for t in F.adaptive_max_pool2d_with_indices(x, 3)]
+        for name, kw in [("upsample", dict(scale_factor=2, mode="bilinear")),
+                         ("upsample_nearest", dict(scale_factor=2)),
+                         ("upsample_bilinear", dict(scale_factor=2))]:
+            with pytest.warns(UserWarning, match=f"`nn.functional.{name}` is deprecated"):
+                out.append(getattr(F, name)(x, **kw).numpy())
+        m = lib.nn.Unflatten(1, (3, 1))
+        out.append(m(x).numpy())
+        results.append((out, repr(m)))
+    (t_out, t_repr), (a_out, a_repr) = results
+    assert a_repr == t_repr
+    for a, t in zip(a_out, t_out):
+        np.testing.assert_allclose(a, t, rtol=1e-12, atol=1e-12)

@@ -2,7 +2,7 @@
 from . import functional, init  # noqa: F401
 from .parameter import Parameter  # noqa: F401
 from .modules import (Module, Identity, Linear, ReLU, Tanh, Sigmoid, Softmax,  # noqa: F401
-                      LogSoftmax, Flatten, Sequential, ModuleList, MSELoss, L1Loss,
+                      LogSoftmax, Flatten, Unflatten, Sequential, ModuleList, MSELoss, L1Loss,
                       SmoothL1Loss, NLLLoss, CrossEntropyLoss)
 from .modules import (Bilinear, Softmin, Softmax2d, SiLU, Mish, SELU, Hardswish,  # noqa: F401
                       Hardsigmoid, GELU, ELU, CELU, LeakyReLU, PReLU, RReLU, Hardtanh, ReLU6,
