@@ -505,3 +505,28 @@ def test_torch_aliases_match(torch):
     assert a_repr == t_repr
     for a, t in zip(a_out, t_out):
         np.testing.assert_allclose(a, t, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+def test_max_unpool_matches_torch(torch, nd):
+    """MaxUnpool after MaxPool (with output_size), values and gradients, and torch's refusals."""
+    x0 = np.random.default_rng(nd).standard_normal((2, 3) + (5, 4, 4)[:nd])
+    results = []
+    for lib in (torch, ag):
+        x = lib.tensor(x0, requires_grad=True)
+        pool = getattr(lib.nn, f"MaxPool{nd}d")(2, stride=2, return_indices=True)
+        unpool = getattr(lib.nn, f"MaxUnpool{nd}d")(2, stride=2)
+        out, idx = pool(x)
+        u = unpool(out, idx, output_size=x.size())
+        (u * lib.arange(u.numel(), dtype=lib.float64).reshape(u.shape)).sum().backward()
+        errors = []
+        for bad in (lambda: unpool(out, idx, output_size=(9,) * nd), lambda: unpool(out, idx.int()),
+                    lambda: unpool(out, idx[..., :1])):
+            with pytest.raises((ValueError, RuntimeError)) as e:
+                bad()
+            errors.append((e.type, str(e.value).split(" but got")[0].split(" (")[0]))
+        results.append((u.detach().numpy(), x.grad.numpy(), repr(unpool), errors))
+    (tu, tg, tr, te), (au, agr, ar, ae) = results
+    np.testing.assert_array_equal(au, tu)
+    np.testing.assert_array_equal(agr, tg)
+    assert (ar, ae) == (tr, te)

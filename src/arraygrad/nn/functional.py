@@ -33,7 +33,8 @@ from ..ops.conv import (conv1d, conv2d, conv3d, conv_transpose1d,  # noqa: F401
 from ..ops.pool import (max_pool1d, max_pool2d, max_pool3d, avg_pool1d,  # noqa: F401
                         avg_pool2d, avg_pool3d, adaptive_avg_pool1d, adaptive_avg_pool2d,
                         adaptive_avg_pool3d, adaptive_max_pool1d, adaptive_max_pool2d,
-                        adaptive_max_pool3d, lp_pool1d, lp_pool2d, lp_pool3d)
+                        adaptive_max_pool3d, lp_pool1d, lp_pool2d, lp_pool3d,
+                        max_unpool1d, max_unpool2d, max_unpool3d)
 from ..ops.resample import pad, interpolate, pixel_shuffle, pixel_unshuffle  # noqa: F401
 
 

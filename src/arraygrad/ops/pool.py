@@ -16,7 +16,7 @@ from . import creation, elementwise as ew
 from ._checks import short_dtype_name, tensor_op, not_implemented, bool_args
 from ._rules import all_front, to_front
 from .conv import beside, im2col, ntuple
-from .index import index_select
+from .index import index_select, scatter
 from .linalg import matmul
 from .registry import primitive
 
@@ -347,6 +347,67 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 @tensor_op
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     return lp_pool(input, norm_type, kernel_size, stride, ceil_mode, 3)
+
+
+# ----------------------------------------------------------------- max unpooling
+def _unpool_size(input, kernel, stride, padding, output_size, nd):
+    """torch's output size of max_unpool: (in - 1) * stride + kernel - 2 * padding per dim, or
+    `output_size` (its last nd entries) where it lies within a stride of that."""
+    default = [(input.shape[-nd + d] - 1) * stride[d] + kernel[d] - 2 * padding[d]
+               for d in range(nd)]
+    if output_size is None:
+        return default
+    if len(output_size) == nd + 2:
+        output_size = output_size[2:]
+    if len(output_size) != nd:
+        raise ValueError(f"output_size should be a sequence containing {nd} or {nd + 2} "
+                         f"elements, but it has a length of '{len(output_size)}'")
+    for d in range(nd):
+        low, high = default[d] - stride[d], default[d] + stride[d]
+        if not low < output_size[d] < high:
+            raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between '
+                             f"{low} and {high})")
+    return list(output_size)
+
+
+def max_unpool(input, indices, kernel_size, stride, padding, output_size, nd):
+    """Each value put at its flat index (as max_pool returned it) in a zero plane of the
+    output size: a partial inverse of max_pool, differentiable in `input` (a scatter)."""
+    op = f"max_unpool{nd}d"
+    kernel = ntuple(kernel_size, nd, "kernel_size", op)
+    stride = kernel if stride is None else ntuple(stride, nd, "stride", op)
+    padding = ntuple(padding, nd, "padding", op)
+    if indices.dtype is not _dt.int64:
+        raise RuntimeError(f"elements in indices should be type int64 but got: "
+                           f"{short_dtype_name(indices.dtype)}")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
+    size = _unpool_size(input, kernel, stride, padding, output_size, nd)
+    lead = tuple(input.shape[:-nd])
+    flat = input.reshape(lead + (-1,))
+    n = math.prod(size)
+    if indices.numel() and (bool((indices < 0).any()) or bool((indices >= n).any())):
+        raise RuntimeError(f"Found an invalid max index: {int(indices.max())} (output volumes "
+                           f"are of size {'x'.join(map(str, size))}")
+    out = creation.zeros(lead + (n,), dtype=input.dtype)
+    return scatter(out, -1, indices.reshape(lead + (-1,)), flat).reshape(lead + tuple(size))
+
+
+@tensor_op
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return max_unpool(input, indices, kernel_size, stride, padding, output_size, 1)
+
+
+@tensor_op
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return max_unpool(input, indices, kernel_size, stride, padding, output_size, 2)
+
+
+@tensor_op
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    return max_unpool(input, indices, kernel_size, stride, padding, output_size, 3)
 
 
 # ----------------------------------------------------------------- adaptive pooling

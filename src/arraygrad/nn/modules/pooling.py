@@ -166,3 +166,35 @@ class LPPool2d(_LPPoolNd):
 
 class LPPool3d(_LPPoolNd):
     _fn = "lp_pool3d"
+
+
+class _MaxUnpoolNd(Module):
+    _fn, _nd = None, 1
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        n = self._nd
+        tup = lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,) * n   # noqa: E731
+        self.kernel_size = tup(kernel_size)
+        self.stride = tup(stride if stride is not None else kernel_size)
+        self.padding = tup(padding)
+
+    def forward(self, input, indices, output_size=None):
+        return getattr(F, self._fn)(input, indices, self.kernel_size, self.stride,
+                                    self.padding, output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """A partial inverse of MaxPool1d: values back at their indices, zeros elsewhere."""
+    _fn, _nd = "max_unpool1d", 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    _fn, _nd = "max_unpool2d", 2
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    _fn, _nd = "max_unpool3d", 3
