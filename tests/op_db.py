@@ -1612,6 +1612,13 @@ ARRAY_FUNCTIONS = [
     # checks ours with finite differences
     OpInfo("vander", lambda lib, x, *a, **k: lib.vander(x, *a, **k), one(
         S((4,)), S((3,), 5, increasing=True), S((3,), 1)), grad=False),
+    OpInfo("lp_pool", lambda lib, x, p, k, **kw: getattr(lib.nn.functional, f"lp_pool{x.ndim - 2}d")(
+        x.abs() + 0.5, p, k, **kw), one(S((2, 3, 5), 2, 2), S((2, 3, 5, 4), 3, L(2, 2), stride=1),
+                                        S((1, 2, 4, 4), 1.5, 2, ceil_mode=True))),
+    OpInfo("max_unpool",
+           lambda lib, x, **kw: lib.nn.functional.max_unpool2d(
+               *lib.nn.functional.max_pool2d(x, 2, return_indices=True), 2, **kw),
+           one(S((2, 3, 4, 4)), S((1, 2, 5, 4), output_size=(5, 4)))),
     OpInfo("gradient", lambda lib, f, **k: lib.gradient(f, **k), one(
         S((5,)), S((3, 4)), S((3, 4), dim=1, spacing=2.0), S((3, 4, 3), edge_order=2),
         S((4, 3), dim=[1, 0], spacing=[0.5, 3.0], edge_order=2))),

@@ -388,10 +388,11 @@ def max_unpool(input, indices, kernel_size, stride, padding, output_size, nd):
     lead = tuple(input.shape[:-nd])
     flat = input.reshape(lead + (-1,))
     n = math.prod(size)
-    if indices.numel() and (bool((indices < 0).any()) or bool((indices >= n).any())):
+    if indices._lvl is None and indices.numel() and (bool((indices < 0).any()) or
+                                                     bool((indices >= n).any())):
         raise RuntimeError(f"Found an invalid max index: {int(indices.max())} (output volumes "
                            f"are of size {'x'.join(map(str, size))}")
-    out = creation.zeros(lead + (n,), dtype=input.dtype)
+    out = input.new_zeros(lead + (n,))      # (in input's array library)
     return scatter(out, -1, indices.reshape(lead + (-1,)), flat).reshape(lead + tuple(size))
 
 
