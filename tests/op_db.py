@@ -1612,8 +1612,10 @@ ARRAY_FUNCTIONS = [
     # checks ours with finite differences
     OpInfo("vander", lambda lib, x, *a, **k: lib.vander(x, *a, **k), one(
         S((4,)), S((3,), 5, increasing=True), S((3,), 1)), grad=False),
-    OpInfo("lp_pool", lambda lib, x, p, k, **kw: getattr(lib.nn.functional, f"lp_pool{x.ndim - 2}d")(
-        x.abs() + 0.5, p, k, **kw), one(S((2, 3, 5), 2, 2), S((2, 3, 5, 4), 3, L(2, 2), stride=1),
+    OpInfo("lp_pool1d", lambda lib, x, p, k, **kw: lib.nn.functional.lp_pool1d(
+        x.abs() + 0.5, p, k, **kw), one(S((2, 3, 5), 2, 2), S((1, 2, 5), 3, 2, ceil_mode=True))),
+    OpInfo("lp_pool2d", lambda lib, x, p, k, **kw: lib.nn.functional.lp_pool2d(
+        x.abs() + 0.5, p, k, **kw), one(S((2, 3, 5, 4), 3, L(2, 2), stride=1),
                                         S((1, 2, 4, 4), 1.5, 2, ceil_mode=True))),
     OpInfo("max_unpool",
            lambda lib, x, **kw: lib.nn.functional.max_unpool2d(

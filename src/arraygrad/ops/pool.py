@@ -377,6 +377,8 @@ def max_unpool(input, indices, kernel_size, stride, padding, output_size, nd):
     kernel = ntuple(kernel_size, nd, "kernel_size", op)
     stride = kernel if stride is None else ntuple(stride, nd, "stride", op)
     padding = ntuple(padding, nd, "padding", op)
+    if not input.dtype.is_floating_point:
+        raise not_implemented(op, input.dtype)
     if indices.dtype is not _dt.int64:
         raise RuntimeError(f"elements in indices should be type int64 but got: "
                            f"{short_dtype_name(indices.dtype)}")
