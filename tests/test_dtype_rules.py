@@ -76,3 +76,19 @@ def test_creation_and_conversions_match_torch(torch):
     for code in CREATION:
         t, a = _outcome(torch, code), _outcome(ag, code)
         assert _same(a, t), f"{code}: torch {t}, arraygrad {a}"
+
+
+def test_variance_without_degrees_of_freedom_warns_as_torch(torch):
+    """var/std/var_mean/std_mean with correction >= the count warn as torch (and give inf),
+    the normalisations built on them do not."""
+    for lib in (torch, ag):
+        x = lib.tensor([2.0, 1.0], requires_grad=True)
+        for name, call in [("var", lambda: x.var(correction=2)),
+                           ("std", lambda: x.std(correction=3)),
+                           ("var_mean", lambda: lib.var_mean(x, correction=2)[0]),
+                           ("std_mean", lambda: lib.std_mean(x, correction=2)[0])]:
+            with pytest.warns(UserWarning, match=rf"{name}\(\): degrees of freedom is <= 0"):
+                assert call().item() == float("inf")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            lib.nn.functional.group_norm(lib.zeros(2, 4, 0), 2)

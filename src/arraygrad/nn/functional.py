@@ -1152,7 +1152,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise ValueError(f"Expected more than 1 value per channel when training, got input "
                              f"size {_size(input.shape)}")
         mean = rd.mean(input, dims, keepdim=True)
-        var = rd.var(input, dims, correction=0, keepdim=True)
+        var = rd.variance(input, dims, correction=0, keepdim=True)
         if running_mean is not None:
             _update_running(running_mean, mean.reshape(c), momentum)
         if running_var is not None:
@@ -1193,7 +1193,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         raise ValueError(f"Expected more than 1 spatial element when training, got input size "
                          f"{_size(input.shape)}")
     mean = rd.mean(input, dims, keepdim=True)
-    var = rd.var(input, dims, correction=0, keepdim=True)
+    var = rd.variance(input, dims, correction=0, keepdim=True)
     if running_mean is not None:
         _update_running(running_mean, mean.reshape(-1, c).mean(0), momentum)
     if running_var is not None:
@@ -1220,7 +1220,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     _param_shapes(shape, weight=weight, bias=bias)
     dims = tuple(range(input.ndim - k, input.ndim))
     mean = rd.mean(input, dims, keepdim=True)
-    var = rd.var(input, dims, correction=0, keepdim=True)
+    var = rd.variance(input, dims, correction=0, keepdim=True)
     out = (input - mean) * ew.rsqrt(var + eps)
     if weight is not None:
         out = out * weight
@@ -1279,7 +1279,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
                            f"num_groups={num_groups}")
     g = input.reshape(n, num_groups, -1)
     mean = rd.mean(g, 2, keepdim=True)
-    var = rd.var(g, 2, correction=0, keepdim=True)
+    var = rd.variance(g, 2, correction=0, keepdim=True)
     out = ((g - mean) * ew.rsqrt(var + eps)).reshape(input.shape)
     if weight is not None:
         out = out * _channel(weight, input.ndim)

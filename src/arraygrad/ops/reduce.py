@@ -1,5 +1,6 @@
 """Reductions: sum, mean, max/min (with indices), amax/amin, logsumexp, softmax."""
 import builtins
+import warnings
 from collections import namedtuple
 
 from .. import dtypes as _dt
@@ -562,23 +563,41 @@ def _var_args(name, input, dim, correction, unbiased):
                            f"dtypes, got {input.dtype}")
     if unbiased is not None:
         correction = 1 if unbiased else 0
-    return dict(dims=_dims(dim, input.ndim), correction=correction)
+    dims = _dims(dim, input.ndim)
+    if _count(input.shape, dims) - correction <= 0:
+        warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=4)
+    return dict(dims=dims, correction=correction)
 
 
-@tensor_op
-def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
-    args = _var_args("var", input, dim, correction, unbiased)
+def _variance(input, args, keepdim):
     if input.dtype.is_complex:      # E|z - Ez|^2: the real parts' variance plus the imaginary's
         return _var(input.real, keepdim=keepdim, **args) + _var(input.imag, keepdim=keepdim,
                                                                 **args)
     return _var(input, keepdim=keepdim, **args)
 
 
+def variance(input, dim, *, correction, keepdim):
+    """var without the public op's checks and degrees-of-freedom warning: the normalisations'
+    statistics (torch's native norms do not warn on an empty group)."""
+    return _variance(input, dict(dims=_dims(dim, input.ndim), correction=correction), keepdim)
+
+
+def _deviation(input, args, keepdim):
+    if input.dtype.is_complex:
+        return _variance(input, args, keepdim).sqrt()
+    return _std(input, keepdim=keepdim, **args)
+
+
+@tensor_op
+def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    return _variance(input, _var_args("var", input, dim, correction, unbiased), keepdim)
+
+
 @tensor_op
 def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
-    if input.dtype.is_complex:
-        return var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased).sqrt()
-    return _std(input, keepdim=keepdim, **_var_args("std", input, dim, correction, unbiased))
+    return _deviation(input, _var_args("std", input, dim, correction, unbiased), keepdim)
 
 
 def _norm2_scale(ctx, dims, keepdim):
@@ -706,14 +725,14 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 # ----------------------------------------------------------------- more composites
 @tensor_op
 def var_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
-    return (var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
-            mean(input, dim, keepdim=keepdim))
+    args = _var_args("var_mean", input, dim, correction, unbiased)
+    return _variance(input, args, keepdim), mean(input, dim, keepdim=keepdim)
 
 
 @tensor_op
 def std_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
-    return (std(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased),
-            mean(input, dim, keepdim=keepdim))
+    args = _var_args("std_mean", input, dim, correction, unbiased)
+    return _deviation(input, args, keepdim), mean(input, dim, keepdim=keepdim)
 
 
 @tensor_op
