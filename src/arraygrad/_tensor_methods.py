@@ -311,10 +311,7 @@ def _bitwise_inplace(fn):
     """`x &= y` and kin: torch refuses a result type x cannot hold before the kernel runs
     (a float operand: the cast error, not the float kernel's)."""
     def method(self, other):
-        rt = _dt.result_type(self, other)
-        if rt._category > self.dtype._category:
-            raise RuntimeError(f"result type {_dt.short_name(rt)} can't be cast to the desired "
-                               f"output type {_dt.short_name(self.dtype)}")
+        inplace.check_cast(_dt.result_type(self, other), self)
         return inplace.apply(self, fn(inplace.source(self, (other,)), other))
     return method
 
@@ -399,7 +396,7 @@ def _python_elementwise(self, name, fn, others=()):
                            f"var.detach().{name}() instead.")
     data = self._data
     if self._lvl is not None or not hasattr(data, "flags"):
-        raise RuntimeError(f"{name}_() is only implemented on CPU tensors outside transforms")
+        raise RuntimeError(f"{name}() is only implemented on CPU tensors outside transforms")
     args = [o.expand(self.shape)._data for o in others]
     cast = complex if self.dtype.is_complex else float if self.dtype.is_floating_point else (
         bool if self.dtype is _dt.bool else int)

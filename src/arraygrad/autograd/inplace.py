@@ -27,7 +27,7 @@ from ..core import grad_mode
 from ..core import dispatch
 from ..core.dispatch import born_inside
 from . import eager
-from .graph import Node, gradient_edge, move_retain_hook, zeros
+from .graph import Node, gradient_edge, move_retain_hook
 from .views import base_of, refresh_view
 
 _ndarray = numpy_backend.array_type
@@ -153,14 +153,20 @@ def _conform(self, result):
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast "
                                f"shape {list(result.shape)}") from None
     if result.dtype is not self.dtype:
-        if result.dtype._category > self.dtype._category:     # (torch: integral -> bool neither)
-            raise RuntimeError(f"result type {_dt.short_name(result.dtype)} can't be cast to the desired "
-                               f"output type {_dt.short_name(self.dtype)}")
+        check_cast(result.dtype, self)
         result = result.to(self.dtype)
     a, b = self._base_array(), result._base_array()
     if type(a) is not type(b) or type(a) is not _ndarray and backend_of(a) is not backend_of(b):
         result = result.to(self.device)     # fills made on the cpu, copy_ from another device
     return result
+
+
+def check_cast(dtype, self):
+    """torch's refusal to write a result of `dtype` into `self` of a lower category
+    (complex -> real, float -> integral, integral -> bool)."""
+    if dtype._category > self.dtype._category:
+        raise RuntimeError(f"result type {_dt.short_name(dtype)} can't be cast to the desired "
+                           f"output type {_dt.short_name(self.dtype)}")
 
 
 def track(self, result, name):

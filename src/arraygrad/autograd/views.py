@@ -48,8 +48,7 @@ def refresh_view(view):
     """After an in-place write to its base (or a sibling view), a view's history is the view
     of the base's new history (torch regenerates it the same way)."""
     base = view._base
-    if view._view_fn is None or not base._requires_grad or \
-            view.grad_fn is None and view._requires_grad:     # a view made a leaf stays one
+    if view._view_fn is None or not base._requires_grad:
         if view._view_version >= base.__dict__.get("_reshaped_at", 0):
             view._view_version = view._vc[0]
         return

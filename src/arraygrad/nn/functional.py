@@ -1915,8 +1915,11 @@ def hardtanh_(input, min_val=-1.0, max_val=1.0):
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
+_threshold = threshold      # (threshold_'s argument of that name hides the function)
+
+
 def threshold_(input, threshold, value):
-    return globals()["threshold"](input, threshold, value, inplace=True)
+    return _threshold(input, threshold, value, inplace=True)
 
 
 # the pools' `*_with_indices` forms: (output, indices) always

@@ -407,7 +407,7 @@ def pow(input, exponent):
         exponent = exponent.item()      # a NumPy scalar: weak, like a Python number
     if isinstance(exponent, builtins.float) and not input.dtype.is_differentiable:
         input = convert(input, _dt.get_default_dtype())
-    elif type(exponent) is builtins.int and exponent < 0 and input.dtype._category == 1:
+    elif type(exponent) is builtins.int and exponent < 0 and input.dtype._category < 2:
         raise RuntimeError("pow: Integers to negative integer powers are not allowed.")
     return _pow(input, exponent)
 

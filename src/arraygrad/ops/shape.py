@@ -836,6 +836,25 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
 # backend's `storage`); inside vmap a tensor answers for one example, the batch dim's entry
 # left out, as its shape does. as_strided reads that memory block directly, so a view made
 # with it writes through to its base, as torch's.
+def strides_and_offset(t):
+    """(strides in elements, storage offset) of `t`, as torch reports them."""
+    t = _t.lower(t)
+    if t._lvl is None:
+        a = t._data
+        be = backend_of(a)
+        # NumPy's strides of an empty array are arbitrary, torch's contiguous; a library
+        # without views (no `storage`) holds every array contiguous, on its own
+        if not hasattr(be, "storage") or a.size == 0:
+            return _contiguous_strides(a.shape), 0
+        _, offset = be.storage(a)
+        return tuple(s // a.itemsize for s in a.strides), offset
+    strides, offset = strides_and_offset(t._inner)
+    if t._lvl.batched:
+        d = t._aux
+        strides = strides[:d] + strides[d + 1:]
+    return strides, offset
+
+
 def _view_dtype(input, dtype):
     """`x.view(dtype)`: x's memory read as `dtype` (the last dim rescaled where the element
     sizes differ), torch's checks first; not differentiable, as torch's."""
@@ -864,25 +883,6 @@ def _view_dtype(input, dtype):
     out = _t.make(input._data.view(dtype.np))
     out._vc = input._vc     # one memory: writes through either bump one version
     return out
-
-
-def strides_and_offset(t):
-    """(strides in elements, storage offset) of `t`, as torch reports them."""
-    t = _t.lower(t)
-    if t._lvl is None:
-        a = t._data
-        be = backend_of(a)
-        # NumPy's strides of an empty array are arbitrary, torch's contiguous; a library
-        # without views (no `storage`) holds every array contiguous, on its own
-        if not hasattr(be, "storage") or a.size == 0:
-            return _contiguous_strides(a.shape), 0
-        _, offset = be.storage(a)
-        return tuple(s // a.itemsize for s in a.strides), offset
-    strides, offset = strides_and_offset(t._inner)
-    if t._lvl.batched:
-        d = t._aux
-        strides = strides[:d] + strides[d + 1:]
-    return strides, offset
 
 
 def _contiguous_strides(shape):
