@@ -63,7 +63,8 @@ def _root_grads(roots, grads, create_graph):
         else:
             if not isinstance(g, _t.Tensor):
                 g = r.new_tensor(g)
-            if g.shape != r.shape:
+            if (g._data.shape != r._data.shape) if g._lvl is None and r._lvl is None else \
+                    g.shape != r.shape:     # (plain tensors: their arrays' shapes, no Size)
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{g.shape} and output[{i}] has a shape of {r.shape}.")
         out.append(g)
@@ -158,6 +159,15 @@ def is_checkpoint_valid():
 def run(root_edges, root_grads, keep_graph, create_graph, capture=None, targets=None):
     """Execute the graph. `capture` edges are returned instead of accumulated;
     `targets` restricts accumulation to some leaves (backward(inputs=...))."""
+    if len(root_edges) == 1 and targets is None and (capture is None or len(capture) == 1):
+        chain = _chain_of(root_edges[0], capture, create_graph)
+        if chain is not None:
+            return _run_chain(chain, root_grads[0], keep_graph, capture)
+    return _run_graph(root_edges, root_grads, keep_graph, create_graph, capture, targets)
+
+
+def _run_graph(root_edges, root_grads, keep_graph, create_graph, capture, targets):
+    """`run` for any graph: dependency counts, a ready heap, one buffer per node."""
     root_nodes = [root_edges[0][0]] if len(root_edges) == 1 else \
         list(dict.fromkeys(n for n, _ in root_edges))
     if capture is not None:
@@ -191,7 +201,9 @@ def run(root_edges, root_grads, keep_graph, create_graph, capture=None, targets=
     out = []
     for e in capture:
         g = captured.get(e)
-        out.append(_t.make(g) if type(g) is _ndarray else g)
+        if type(g) is _ndarray:     # one tensor per edge, however often it is asked for
+            g = captured[e] = _t.make(g)
+        out.append(g)
     return out
 
 
@@ -341,8 +353,9 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
                 if g is None:
                     continue
                 if captured is not None:
-                    if (node, 0) in capture_set:
-                        captured[(node, 0)] = node.run_hooks(_tensor(g))
+                    if (node, 0) in capture_set:    # (an array stays one: `run` makes it a tensor)
+                        captured[(node, 0)] = node.run_hooks(_tensor(g)) \
+                            if node.variable._hooks else g
                 elif targets is None or node in targets:
                     if type(g) is _ndarray:
                         # owned where only `g` here holds it (NOTE [lean engine])
@@ -431,6 +444,98 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
                             after = None
                         push(ready, (-nxt._seq, nxt))
             g = old = b = in_grads = None   # the gradients deposited are their buffers' alone
+    finally:
+        if hush is not None:
+            _loud(hush)
+        mode.grad_enabled = outer_mode
+
+
+# NOTE [chains]
+# Most graphs that backward or autograd.grad see in a loop are chains: from the root, every
+# node a primitive's with one edge that leads on (the others None: constants, inputs that
+# need no gradient), ending at one leaf (the captured one, for grad). Under the lean
+# engine's conditions, with neither hooks nor captures on the way, such a chain runs as a
+# loop of array-level vjps with no dependency counts, heap or buffers: what `_execute` does
+# for it, step for step (the same rules on the same arrays, the same spare buffers, saved
+# values freed as each node runs). Where a rule declines its values, the rest of the chain
+# goes to `_run_graph` from that node.
+def _chain_of(edge, capture, create_graph):
+    """The nodes of the chain from `edge` (NOTE [chains]) with the index of each one's edge
+    that leads on, its leaf last; None where the graph is not such a chain or the lean
+    engine's conditions do not hold."""
+    node, nr = edge
+    if nr or create_graph or anomaly.enabled or _dispatch_tls.interpreters or \
+            _autocast.enabled or _apply is not _default_apply or \
+            _graph._array_apply is not _ARRAY_APPLY:
+        return None
+    chain = []
+    while type(node) is PrimNode:
+        if node._tensor_hooks is not None or node._pre_hooks is not None or \
+                node._post_hooks is not None or node.hooked or \
+                node.prim.array_vjp is None or node.n_outputs != 1:
+            return None
+        k = -1
+        for i, nxt in enumerate(node._fns):
+            if nxt is not None:
+                if k >= 0:
+                    return None
+                k = i
+        if k < 0 or node._nrs[k]:
+            return None
+        chain.append((node, k))
+        node = node._fns[k]
+    if type(node) is not AccumulateGrad or capture is not None and capture[0] != (node, 0):
+        return None
+    chain.append((node, 0))
+    return chain
+
+
+def _run_chain(chain, g, keep_graph, capture):
+    """`run` for a chain of NOTE [chains], from its root's gradient `g`."""
+    mode = grad_mode.state
+    outer_mode, mode.grad_enabled = mode.grad_enabled, False
+    spare = not keep_graph and _COUNTS_KNOWN
+    hush = _quiet(_IGNORE_ALL) if QUIET_NUMPY is not None else None
+    try:
+        for j in range(len(chain) - 1):
+            node, k = chain[j]
+            if type(g) is _ndarray:
+                # g: held by `g` here, in array_vjp and in _spare, and the argument
+                in_grads = _graph.array_vjp(node, g, node.needs_input_grad, 4 if spare else 0,
+                                            hush is not None)
+            elif g._lvl is None and type(g._data) is _ndarray:
+                in_grads = _graph.array_vjp(node, g._data, node.needs_input_grad, 0,
+                                            hush is not None)
+            else:
+                in_grads = None
+            if in_grads is None:    # the rule declines: the graph engine takes it from here
+                if hush is not None:
+                    _loud(hush)
+                    hush = None
+                mode.grad_enabled = outer_mode
+                return _run_graph([(node, 0)], [_tensor(g)], keep_graph, False, capture, None)
+            if not keep_graph:
+                node._saved = node._saved_outs = None
+            g = in_grads[k] if in_grads else None
+            in_grads = None
+            if g is None:       # no gradient goes on: the rest of the chain is released
+                if not keep_graph:
+                    for rest, _ in chain[j + 1:-1]:
+                        rest._saved = rest._saved_outs = None
+                return None if capture is None else [None]
+        if hush is not None:
+            _loud(hush)
+            hush = None
+        leaf = chain[-1][0]
+        if capture is not None:
+            return [leaf.run_hooks(_tensor(g)) if leaf.variable._hooks else _tensor(g)]
+        if type(g) is _ndarray:
+            # owned where only `g` here holds it (NOTE [lean engine])
+            owned = _getrefcount(g) == 2 and g.base is None and g.flags.writeable
+            leaf.accumulate(_t.make(g), False, owned)
+        else:
+            leaf.accumulate(g, False)
+        return None
     finally:
         if hush is not None:
             _loud(hush)

@@ -1,0 +1,137 @@
+"""The engine's chain path (engine.py NOTE [chains]): random chains give torch's gradients and
+the graph engine's bits, and every way out of the path (hooks, captures on the way, a rule
+that declines, freed or modified saved values) behaves as the graph engine does."""
+import numpy as np
+import pytest
+
+import arraygrad as ag
+from arraygrad.autograd import engine
+from conftest import assert_close, reference_torch
+
+torch = reference_torch()
+
+# (name, arraygrad/torch step): each keeps one edge leading on; constants broadcast
+STEPS = [
+    ("mul", lambda lib, y, c: y * c), ("add", lambda lib, y, c: y + c),
+    ("rsub", lambda lib, y, c: 1.5 - y), ("div", lambda lib, y, c: y / (c * c + 1)),
+    ("tanh", lambda lib, y, c: lib.tanh(y)), ("sin", lambda lib, y, c: lib.sin(y)),
+    ("exp", lambda lib, y, c: lib.exp(y * 0.1)), ("scalar", lambda lib, y, c: y * 0.999 + 0.001),
+    ("sum0", lambda lib, y, c: y.sum(0, keepdim=True) if y.ndim > 1 else y),
+    ("matvec", lambda lib, y, c: (c @ y.reshape(-1, 1)).reshape(-1)[:y.numel()].reshape(y.shape)
+     if y.ndim == 1 else y),
+    ("relu", lambda lib, y, c: lib.relu(y)), ("sq", lambda lib, y, c: y ** 2),
+]
+
+
+def _program(seed):
+    rng = np.random.default_rng(seed)
+    shape = [(), (5,), (3, 4)][seed % 3]
+    x = rng.standard_normal(shape)
+    steps = [STEPS[i] for i in rng.integers(0, len(STEPS), rng.integers(1, 12))]
+    consts = []
+    for name, _ in steps:
+        if name == "matvec":
+            n = int(np.prod(shape)) if shape else 1
+            consts.append(rng.standard_normal((n, n)))
+        else:   # a constant of the tensor's shape, or one that broadcasts to it
+            consts.append(rng.standard_normal(shape[1:] if shape and rng.random() < 0.3
+                                              else shape))
+    return x, steps, consts
+
+
+def _run(lib, x0, steps, consts, how):
+    x = lib.tensor(x0, requires_grad=True)
+    y = x
+    for (_, f), c in zip(steps, consts):
+        y = f(lib, y, lib.tensor(c))
+    loss = y.sum()
+    if how == "grad":
+        return lib.autograd.grad(loss, x)[0]
+    loss.backward()
+    return x.grad
+
+
+@pytest.mark.parametrize("how", ["backward", "grad"])
+def test_random_chains_match_torch_and_the_graph_engine(how, monkeypatch):
+    for seed in range(150):
+        x0, steps, consts = _program(seed)
+        got = _run(ag, x0, steps, consts, how)
+        assert_close(got, _run(torch, x0, steps, consts, how), what=f"seed {seed}: ")
+        with monkeypatch.context() as m:
+            m.setattr(engine, "_chain_of", lambda *a: None)
+            general = _run(ag, x0, steps, consts, how)
+        assert np.array_equal(got.numpy(), general.numpy()), f"seed {seed}: not bit for bit"
+
+
+def test_chains_are_taken_and_left_where_they_should_be(monkeypatch):
+    """Which graphs the chain path runs: a chain to the one leaf wanted; not a graph with a
+    shared node, a hook, a retained or captured intermediate, or another leaf wanted."""
+    taken = []
+    run_chain = engine._run_chain
+    monkeypatch.setattr(engine, "_run_chain", lambda *a: taken.append(1) or run_chain(*a))
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    w = ag.tensor([0.5, 3.0], requires_grad=True)
+
+    def takes(run):
+        taken.clear()
+        run()
+        return bool(taken)
+    assert takes(lambda: (x * 2).tanh().sum().backward())
+    assert takes(lambda: ag.autograd.grad((x * 2).sin().sum(), x))
+    assert not takes(lambda: ((x * 2) * (x * 3)).sum().backward())     # two paths to x
+    assert not takes(lambda: (x * w).sum().backward())                  # two leaves
+    assert not takes(lambda: ag.autograd.grad((x * 2).sum(), w, allow_unused=True))
+    y = x * 2
+    y.retain_grad()
+    assert not takes(lambda: y.sin().sum().backward())
+    assert y.grad.tolist() == pytest.approx(np.cos([2.0, 4.0]).tolist())
+    y = x * 2
+    assert not takes(lambda: ag.autograd.grad(y.exp().sum(), y))
+    y = x * 2
+    y.register_hook(lambda g: g * 10)
+    assert not takes(lambda: y.sum().backward())
+    with ag.autograd.set_detect_anomaly(True):
+        assert not takes(lambda: (x * 2).sum().backward())
+    assert not takes(lambda: ag.autograd.grad((x * 2).sum(), x, create_graph=True))
+
+
+def test_a_leaf_hook_sees_the_captured_gradient():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    x.register_hook(lambda g: seen.append(g.tolist()) or g * 2)
+    g, = ag.autograd.grad((x * 3).sum(), x)
+    assert seen == [[3.0, 3.0]] and g.tolist() == [6.0, 6.0]
+    (x * 3).sum().backward()
+    assert x.grad.tolist() == [6.0, 6.0]
+
+
+def test_freed_modified_and_retained_chains_behave_as_the_graph_engine():
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    loss = (x * 2).tanh().sum()
+    loss.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        loss.backward()
+    x.grad = None
+    loss = (x * 2).tanh().sum()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    want = 2 * 2 * (1 - np.tanh([2.0, 4.0]) ** 2)
+    assert np.allclose(x.grad.numpy(), want, rtol=1e-4, atol=0)   # (float32)
+    y = x * 2
+    z = y.sin()
+    y.mul_(3)       # sin's saved input changed: the rule declines, the graph engine raises
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+
+
+def test_a_chain_keeps_the_callers_gradient_and_the_error_state():
+    go = ag.tensor([1.0, 1.0])
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+    (x * 2 + 1).backward(go)
+    assert go.tolist() == [1.0, 1.0] and x.grad.tolist() == [2.0, 2.0]
+    before = np.geterr()
+    with np.errstate(all="raise"):
+        inf = ag.tensor([np.inf], requires_grad=True)
+        g, = ag.autograd.grad((inf * 0.0).sum(), inf)       # inf * 0 without a warning
+        assert np.geterr()["invalid"] == "raise"
+    assert np.geterr() == before and g.tolist() == [0.0]
