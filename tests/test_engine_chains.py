@@ -135,3 +135,35 @@ def test_a_chain_keeps_the_callers_gradient_and_the_error_state():
         g, = ag.autograd.grad((inf * 0.0).sum(), inf)       # inf * 0 without a warning
         assert np.geterr()["invalid"] == "raise"
     assert np.geterr() == before and g.tolist() == [0.0]
+
+
+def test_a_custom_function_in_a_chain_runs_as_the_graph_engine_runs_it(monkeypatch):
+    """A Function's node on a chain runs by `_run_node` (its backward sees tensors, grad mode
+    off); checkpoint validity is torch's: True for backward, False for grad."""
+    seen = []
+
+    def make(lib):
+        class Cube(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x ** 3
+
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                if lib is ag:
+                    seen.append((ag.is_grad_enabled(), engine.is_checkpoint_valid()))
+                return g * 3 * x ** 2
+        return Cube
+    x0 = np.array([0.5, -1.0, 2.0])
+    for how in ("backward", "grad"):
+        got = {}
+        for lib in (ag, torch):
+            cube = make(lib)
+            x = lib.tensor(x0, requires_grad=True)
+            loss = lib.sin(cube.apply(x * 2.0) * 0.5).sum()
+            got[lib] = lib.autograd.grad(loss, x)[0] if how == "grad" else \
+                (loss.backward(), x.grad)[1]
+        assert_close(got[ag], got[torch])
+    assert seen == [(False, True), (False, False)]

@@ -452,11 +452,11 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
 
 # NOTE [chains]
 # Most graphs that backward or autograd.grad see in a loop are chains: from the root, every
-# node a primitive's with one edge that leads on (the others None: constants, inputs that
+# node (a primitive's, a custom Function's) with one edge that leads on (the others None: constants, inputs that
 # need no gradient), ending at one leaf (the captured one, for grad). Under the lean
 # engine's conditions, with neither hooks nor captures on the way, such a chain runs as a
-# loop of array-level vjps with no dependency counts, heap or buffers: what `_execute` does
-# for it, step for step (the same rules on the same arrays, the same spare buffers, saved
+# loop of array-level vjps (other nodes by `_run_node`, as the graph engine runs them) with no
+# dependency counts, heap or buffers: what `_execute` does for it, step for step (the same rules on the same arrays, the same spare buffers, saved
 # values freed as each node runs). Where a rule declines its values, the rest of the chain
 # goes to `_run_graph` from that node.
 def _chain_of(edge, capture, create_graph):
@@ -469,10 +469,10 @@ def _chain_of(edge, capture, create_graph):
             _graph._array_apply is not _ARRAY_APPLY:
         return None
     chain = []
-    while type(node) is PrimNode:
+    while type(node) is not AccumulateGrad:
         if node._tensor_hooks is not None or node._pre_hooks is not None or \
-                node._post_hooks is not None or node.hooked or \
-                node.prim.array_vjp is None or node.n_outputs != 1:
+                node._post_hooks is not None or node.n_outputs != 1 or \
+                type(node) is PrimNode and (node.hooked or node.prim.array_vjp is None):
             return None
         k = -1
         for i, nxt in enumerate(node._fns):
@@ -484,7 +484,7 @@ def _chain_of(edge, capture, create_graph):
             return None
         chain.append((node, k))
         node = node._fns[k]
-    if type(node) is not AccumulateGrad or capture is not None and capture[0] != (node, 0):
+    if capture is not None and capture[0] != (node, 0):
         return None
     chain.append((node, 0))
     return chain
@@ -495,10 +495,25 @@ def _run_chain(chain, g, keep_graph, capture):
     mode = grad_mode.state
     outer_mode, mode.grad_enabled = mode.grad_enabled, False
     spare = not keep_graph and _COUNTS_KNOWN
-    hush = _quiet(_IGNORE_ALL) if QUIET_NUMPY is not None else None
+    hush = None     # NumPy's error state switched for a run of array-level rules
+    outer_valid, outer_donor = _run_state.checkpoint_valid, _engine_state.donor
+    _run_state.checkpoint_valid = capture is None
     try:
         for j in range(len(chain) - 1):
             node, k = chain[j]
+            if type(node) is not PrimNode:      # a custom Function's or a view's node
+                if hush is not None:
+                    _loud(hush)
+                    hush = None
+                in_grads = _run_node(node, [_tensor(g)], _LEADS, None, keep_graph, None, (),
+                                     None)
+                g = in_grads[k] if in_grads else None
+                in_grads = None
+                if g is None:
+                    break
+                continue
+            if hush is None and QUIET_NUMPY is not None:
+                hush = _quiet(_IGNORE_ALL)
             if type(g) is _ndarray:
                 # g: held by `g` here, in array_vjp and in _spare, and the argument
                 in_grads = _graph.array_vjp(node, g, node.needs_input_grad, 4 if spare else 0,
@@ -518,11 +533,13 @@ def _run_chain(chain, g, keep_graph, capture):
                 node._saved = node._saved_outs = None
             g = in_grads[k] if in_grads else None
             in_grads = None
-            if g is None:       # no gradient goes on: the rest of the chain is released
-                if not keep_graph:
-                    for rest, _ in chain[j + 1:-1]:
-                        rest._saved = rest._saved_outs = None
-                return None if capture is None else [None]
+            if g is None:
+                break
+        if g is None:       # no gradient goes on: the rest of the chain is released
+            if not keep_graph:
+                for rest, _ in chain[j + 1:-1]:
+                    rest.release()
+            return None if capture is None else [None]
         if hush is not None:
             _loud(hush)
             hush = None
@@ -540,6 +557,8 @@ def _run_chain(chain, g, keep_graph, capture):
         if hush is not None:
             _loud(hush)
         mode.grad_enabled = outer_mode
+        _run_state.checkpoint_valid = outer_valid
+        _engine_state.donor = outer_donor
 
 
 def _run_node(node, buf, flags, needed, keep_graph, captured, capture_set, targets):
