@@ -63,8 +63,7 @@ def _root_grads(roots, grads, create_graph):
         else:
             if not isinstance(g, _t.Tensor):
                 g = r.new_tensor(g)
-            if (g._data.shape != r._data.shape) if g._lvl is None and r._lvl is None else \
-                    g.shape != r.shape:     # (plain tensors: their arrays' shapes, no Size)
+            if g.shape != r.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{g.shape} and output[{i}] has a shape of {r.shape}.")
         out.append(g)
@@ -201,9 +200,7 @@ def _run_graph(root_edges, root_grads, keep_graph, create_graph, capture, target
     out = []
     for e in capture:
         g = captured.get(e)
-        if type(g) is _ndarray:     # one tensor per edge, however often it is asked for
-            g = captured[e] = _t.make(g)
-        out.append(g)
+        out.append(_t.make(g) if type(g) is _ndarray else g)
     return out
 
 
@@ -317,12 +314,18 @@ def _tensor(g):
 # ready runs next without the heap (a chain never touches it). NumPy's error state is
 # switched to "ignore" once for a run of such nodes rather than by each rule (their `plain`
 # functions run), and back before anything else runs (hooks, composite rules, leaves).
+def _lean(create_graph):
+    """Whether backward may run array-level rules on arrays (NOTE [lean engine]): no graph is
+    being built and nothing watches the rules run (anomaly mode, the profiler)."""
+    return not create_graph and not anomaly.enabled and not _dispatch_tls.interpreters and \
+        not _autocast.enabled and _apply is _default_apply and \
+        _graph._array_apply is _ARRAY_APPLY
+
+
 def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, capture_set,
              targets):
     pop, push = heapq.heappop, heapq.heappush
-    lean = not create_graph and not anomaly.enabled and not _dispatch_tls.interpreters and \
-        not _autocast.enabled and _apply is _default_apply and \
-        _graph._array_apply is _ARRAY_APPLY
+    lean = _lean(create_graph)
     owned_refs = 2 if lean and _COUNTS_KNOWN else 0   # a `g` here and getrefcount's argument
     spare = not keep_graph and _COUNTS_KNOWN
     sums = set()    # buffer slots holding a sum the engine made: later terms go in place
@@ -353,9 +356,8 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
                 if g is None:
                     continue
                 if captured is not None:
-                    if (node, 0) in capture_set:    # (an array stays one: `run` makes it a tensor)
-                        captured[(node, 0)] = node.run_hooks(_tensor(g)) \
-                            if node.variable._hooks else g
+                    if (node, 0) in capture_set:
+                        captured[(node, 0)] = node.run_hooks(_tensor(g))
                 elif targets is None or node in targets:
                     if type(g) is _ndarray:
                         # owned where only `g` here holds it (NOTE [lean engine])
@@ -452,21 +454,20 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
 
 # NOTE [chains]
 # Most graphs that backward or autograd.grad see in a loop are chains: from the root, every
-# node (a primitive's, a custom Function's) with one edge that leads on (the others None: constants, inputs that
-# need no gradient), ending at one leaf (the captured one, for grad). Under the lean
-# engine's conditions, with neither hooks nor captures on the way, such a chain runs as a
-# loop of array-level vjps (other nodes by `_run_node`, as the graph engine runs them) with no
-# dependency counts, heap or buffers: what `_execute` does for it, step for step (the same rules on the same arrays, the same spare buffers, saved
-# values freed as each node runs). Where a rule declines its values, the rest of the chain
-# goes to `_run_graph` from that node.
+# node (a primitive's, a custom Function's) has one edge that leads on (the others None:
+# constants, inputs that need no gradient), ending at one leaf (the captured one, for grad).
+# Under the lean engine's conditions, with neither hooks nor captures on the way, such a
+# chain runs as a loop of array-level vjps (other nodes by `_run_node`, as the graph engine
+# runs them) with no dependency counts, heap or buffers: what `_execute` does for it, step
+# for step (the same rules on the same arrays, the same spare buffers, saved values freed
+# as each node runs). Where a rule declines its values, the rest of the chain goes to
+# `_run_graph` from that node.
 def _chain_of(edge, capture, create_graph):
     """The nodes of the chain from `edge` (NOTE [chains]) with the index of each one's edge
     that leads on, its leaf last; None where the graph is not such a chain or the lean
     engine's conditions do not hold."""
     node, nr = edge
-    if nr or create_graph or anomaly.enabled or _dispatch_tls.interpreters or \
-            _autocast.enabled or _apply is not _default_apply or \
-            _graph._array_apply is not _ARRAY_APPLY:
+    if nr or not _lean(create_graph):
         return None
     chain = []
     while type(node) is not AccumulateGrad:
@@ -545,7 +546,7 @@ def _run_chain(chain, g, keep_graph, capture):
             hush = None
         leaf = chain[-1][0]
         if capture is not None:
-            return [leaf.run_hooks(_tensor(g)) if leaf.variable._hooks else _tensor(g)]
+            return [leaf.run_hooks(_tensor(g))]
         if type(g) is _ndarray:
             # owned where only `g` here holds it (NOTE [lean engine])
             owned = _getrefcount(g) == 2 and g.base is None and g.flags.writeable
