@@ -163,3 +163,100 @@ def test_sqrt_of_a_negative_number_is_nan_without_a_warning():
               ag.tensor([-1, 4])):
         y = ag.sqrt(x)
         assert np.isnan(y.numpy()[0])
+
+
+def _matrix_operands(dtype):
+    """Matrices and vectors: leaves, intermediates, constants and views that need no grad."""
+    rng = np.random.default_rng(1)
+    w = ag.tensor(rng.standard_normal((3, 4)), dtype=dtype, requires_grad=True)
+    data = ag.tensor(rng.standard_normal((5, 4)), dtype=dtype)
+    return {"w": w, "mid": w * 2.0, "const": ag.tensor(rng.standard_normal((4, 2)), dtype=dtype),
+            "vec": ag.tensor(rng.standard_normal(4), dtype=dtype, requires_grad=True),
+            "row": data[2], "cols": data.T[:, :3], "w.T": w.T}
+
+
+@pytest.mark.parametrize("dtype", [ag.float32, ag.float64])
+def test_products_and_full_reductions_build_the_general_paths_node(dtype):
+    m = _matrix_operands(dtype)
+    for a, b in [("w", "vec"), ("w", "row"), ("mid", "row"), ("w", "const"), ("mid", "const"),
+                 ("w", "cols"), ("cols", "w"), ("w.T", "w"), ("const", "const")]:
+        x, y = m[a], m[b]
+        if x.shape[-1] == y.shape[0]:
+            _check_same(lambda x, y: x @ y, (x, y))
+            _check_same(ag.matmul, (x, y))
+    for name in ("w", "mid", "const", "vec", "row", "cols"):
+        _check_same(lambda x: x.sum(), (m[name],))
+        _check_same(lambda x: x.mean(), (m[name],))
+        _check_same(ag.sum, (m[name],))
+
+
+def test_products_and_reductions_take_one_frame(monkeypatch):
+    m = _matrix_operands(ag.float64)
+    calls = []
+    monkeypatch.setattr(eager, "record_eager", lambda *a: calls.append(a[0].name))
+    for z in (m["w"] @ m["vec"], m["mid"] @ m["row"], m["w"] @ m["const"], m["mid"].sum(),
+              ag.mean(m["w"]), m["w"] @ m["cols"]):
+        assert z.grad_fn is not None
+    assert calls == []
+    m["w"].sum(0)
+    assert calls == ["sum"]
+
+
+def test_products_and_reductions_refuse_as_the_general_path():
+    m = _matrix_operands(ag.float64)
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(3x4 and 2x1\)"):
+        m["w"] @ ag.ones(2, dtype=ag.float64)
+    with pytest.raises(RuntimeError, match="expected m1 and m2 to have the same dtype"):
+        m["w"] @ ag.ones(4, dtype=ag.float32)
+    with pytest.raises(TypeError, match=r"matmul\(\): argument 'other' \(position 2\) must be Tensor"):
+        ag.matmul(m["w"], 2.0)
+    with pytest.raises(TypeError, match=r"sum\(\): argument 'input' \(position 1\) must be Tensor"):
+        ag.sum([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="mean\\(\\): could not infer output dtype"):
+        ag.tensor([1, 2]).mean()
+    s = ag.tensor([[1, 2], [3, 4]], dtype=ag.int32).sum()
+    assert s.dtype is ag.int64 and s.item() == 10
+    with ag.autocast("cpu", dtype=ag.bfloat16):
+        z = m["w"].float() @ m["vec"].float()
+    assert z.dtype is ag.bfloat16
+
+
+def test_int_index_view_is_the_general_paths_view():
+    """`x[i]` of a tensor that records nothing: the same view (memory, version counter, base,
+    how it is redone) as the general path's, and the same errors."""
+    base = ag.tensor(np.arange(12.0).reshape(3, 4))
+    for i in (0, 2, -1, -3):
+        fast, slow = base[i], _general(lambda: base[i])
+        np.testing.assert_array_equal(fast.numpy(), slow.numpy())
+        assert fast._vc is slow._vc is base._vc and fast._base is slow._base is base
+        assert fast._view_version == slow._view_version
+        np.testing.assert_array_equal(fast._view_fn(base).numpy(), slow._view_fn(base).numpy())
+        assert np.shares_memory(fast.numpy(), base.numpy())
+    v = ag.tensor([1.0, 2.0, 3.0])[1]
+    assert v.shape == () and v.item() == 2.0
+    row = base[1]
+    row.mul_(2)
+    assert base[1, 0].item() == 8.0 and base._version == 1
+    for bad, msg in ((3, "index 3 is out of bounds for dimension 0 with size 3"),
+                     (-4, "index -4 is out of bounds")):
+        with pytest.raises(IndexError, match=msg):
+            base[bad]
+    with pytest.raises(IndexError, match="invalid index of a 0-dim tensor"):
+        ag.tensor(1.0)[0]
+
+
+def test_a_view_whose_base_was_written_takes_the_general_path():
+    """A view that needs no grad goes the one-frame way only while its base is as it was
+    when the view was made: after an in-place write that gave the base a history, the view
+    gets its history from the general path (torch regenerates it the same way)."""
+    x = ag.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    base = ag.zeros(4, dtype=ag.float64)
+    v = base[1:]
+    row = ag.zeros(2, 3, dtype=ag.float64)
+    r = row[0]
+    base[1:].add_(x)
+    row.mul_(x)
+    y = v * 2.0 + (r * v).tanh() + v.sin()
+    assert y.grad_fn is not None
+    g, = ag.autograd.grad(y.sum(), x)
+    np.testing.assert_allclose(g.numpy(), 2.0 + np.cos(x.detach().numpy()))

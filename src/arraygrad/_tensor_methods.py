@@ -269,7 +269,7 @@ Tensor.__lt__ = _m(ew.lt)
 Tensor.__le__ = _m(ew.le)
 Tensor.__gt__ = _m(ew.gt)
 Tensor.__ge__ = _m(ew.ge)
-Tensor.__getitem__ = lambda self, idx: ix.getitem(self, idx)
+Tensor.__getitem__ = ix.getitem
 
 
 def _setitem(self, idx, value):

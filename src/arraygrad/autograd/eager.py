@@ -94,9 +94,10 @@ dispatch.swap_eager(process)
 # do in one frame what the public op, the dispatcher, `process`, the impl's wrappers,
 # `record_eager` and `_fill` do in ten. The common case: no transform level and no profiler
 # (`dispatch._eager` is `process`); every tensor argument a plain Tensor (not a subclass,
-# not a view, of no level) over a NumPy array, all of one dtype, float32 or float64; the
-# others Python floats or ints. There the public op passes the arguments unchanged to the
-# primitive (promotion keeps them), so `prim.plain` computed on them with NumPy silenced is
+# of no level, not a view unless one that needs no grad and whose base was not written
+# since: `process` leaves those as they are) over a NumPy array, all of one dtype, float32
+# or float64; the others Python floats or ints. There the public op passes the arguments
+# unchanged to the primitive (promotion keeps them), so `prim.plain` computed on them with NumPy silenced is
 # what it computes (a ValueError sends the call down the general path, which raises torch's
 # error), and the node built here is the one `record_eager` builds (NOTE [node footprint];
 # under saved-tensor hooks or anomaly mode `record_eager` itself records). Any other call
@@ -122,16 +123,19 @@ def _saves(prim, i, needs):
     return when is None or when[i] is None or any(needs[j] for j in when[i])
 
 
-def unary_op(prim, slow):
+def unary_op(prim, slow, params_for=None):
     """`slow(input)`, the public op of unary primitive `prim`, with its common case in one
-    frame (NOTE [one-frame ops])."""
+    frame (NOTE [one-frame ops]); `params_for(array)`: the params (a dict shared between
+    calls, as rules only read them) the public op passes the primitive for that input, where
+    it passes any (a full reduction's dims)."""
     if prim.multiple_results or prim.is_view or prim.nondiff_inputs or prim.nondiff_outputs \
             or prim.plain is None or QUIET_NUMPY is None:
         return slow
     record, save_x, save_out = prim.differentiable, _saves(prim, 0, (True,)), prim.save_output
 
     def op(input):
-        if type(input) is not Tensor or input._lvl is not None or input._base is not None \
+        if type(input) is not Tensor or input._lvl is not None or input._base is not None and (
+                input._requires_grad or input._vc[0] != input._view_version) \
                 or _tls.interpreters or dispatch._eager is not process:
             return slow(input)
         d = input._data
@@ -140,9 +144,10 @@ def unary_op(prim, slow):
         dt = d.dtype
         if dt is not _F64 and dt is not _F32:
             return slow(input)
+        params = NO_PARAMS if params_for is None else params_for(d)
         token = _quiet(_IGNORE_ALL)
         try:
-            out = prim.plain(_np, d)
+            out = prim.plain(_np, d) if params is NO_PARAMS else prim.plain(_np, d, **params)
         except ValueError:      # the impl's own error, from the general path
             out = None
         finally:
@@ -161,12 +166,12 @@ def unary_op(prim, slow):
             return t
         if out.dtype is not dt or _hooks_state.stack or _anomaly.enabled:
             t._requires_grad = False
-            record_eager(prim, {}, (input,), [t])
+            record_eager(prim, params, (input,), [t])
             return t
         node = _new(PrimNode)
         node._seq = next(_seq)
         node.prim = prim
-        node.params = NO_PARAMS
+        node.params = params
         node.needs_input_grad = _NEEDS1
         node._nrs = _Z1
         shapes = (d.shape,)
@@ -223,7 +228,8 @@ def binary_op(prim, slow, reflected=False):
             return slow(x, y)
         tx, ty = type(x), type(y)
         if tx is Tensor:
-            if x._lvl is not None or x._base is not None:
+            if x._lvl is not None or x._base is not None and (
+                    x._requires_grad or x._vc[0] != x._view_version):
                 return slow(x, y)
             dx = x._data
             if type(dx) is not _ndarray:
@@ -232,7 +238,8 @@ def binary_op(prim, slow, reflected=False):
             if dt is not _F64 and dt is not _F32:
                 return slow(x, y)
             if ty is Tensor:
-                if y._lvl is not None or y._base is not None:
+                if y._lvl is not None or y._base is not None and (
+                        y._requires_grad or y._vc[0] != y._view_version):
                     return slow(x, y)
                 dy = y._data
                 if type(dy) is not _ndarray or dy.dtype is not dt:
@@ -244,7 +251,8 @@ def binary_op(prim, slow, reflected=False):
             else:
                 return slow(x, y)
         elif ty is Tensor and (tx is float or tx is int):
-            if y._lvl is not None or y._base is not None:
+            if y._lvl is not None or y._base is not None and (
+                    y._requires_grad or y._vc[0] != y._view_version):
                 return slow(x, y)
             dy = y._data
             if type(dy) is not _ndarray:
@@ -358,5 +366,29 @@ def binary_op(prim, slow, reflected=False):
 def _reflected(slow):
     def op(y, x):
         return slow(x, y)
+    functools.update_wrapper(op, slow)
+    return op
+
+
+def select_op(prim, slow):
+    """`slow(x, index)`, the public `x[index]` of basic-index view primitive `prim`, with its
+    common case in one frame (NOTE [one-frame ops]): an int index into a plain tensor that
+    records nothing (a batch taken from a data set), a view as `process` makes it."""
+    def op(x, index):
+        if type(index) is not int or type(x) is not Tensor or x._lvl is not None \
+                or x._base is not None or _tls.interpreters or dispatch._eager is not process \
+                or x._requires_grad and _grad_state.grad_enabled:
+            return slow(x, index)
+        d = x._data
+        if type(d) is not _ndarray or not d.ndim or d.dtype.kind == "c" \
+                or not -d.shape[0] <= index < d.shape[0]:
+            return slow(x, index)
+        t = _new(Tensor)
+        t._data = d[index, ...]         # as the primitive: a 0-d view, not a NumPy scalar
+        t._lvl = t.grad_fn = None
+        t._requires_grad = False
+        t._output_nr = 0
+        mark_view(prim, x, {"index": (index,)}, t)
+        return t
     functools.update_wrapper(op, slow)
     return op

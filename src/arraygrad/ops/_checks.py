@@ -29,15 +29,17 @@ def check_tensor(op, value, arg="input", pos=1):
         raise not_tensor(op, arg, pos, value)
 
 
-def tensor_op(fn=None, *, others=(), optional=(), floating=None):
+def tensor_op(fn=None, *, others=(), optional=(), floating=None, name=None):
     """Decorator of a public op whose first argument must be a Tensor. `others` names further
     parameters that must be Tensors when given (None passes by keyword, as an omitted default);
     `optional` names parameters that may be a Tensor or None (torch's `Tensor?`). `floating`
     names torch's kernel of an op with floating (and complex) kernels only: an integer or bool
-    first argument gets torch's NotImplementedError naming it."""
+    first argument gets torch's NotImplementedError naming it. `name`: the op's name in
+    errors, where it is not the function's (the general path behind a one-frame op)."""
     if fn is None:
-        return functools.partial(tensor_op, others=others, optional=optional, floating=floating)
-    name = fn.__name__
+        return functools.partial(tensor_op, others=others, optional=optional, floating=floating,
+                                 name=name)
+    name = name or fn.__name__
     params = [p for p in inspect.signature(fn).parameters.values()
               if p.kind is not p.VAR_POSITIONAL and p.kind is not p.VAR_KEYWORD]
     first = params[0].name

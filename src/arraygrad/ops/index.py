@@ -16,6 +16,7 @@ from . import _indexing
 from ._checks import tensor_op, same_dtype, short_dtype_name, c_dtype_name, bool_args, not_tensor
 from ._rules import all_front, batch_size, same_bdim, to_front
 from .registry import primitive
+from ..autograd.eager import select_op
 
 Tensor = _t.Tensor
 _ndarray = numpy_backend.array_type
@@ -172,7 +173,7 @@ _getitem_copy = primitive("index", _indexing.getitem, save=(),
                           batch=_getitem_batch)
 
 
-def getitem(x, idx):
+def _getitem(x, idx):
     if x._lvl is None and not x.shape and isinstance(idx, builtins.int):
         raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
                          "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
@@ -191,9 +192,7 @@ def getitem(x, idx):
         raise IndexError(str(e).replace("axis", "dimension")) from None
 
 
-def _is_mask(i):
-    """Whether raw index entry `i` is a boolean array (of any library)."""
-    return hasattr(i, "dtype") and _dt.of_array(i.dtype) is _dt.bool
+getitem = select_op(_getitem_view, _getitem)
 
 
 def _check_masks(shape, index):

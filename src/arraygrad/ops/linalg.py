@@ -1,7 +1,8 @@
 """Matrix products. One primitive, `matmul` on >=2-d operands; vectors are reshaped."""
 from .. import _tensor as _t
 from .. import dtypes as _dt
-from ..core.autocast_mode import autocast_op, LOWER_PRECISION
+from ..core.autocast_mode import autocast_op, LOWER_PRECISION, state as _autocast
+from ..autograd.eager import binary_op
 from ..backends import numpy_backend, silent
 from ._checks import (tensor_op, tensor_list, short_dtype_name, type_name, c_dtype_name,
                       same_dtype, not_implemented)
@@ -11,6 +12,7 @@ from .registry import primitive
 
 Tensor = _t.Tensor
 host_xp = numpy_backend.xp     # NOTE [stacked outer products]
+_ndarray = host_xp.ndarray
 
 
 def _mT(x):
@@ -28,6 +30,9 @@ def _matmul_arrays(xp, x, y):
             x.dtype == y.dtype and x.dtype.char in "fdFD" and x.size * y.shape[-1] >= 256:
         return xp.einsum("...ik,...kj->...ij", x, y)
     # bfloat16 (ml_dtypes) multiplies into float32, as torch accumulates; round back as torch
+    if xp is host_xp:       # as `_reshape`
+        out = host_xp.matmul(x, y)
+        return out if out.dtype == x.dtype else out.astype(x.dtype)
     return xp.astype(xp.matmul(x, y), x.dtype, copy=False)
 
 
@@ -35,6 +40,8 @@ _matmul_impl = silent(_matmul_arrays)
 
 
 def _mT_array(xp, a):
+    if xp is host_xp:       # as `_reshape`
+        return a.swapaxes(-1, -2)
     return xp.permute_dims(a, _swapped(a.ndim, a.ndim - 1, a.ndim - 2))
 
 
@@ -86,16 +93,21 @@ _matmul = primitive(
 # a matmul of `v` as a column between an unsqueeze and a squeeze; it computes the same
 # products as that composition did (the column product, then its column), so values and
 # gradients keep their bits, and a batch of vectors is one GEMM as before.
+def _reshape(xp, a, shape):
+    """NumPy's method where it is NumPy: its function's wrappers cost more than small products."""
+    return a.reshape(shape) if xp is host_xp else xp.reshape(a, shape)
+
+
 def _mv_arrays(xp, x, y):
-    out = _matmul_arrays(xp, x, xp.reshape(y, (y.shape[0], 1)))
-    return xp.reshape(out, out.shape[:-1])
+    out = _matmul_arrays(xp, x, _reshape(xp, y, (y.shape[0], 1)))
+    return _reshape(xp, out, out.shape[:-1])
 
 
 def _mv_array_vjp(xp, g, inputs, outs, needs, shapes, spare):
     x, y = inputs
-    gc = xp.reshape(g, (g.shape[0], 1))
-    return (_matmul_arrays(xp, gc, xp.reshape(y, (1, y.shape[0]))) if needs[0] else None,
-            xp.reshape(_matmul_arrays(xp, _mT_array(xp, x), gc), shapes[1]) if needs[1] else None)
+    gc = _reshape(xp, g, (g.shape[0], 1))
+    return (_matmul_arrays(xp, gc, _reshape(xp, y, (1, y.shape[0]))) if needs[0] else None,
+            _reshape(xp, _matmul_arrays(xp, _mT_array(xp, x), gc), shapes[1]) if needs[1] else None)
 
 
 def _mv_batch(prim, args, bdims):
@@ -129,8 +141,8 @@ def _same_dtype(x, y):
 
 
 @autocast_op(LOWER_PRECISION)
-@tensor_op(others=('other',))
-def matmul(input, other):
+@tensor_op(others=('other',), name="matmul")
+def _matmul_op(input, other):
     if input.is_sparse or other.is_sparse:     # sparse COO operands: their own matmul
         return input.matmul(other) if input.is_sparse else other.__rmatmul__(input)
     x, y = input, other
@@ -158,6 +170,25 @@ def matmul(input, other):
     if xv:
         out = out.squeeze(-1 if yv else -2)
     return out
+
+
+# matrix by vector and matrix by matrix, the common products, in one frame at level 0
+# (NOTE [one-frame ops]): there `_matmul_op` passes its operands unchanged to `mv` or
+# `matmul`, and any operands its checks refuse (other dtypes, mismatched shapes) leave the
+# one-frame path for it
+_mv_op, _mm_op = binary_op(_mv, _matmul_op), binary_op(_matmul, _matmul_op)
+
+
+def matmul(input, other):
+    """The matrix product of two tensors, with torch's rules for 1-d and batched operands."""
+    if type(input) is Tensor and type(other) is Tensor and not _autocast.enabled:
+        x, y = input._data, other._data
+        if type(x) is _ndarray and type(y) is _ndarray and x.ndim == 2:
+            if y.ndim == 1:
+                return _mv_op(input, other)
+            if y.ndim == 2:
+                return _mm_op(input, other)
+    return _matmul_op(input, other)
 
 
 @autocast_op(LOWER_PRECISION)

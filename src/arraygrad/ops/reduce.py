@@ -7,6 +7,7 @@ from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.autocast_mode import autocast_op, FP32
 from ..backends import numpy_backend, silent
+from ..autograd.eager import unary_op
 from ._checks import tensor_op, short_dtype_name, bool_args, type_name
 from ._rules import adjoint, along_dim, reduction, fresh, take
 from .registry import primitive
@@ -15,6 +16,7 @@ from .shape import eye_beside, full_beside
 
 Tensor = _t.Tensor
 _host = numpy_backend.xp
+_ndarray = _host.ndarray
 
 
 # NOTE [accumulation]
@@ -74,7 +76,13 @@ def _sum_impl(xp, x, dims, keepdim):
 
 
 def _unreduce_array(xp, g, shape, dims, keepdim):
-    """`_unreduce` on arrays (sum's array-level vjp): the same reshape and broadcast."""
+    """`_unreduce` on arrays (sum's array-level vjp): the same reshape and broadcast. The
+    gradient of a full reduction of floats on NumPy is made as the read-only view of one
+    number that `broadcast_to` makes, in a third of its time (a small sum's whole backward)."""
+    if type(g) is _ndarray and g.size == 1 and g.dtype.char in "fd":
+        view = _ndarray(shape, g.dtype, g, 0, (0,) * len(shape))
+        view.flags.writeable = False
+        return view
     if not keepdim and dims:
         g = xp.reshape(g, tuple(1 if i in dims else s for i, s in enumerate(shape)))
     return xp.broadcast_to(g, shape)
@@ -89,13 +97,33 @@ _sum = primitive(
     linear=True, batch=reduction)
 
 
-@tensor_op
-def sum(input, dim=None, keepdim=False, *, dtype=None):
+@tensor_op(name="sum")
+def _sum_op(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
     elif input.dtype._category < 2:
         input = convert(input, _dt.int64)
     return _sum(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
+
+
+_FULL = {}      # ndim -> the params of a full reduction, shared (NOTE [one-frame ops])
+
+
+def _full(x):
+    params = _FULL.get(x.ndim)
+    if params is None:
+        params = _FULL[x.ndim] = {"dims": tuple(range(x.ndim)), "keepdim": False}
+    return params
+
+
+_sum_all = unary_op(_sum, _sum_op, _full)
+
+
+def sum(input, dim=None, keepdim=False, *, dtype=None):
+    """The sum over `dim` (all dims when None); integers and bools sum as int64."""
+    if dim is None and keepdim is False and dtype is None:
+        return _sum_all(input)
+    return _sum_op(input, dim, keepdim, dtype=dtype)
 
 
 def _count(shape, dims):
@@ -121,14 +149,24 @@ _mean = primitive(
     linear=True, batch=reduction)
 
 
-@tensor_op
-def mean(input, dim=None, keepdim=False, *, dtype=None):
+@tensor_op(name="mean")
+def _mean_op(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is not None:
         input = convert(input, dtype)
     if not input.dtype.is_differentiable:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
                            f"floating point or complex dtype. Got: {input.dtype}")
     return _mean(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
+
+
+_mean_all = unary_op(_mean, _mean_op, _full)
+
+
+def mean(input, dim=None, keepdim=False, *, dtype=None):
+    """The mean over `dim` (all dims when None) of a floating or complex tensor."""
+    if dim is None and keepdim is False and dtype is None:
+        return _mean_all(input)
+    return _mean_op(input, dim, keepdim, dtype=dtype)
 
 
 @autocast_op(FP32)
