@@ -260,3 +260,35 @@ def test_a_view_whose_base_was_written_takes_the_general_path():
     assert y.grad_fn is not None
     g, = ag.autograd.grad(y.sum(), x)
     np.testing.assert_allclose(g.numpy(), 2.0 + np.cos(x.detach().numpy()))
+
+
+def test_broadcast_view_is_numpys_broadcast_to():
+    """The view `backends.broadcast_view` makes directly (expand's impl, a sum's gradient) is
+    NumPy's `broadcast_to`: shape, strides, dtype, values, shared memory, read-only, and the
+    same errors, over random shapes, dtypes and layouts."""
+    from arraygrad.backends import broadcast_view
+    rng = np.random.default_rng(0)
+    taken = 0
+    for _ in range(3000):
+        have = tuple(int(rng.choice([0, 1, 1, 2, 3])) for _ in range(rng.integers(0, 4)))
+        shape = tuple(int(rng.choice([0, 1, 2, 4, -1])) for _ in range(rng.integers(0, 3))) + \
+            tuple(h if rng.random() < 0.6 else int(rng.choice([0, 1, 2, 5, -1])) for h in have)
+        if rng.random() < 0.1:
+            shape = shape[1:]
+        dt = rng.choice([np.float64, np.float32, np.int64, np.bool_, np.complex128, ">f8"])
+        a = np.arange(int(np.prod(have))).astype(dt).reshape(have)
+        if a.ndim >= 2 and rng.random() < 0.2:
+            a = a.swapaxes(0, 1)
+        try:
+            want = np.broadcast_to(a, shape)
+        except ValueError:
+            with pytest.raises(ValueError):
+                broadcast_view(np, a, shape)
+            continue
+        got = broadcast_view(np, a, shape)
+        assert (got.shape, got.strides, got.dtype) == (want.shape, want.strides, want.dtype)
+        np.testing.assert_array_equal(got, want)
+        assert not got.flags.writeable and np.shares_memory(got, a) == np.shares_memory(want, a)
+        taken += a.flags.c_contiguous and a.dtype.isbuiltin == 1 and a.size > 0 and \
+            min(shape, default=1) > 0      # (the cases made directly)
+    assert taken > 500

@@ -6,7 +6,7 @@ from collections import namedtuple
 from .. import dtypes as _dt
 from .. import _tensor as _t
 from ..core.autocast_mode import autocast_op, FP32
-from ..backends import numpy_backend, silent
+from ..backends import numpy_backend, silent, broadcast_view
 from ..autograd.eager import unary_op
 from ._checks import tensor_op, short_dtype_name, bool_args, type_name
 from ._rules import adjoint, along_dim, reduction, fresh, take
@@ -16,7 +16,6 @@ from .shape import eye_beside, full_beside
 
 Tensor = _t.Tensor
 _host = numpy_backend.xp
-_ndarray = _host.ndarray
 
 
 # NOTE [accumulation]
@@ -76,16 +75,10 @@ def _sum_impl(xp, x, dims, keepdim):
 
 
 def _unreduce_array(xp, g, shape, dims, keepdim):
-    """`_unreduce` on arrays (sum's array-level vjp): the same reshape and broadcast. The
-    gradient of a full reduction of floats on NumPy is made as the read-only view of one
-    number that `broadcast_to` makes, in a third of its time (a small sum's whole backward)."""
-    if type(g) is _ndarray and g.size == 1 and g.dtype.char in "fd":
-        view = _ndarray(shape, g.dtype, g, 0, (0,) * len(shape))
-        view.flags.writeable = False
-        return view
+    """`_unreduce` on arrays (sum's array-level vjp): the same reshape and broadcast."""
     if not keepdim and dims:
         g = xp.reshape(g, tuple(1 if i in dims else s for i, s in enumerate(shape)))
-    return xp.broadcast_to(g, shape)
+    return broadcast_view(xp, g, shape)
 
 
 _sum = primitive(

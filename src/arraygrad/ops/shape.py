@@ -6,7 +6,7 @@ from .. import _tensor as _t
 from .. import dtypes as _dt
 from ..core.autocast_mode import autocast_op, FP32
 from ..core.shapes import broadcast_dims, broadcasts_to, sum_to as _sum_to
-from ..backends import adopt, array_dtype, backend_of, default_backend
+from ..backends import adopt, array_dtype, backend_of, default_backend, broadcast_view
 from ._checks import tensor_op, tensor_list, type_name, same_dtype, not_implemented
 from ._rules import all_front, same_bdim, shifted_dims, to_front
 from .registry import primitive
@@ -272,7 +272,7 @@ def _summed_to(xp, g, in_shape, **params):
     return xp.reshape(g, in_shape) if g.ndim != len(in_shape) else g
 
 
-_expand = _view_prim("expand", lambda xp, x, shape: xp.broadcast_to(x, shape),
+_expand = _view_prim("expand", lambda xp, x, shape: broadcast_view(xp, x, shape),
                      lambda ctx, g, shape: _sum_to(g, ctx.shapes[0]),
                      _summed_to, batch=_expand_batch)
 
