@@ -39,6 +39,11 @@ def _matmul_arrays(xp, x, y):
 _matmul_impl = silent(_matmul_arrays)
 
 
+def _reshape(xp, a, shape):
+    """NumPy's method where it is NumPy: its function's wrappers cost more than small products."""
+    return a.reshape(shape) if xp is host_xp else xp.reshape(a, shape)
+
+
 def _mT_array(xp, a):
     if xp is host_xp:       # as `_reshape`
         return a.swapaxes(-1, -2)
@@ -93,11 +98,6 @@ _matmul = primitive(
 # a matmul of `v` as a column between an unsqueeze and a squeeze; it computes the same
 # products as that composition did (the column product, then its column), so values and
 # gradients keep their bits, and a batch of vectors is one GEMM as before.
-def _reshape(xp, a, shape):
-    """NumPy's method where it is NumPy: its function's wrappers cost more than small products."""
-    return a.reshape(shape) if xp is host_xp else xp.reshape(a, shape)
-
-
 def _mv_arrays(xp, x, y):
     out = _matmul_arrays(xp, x, _reshape(xp, y, (y.shape[0], 1)))
     return _reshape(xp, out, out.shape[:-1])
