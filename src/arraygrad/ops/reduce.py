@@ -128,6 +128,8 @@ def _count(shape, dims):
 
 def _mean_impl(xp, x, dims, keepdim):
     # sum / count: the mean of nothing is nan, as torch, without NumPy's "empty slice" warning
+    if xp is _host and x.dtype.char in "fd":    # as _sum_impl (the quotient keeps the dtype)
+        return _sum_impl(xp, x, dims, keepdim) / _count(x.shape, dims)
     s = xp.sum(x, axis=dims, keepdims=keepdim, dtype=_acc(xp, x))
     return xp.astype(s / _count(x.shape, dims), x.dtype, copy=False)
 
