@@ -89,15 +89,16 @@ dispatch.swap_eager(process)
 
 
 # NOTE [one-frame ops]
-# The public forms of the common elementwise primitives (the Tensor operators, `x.tanh()`,
-# `arraygrad.tanh` ...) are made by `unary_op` and `binary_op`: in level 0's common case they
-# do in one frame what the public op, the dispatcher, `process`, the impl's wrappers,
-# `record_eager` and `_fill` do in ten. The common case: no transform level and no profiler
-# (`dispatch._eager` is `process`); every tensor argument a plain Tensor (not a subclass,
-# of no level, not a view unless one that needs no grad and whose base was not written
-# since: `process` leaves those as they are) over a NumPy array, all of one dtype, float32
-# or float64; the others Python floats or ints. There the public op passes the arguments
-# unchanged to the primitive (promotion keeps them), so `prim.plain` computed on them with NumPy silenced is
+# The public forms of the common primitives (the Tensor operators, `x.tanh()`,
+# `arraygrad.tanh`, matrix-vector and matrix products, full sums and means, `x[i]`) are made
+# by `unary_op`, `binary_op` and `select_op`: in level 0's common case they do in one frame
+# what the public op, the dispatcher, `process`, the impl's wrappers, `record_eager` and
+# `_fill` do in ten. The common case: no transform level and no profiler (`dispatch._eager`
+# is `process`); every tensor argument a plain Tensor (not a subclass, of no level, not a
+# view unless one that needs no grad and whose base was not written since: `process` leaves
+# those as they are) over a NumPy array, all of one dtype, float32 or float64; the others
+# Python floats or ints. There the public op passes the arguments unchanged to the
+# primitive (promotion keeps them), so `prim.plain` computed on them with NumPy silenced is
 # what it computes (a ValueError sends the call down the general path, which raises torch's
 # error), and the node built here is the one `record_eager` builds (NOTE [node footprint];
 # under saved-tensor hooks or anomaly mode `record_eager` itself records). Any other call
@@ -111,6 +112,12 @@ _NEEDS = ((None, _interned(_needs_tuples, (False, True))),      # by needs[0], n
 _NEEDS1 = _interned(_needs_tuples, (True,))
 _Z1, _Z2 = _ZEROS[(0,)], _ZEROS[(0, 0)]
 _NOTHING_SAVED = (_NOT_SAVED,)
+
+
+def _general_view(x):
+    """Whether view `x` goes the general way: it needs grad, or its base was written since it
+    was made (`process` refreshes its history first)."""
+    return x._requires_grad or x._vc[0] != x._view_version
 
 
 def _saves(prim, i, needs):
@@ -134,8 +141,8 @@ def unary_op(prim, slow, params_for=None):
     record, save_x, save_out = prim.differentiable, _saves(prim, 0, (True,)), prim.save_output
 
     def op(input):
-        if type(input) is not Tensor or input._lvl is not None or input._base is not None and (
-                input._requires_grad or input._vc[0] != input._view_version) \
+        if type(input) is not Tensor or input._lvl is not None or \
+                input._base is not None and _general_view(input) \
                 or _tls.interpreters or dispatch._eager is not process:
             return slow(input)
         d = input._data
@@ -228,8 +235,7 @@ def binary_op(prim, slow, reflected=False):
             return slow(x, y)
         tx, ty = type(x), type(y)
         if tx is Tensor:
-            if x._lvl is not None or x._base is not None and (
-                    x._requires_grad or x._vc[0] != x._view_version):
+            if x._lvl is not None or x._base is not None and _general_view(x):
                 return slow(x, y)
             dx = x._data
             if type(dx) is not _ndarray:
@@ -238,8 +244,7 @@ def binary_op(prim, slow, reflected=False):
             if dt is not _F64 and dt is not _F32:
                 return slow(x, y)
             if ty is Tensor:
-                if y._lvl is not None or y._base is not None and (
-                        y._requires_grad or y._vc[0] != y._view_version):
+                if y._lvl is not None or y._base is not None and _general_view(y):
                     return slow(x, y)
                 dy = y._data
                 if type(dy) is not _ndarray or dy.dtype is not dt:
@@ -251,8 +256,7 @@ def binary_op(prim, slow, reflected=False):
             else:
                 return slow(x, y)
         elif ty is Tensor and (tx is float or tx is int):
-            if y._lvl is not None or y._base is not None and (
-                    y._requires_grad or y._vc[0] != y._view_version):
+            if y._lvl is not None or y._base is not None and _general_view(y):
                 return slow(x, y)
             dy = y._data
             if type(dy) is not _ndarray:
@@ -374,13 +378,15 @@ def select_op(prim, slow):
     """`slow(x, index)`, the public `x[index]` of basic-index view primitive `prim`, with its
     common case in one frame (NOTE [one-frame ops]): an int index into a plain tensor that
     records nothing (a batch taken from a data set), a view as `process` makes it."""
+    real_only = not prim.complex
+
     def op(x, index):
         if type(index) is not int or type(x) is not Tensor or x._lvl is not None \
                 or x._base is not None or _tls.interpreters or dispatch._eager is not process \
                 or x._requires_grad and _grad_state.grad_enabled:
             return slow(x, index)
         d = x._data
-        if type(d) is not _ndarray or not d.ndim or d.dtype.kind == "c" \
+        if type(d) is not _ndarray or not d.ndim or real_only and d.dtype.kind == "c" \
                 or not -d.shape[0] <= index < d.shape[0]:
             return slow(x, index)
         t = _new(Tensor)

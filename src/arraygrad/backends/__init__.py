@@ -172,10 +172,11 @@ def broadcast_view(xp, a, shape):
     """`xp.broadcast_to(a, shape)`. A C-contiguous NumPy array of a built-in dtype gets the same
     read-only view made directly: NumPy's function builds an iterator to find the strides,
     2 us of Python, which is most of the backward of a small sum."""
-    have = a.shape if type(a) is np.ndarray else None
-    lead = len(shape) - len(have) if have is not None else -1
-    if lead < 0 or not a.flags.c_contiguous or a.dtype.isbuiltin != 1 or not a.size:
+    if type(a) is not np.ndarray or len(shape) < a.ndim or not a.flags.c_contiguous or \
+            a.dtype.isbuiltin != 1 or not a.size:
         return xp.broadcast_to(a, shape)        # (and NumPy's errors)
+    have = a.shape
+    lead = len(shape) - len(have)
     strides = [0] * lead        # as NumPy's: 0 along every dim of size 1 in `a`
     for i, s in enumerate(shape):
         if s <= 0:
