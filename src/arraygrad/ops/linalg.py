@@ -140,12 +140,40 @@ def _same_dtype(x, y):
                            f"{c_dtype_name(x.dtype)} != {c_dtype_name(y.dtype)}")
 
 
+def _vector_product_checks(x, y):
+    """torch's checks of a vector by a vector (its dot kernel) or a matrix by a vector (addmv),
+    in their order and words."""
+    xs, n = x.shape, y.shape[0]
+    a, b = short_dtype_name(x.dtype), short_dtype_name(y.dtype)
+    if len(xs) == 1:
+        if x.dtype is not y.dtype:
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {a} "
+                               f"and {b}")
+        if xs[0] != n:
+            raise RuntimeError(f"inconsistent tensor size, expected tensor [{xs[0]}] and src "
+                               f"[{n}] to have the same number of elements, but got {xs[0]} "
+                               f"and {n} elements respectively")
+        kernel = "dot"
+    else:
+        if xs[1] != n:
+            raise RuntimeError(f"size mismatch, got input ({xs[0]}), mat ({xs[0]}x{xs[1]}), "
+                               f"vec ({n})")
+        if x.dtype is not y.dtype:
+            raise RuntimeError(f"addmv input tensors must have the same dtype, but got {b}, {a}, "
+                               f"and {b}")
+        kernel = "addmv_impl_cpu"
+    if x.dtype is _dt.bool:
+        raise not_implemented(kernel, x.dtype)
+
+
 @autocast_op(LOWER_PRECISION)
 @tensor_op(others=('other',), name="matmul")
 def _matmul_op(input, other):
     if input.is_sparse or other.is_sparse:     # sparse COO operands: their own matmul
         return input.matmul(other) if input.is_sparse else other.__rmatmul__(input)
     x, y = input, other
+    if y.ndim == 1 and x.ndim in (1, 2):
+        _vector_product_checks(x, y)
     if x.dtype is _dt.bool and (y.dtype is _dt.bool or max(x.ndim, y.ndim) > 2):
         # torch's kernels have no bool version; its batched one says so before the dtype check
         raise not_implemented("bmm" if max(x.ndim, y.ndim) > 2 else "addmm_impl_cpu_", x.dtype)

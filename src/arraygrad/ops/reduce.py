@@ -150,7 +150,7 @@ def _mean_op(input, dim=None, keepdim=False, *, dtype=None):
         input = convert(input, dtype)
     if not input.dtype.is_differentiable:
         raise RuntimeError("mean(): could not infer output dtype. Input dtype must be either a "
-                           f"floating point or complex dtype. Got: {input.dtype}")
+                           f"floating point or complex dtype. Got: {short_dtype_name(input.dtype)}")
     return _mean(input, dims=_dims(dim, input.ndim), keepdim=keepdim)
 
 
