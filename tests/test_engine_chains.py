@@ -138,33 +138,41 @@ def test_a_chain_keeps_the_callers_gradient_and_the_error_state():
     t = torch.tensor([np.inf], requires_grad=True)
     assert_close(g, torch.autograd.grad(t.sin().sum(), t)[0])     # nan, as torch
 
+
 def test_a_custom_function_in_a_chain_runs_as_the_graph_engine_runs_it(monkeypatch):
-    """A Function's node on a chain runs by `_run_node` (its backward sees tensors, grad mode
-    off); checkpoint validity is torch's: True for backward, False for grad."""
-    seen = []
+    """A Function's node on a chain runs by `_run_node`: its backward sees grad mode off and
+    torch's checkpoint validity (True under backward, False under grad), and the gradients
+    are torch's."""
+    seen = {ag: [], torch: []}
+    chains = []
+    chain_of = engine._chain_of
+    monkeypatch.setattr(engine, "_chain_of", lambda *a: chains.append(chain_of(*a)) or chains[-1])
 
     def make(lib):
-        class Cube(lib.autograd.Function):
+        valid = engine.is_checkpoint_valid if lib is ag else torch.autograd._is_checkpoint_valid
+
+        class XExp(lib.autograd.Function):
             @staticmethod
             def forward(ctx, x):
                 ctx.save_for_backward(x)
-                return x ** 3
+                return x * x.exp()
 
             @staticmethod
             def backward(ctx, g):
                 x, = ctx.saved_tensors
-                if lib is ag:
-                    seen.append((ag.is_grad_enabled(), engine.is_checkpoint_valid()))
-                return g * 3 * x ** 2
-        return Cube
+                seen[lib].append((lib.is_grad_enabled(), valid()))
+                return g * (1 + x) * x.exp()
+        return XExp
     x0 = np.array([0.5, -1.0, 2.0])
     for how in ("backward", "grad"):
         got = {}
         for lib in (ag, torch):
-            cube = make(lib)
+            f = make(lib)
             x = lib.tensor(x0, requires_grad=True)
-            loss = lib.sin(cube.apply(x * 2.0) * 0.5).sum()
+            loss = lib.sin(f.apply(x * 2.0) * 0.5).sum()
             got[lib] = lib.autograd.grad(loss, x)[0] if how == "grad" else \
                 (loss.backward(), x.grad)[1]
         assert_close(got[ag], got[torch])
-    assert seen == [(False, True), (False, False)]
+    assert seen[ag] == seen[torch] == [(False, True), (False, False)]
+    assert len(chains) == 2 and all(c is not None and any(
+        type(n).__name__ == "XExpBackward" for n, _ in c) for c in chains)
