@@ -31,6 +31,7 @@ CASES = [
     ("pow_square", lambda a, b, c: a ** 2, {"pow"}),
     ("pow_float", lambda a, b, c: a.abs() ** 1.5 + a ** -1, {"pow"}),
     ("pow_zero", lambda a, b, c: a ** 0, {"pow"}),
+    ("pow_one_two", lambda a, b, c: a ** 1 + b ** 1.0 + a ** 2.0 + b ** 3, {"pow"}),
     ("pow_tensor", lambda a, b, c: a.abs() ** b, set()),     # declines: composite
     ("log", lambda a, b, c: ag.log(a), {"log"}),
     ("sqrt", lambda a, b, c: a.sqrt() + b.abs().sqrt(), {"sqrt"}),
@@ -225,3 +226,51 @@ def test_hot_paths_run_no_composite_rule(monkeypatch):
     z.backward(ag.ones_like(z))
     assert calls == []
     assert w1.grad is not None and v.grad is not None
+
+
+@pytest.mark.parametrize("exponent", [0, 1, 2, 3, 1.0, 2.0, 0.5, -1])
+def test_pow_derivatives_match_torch_at_special_values(exponent, torch):
+    """`x ** n` to the third derivative, on both paths (array-level and composite rules),
+    gives torch's bits at zeros of both signs, inf, nan and ordinary values (the array-level
+    rule's shortcuts for n = 1 and 2 change none), and each derivative is connected to `x`
+    as far as torch's is (the composite rule keeps `x ** 0` and `x ** 1`, as torch does)."""
+    vals = np.array([0.0, -0.0, 1.5, -2.5, np.inf, -np.inf, np.nan, 3.0])
+    got, want = [], []
+    for lib, out in ((ag, got), (torch, want)):
+        x = lib.tensor(vals, dtype=lib.float64, requires_grad=True)
+        g = lib.tensor(np.linspace(-1, 1, len(vals)), dtype=lib.float64)
+        y = x ** exponent
+        out.append(lib.autograd.grad(y, x, g, retain_graph=True)[0].detach().numpy().copy())
+        for _ in range(3):
+            d, = lib.autograd.grad(y, x, g, create_graph=True)
+            if not d.requires_grad:
+                break
+            out.append(d.detach().numpy().copy())
+            y = d
+    assert len(got) == len(want)
+    for r, w in zip(got, want):
+        np.testing.assert_array_equal(r, w)
+
+
+def test_pow_gradients_match_torch_where_the_exponent_is_zero_or_the_base_negative(torch):
+    """Both gradients of `x ** y` (tensor, tensor) and of `b ** y` (number base) at zeros,
+    negative bases, inf and nan, with non-finite incoming gradients: torch's values (0 where
+    the exponent is 0 whatever g holds; nan for the exponent's gradient at a negative base;
+    -inf at 0 ** y, y < 0), zeros of the same sign."""
+    import itertools
+    pairs = list(itertools.product([0.0, -0.0, 2.0, -2.0, np.inf, np.nan],
+                                   [0.0, 1.0, -1.0, 0.5, 2.0, -0.5, 3.0]))
+    g0 = np.resize([1.0, np.inf, -2.0, np.nan, 0.5], len(pairs))
+    got, want = [], []
+    for lib, out in ((ag, got), (torch, want)):
+        x = lib.tensor([p[0] for p in pairs], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([p[1] for p in pairs], dtype=lib.float64, requires_grad=True)
+        g = lib.tensor(g0, dtype=lib.float64)
+        out.extend(t.numpy() for t in lib.autograd.grad(x ** y, (x, y), g))
+        for base in (0.0, -2.0, 2.0, 0.5):
+            out.append(lib.autograd.grad(base ** y, y, g)[0].numpy())
+        x0 = lib.tensor([p[0] for p in pairs], dtype=lib.float64, requires_grad=True)
+        out.append(lib.autograd.grad(x0 ** 0, x0, g)[0].numpy())
+    for r, w in zip(got, want):     # finite values to the last bits of torch's own pow
+        np.testing.assert_allclose(r, w, rtol=1e-15, atol=0)
+        np.testing.assert_array_equal(np.signbit(r[r == 0]), np.signbit(w[r == 0]))

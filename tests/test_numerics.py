@@ -221,3 +221,23 @@ def test_norm_of_order_zero_counts_nonzeros(torch):
     np.testing.assert_array_equal(x.grad.numpy(), 0.)
     with pytest.raises(RuntimeError, match="matrix_norm: The input tensor A must have at least 2"):
         ag.norm(x, "nuc")       # torch.norm hands a string p to linalg.matrix_norm
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("exponent", [-0.5, -1, 2, 3, -2, 3.0, -2.0, 0.5, 0, 1])
+def test_number_powers_take_torch_kernels(torch, dtype, exponent):
+    """`x ** n` for the exponents torch computes by a formula of its own (rsqrt, reciprocal,
+    x * x, x * x * x, 1 / (x * x)): torch's bits, and torch's special values (1 / sqrt(-0.0)
+    is -inf where pow(-0.0, -0.5) is inf). 0.5 is sqrt in both, correctly rounded here, so
+    it is compared at special values only."""
+    rng = np.random.default_rng(0)
+    special = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-300, -1e-300, 1e300, -3.0, 1.0]
+    values = np.concatenate([special, rng.standard_normal(2000) * 3])
+    if exponent == 0.5:
+        values = np.array(special)
+    with np.errstate(over="ignore"):
+        got, want = _both(torch, lambda lib: lib.tensor(values, dtype=getattr(lib, dtype)) ** exponent)
+    got, want = got.numpy(), want.numpy()
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    bits = f"u{got.itemsize}"      # every bit but a nan's sign and payload
+    np.testing.assert_array_equal(got[~np.isnan(got)].view(bits), want[~np.isnan(want)].view(bits))

@@ -275,13 +275,16 @@ _neg = primitive("neg", silent(_negative), vjp=(lambda ctx, g: -g,), linear=True
                      _into(xp.negative, g, out=take(spare)),))
 
 
+# pow's rules are torch's formulas, products grouped as there: the same bits, the same zeros
+# (where the exponent is 0, whatever g holds) and the same nans (the exponent's derivative at
+# a negative real base, where there is none)
 def _pow_dx(ctx, g):
     x, y = ctx.x, ctx.y
     if isinstance(y, Tensor):
-        return g * y * where(y == 0, 1.0, x) ** (y - 1)
+        return where(y == 0, 0.0, g * (y * x ** (y - 1)))
     if y == 0:
-        return g * 0
-    return g * y * x ** (y - 1)
+        return g._zeros_like()
+    return g * (y * x ** (y - 1))
 
 
 def _real_nonnegative(y):
@@ -292,17 +295,20 @@ def _real_nonnegative(y):
 
 
 def _pow_dy(ctx, g):
-    x = ctx.x
-    if not isinstance(x, Tensor):
-        import cmath
-        import math
-        if isinstance(x, builtins.complex) or ctx.out.dtype.is_complex:
-            if x != 0:
-                return g * ctx.out * cmath.log(x)
-            # 0 ** y: as torch, 0 for a real y >= 0, else out * log(0)
-            return g * where(_real_nonnegative(ctx.y), 0.0, ctx.out * -math.inf)
-        return g * ctx.out * math.log(x) if x > 0 else g * 0 * ctx.out
-    return g * where((x == 0) & _real_nonnegative(ctx.y), 0.0, ctx.out * log(x))
+    x, out = ctx.x, ctx.out
+    if isinstance(x, Tensor):
+        if out.dtype.is_complex and not x.dtype.is_complex:
+            x = x.to(out.dtype)     # log of a negative real base, as a complex number
+        return g * where((x == 0) & _real_nonnegative(ctx.y), 0.0, out * log(x))
+    import cmath
+    import math
+    if out.dtype.is_complex:
+        log_x = cmath.log(x) if x != 0 else None
+    else:
+        log_x = math.log(x) if x > 0 else math.nan if x < 0 else None
+    if log_x is None:       # 0 ** y: 0 for a real y >= 0, else out * log(0)
+        return g * where(_real_nonnegative(ctx.y), 0.0, out * -math.inf)
+    return g * (out * log_x)
 
 
 def _int_array(a):
@@ -323,7 +329,16 @@ def _pow_impl(xp, x, y):
         one = xp.ones_like(r)
         small = xp.where(x == 1, one, xp.where(x == -1, xp.where(odd, -one, one), 0 * one))
         return xp.where(neg, small, r)
+    if type(y) in (builtins.int, builtins.float) and y in _TORCH_POWERS and \
+            hasattr(x, "dtype") and _dt.of_array(x.dtype) in (_dt.float32, _dt.float64):
+        return _TORCH_POWERS[y](xp, x)
     return xp.pow(x, y)
+
+
+# torch's kernels for these number exponents of float32/float64 (their bits, and their
+# special values: 1 / sqrt(-0.0) is -inf where pow(-0.0, -0.5) is inf)
+_TORCH_POWERS = {0.5: lambda xp, x: xp.sqrt(x), -0.5: lambda xp, x: 1.0 / xp.sqrt(x),
+                 3: lambda xp, x: x * x * x, -2: lambda xp, x: 1.0 / (x * x)}
 
 
 def _pow_array_vjp(xp, g, inputs, outs, needs, shapes, spare):
@@ -333,10 +348,16 @@ def _pow_array_vjp(xp, g, inputs, outs, needs, shapes, spare):
     if type(y) not in (builtins.int, builtins.float) or type(x) is not xp.ndarray:
         return None
     if y == 0:
-        return _into(xp.multiply, g, 0, out=take(spare)), None
-    t = _into(xp.multiply, g, y, out=take(spare, x))
-    p = _into(xp.pow, x, y - 1, out=take(spare, t) if fresh(xp, x, g) else None)
-    return _into(xp.multiply, t, p, out=t), None
+        return xp.zeros_like(g), None
+    if y == 1:      # 1 * x ** 0 is 1
+        return _into(xp.multiply, g, 1, out=take(spare)), None
+    if y == 2:      # 2 * x ** 1
+        p = _into(xp.multiply, x, 2, out=take(spare, g))
+    else:
+        p = _pow_impl(xp, x, y - 1) if y - 1 in _TORCH_POWERS else \
+            _into(xp.pow, x, y - 1, out=take(spare, g))
+        p = _into(xp.multiply, p, y, out=p)
+    return _into(xp.multiply, g, p, out=p), None
 
 
 _pow = binary("pow", _checked("pow", _pow_impl), _pow_dx, _pow_dy, array_vjp=_pow_array_vjp,
@@ -550,7 +571,13 @@ def _over_twice(xp, g, out, spare):
 rsqrt = _float_op("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda ctx: -0.5 * ctx.out ** 3,
                   save_input=False, save_output=True, complex=True,
                   array_deriv=lambda xp, x, out, spare: _scaled_into(
-                      xp, _into(xp.pow, out, 3, out=take(spare)), -0.5))
+                      xp, _cube(xp, out, take(spare)), -0.5))
+
+
+def _cube(xp, x, buffer):
+    """`x ** 3` as `_pow_impl` computes it (`x * x * x`), into `buffer` where there is one."""
+    t = _into(xp.multiply, x, x, out=buffer)
+    return _into(xp.multiply, t, x, out=t)
 
 
 def _scaled_into(xp, t, c):
