@@ -241,3 +241,34 @@ def test_number_powers_take_torch_kernels(torch, dtype, exponent):
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     bits = f"u{got.itemsize}"      # every bit but a nan's sign and payload
     np.testing.assert_array_equal(got[~np.isnan(got)].view(bits), want[~np.isnan(want)].view(bits))
+
+
+_SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, 0.25, 2.5, -2.5, np.nan, np.inf, -np.inf, 1e-30, 1 - 1e-16]
+
+
+@pytest.mark.parametrize("name", ["xlogy", "xlog1py", "logit", "logit_eps"])
+def test_log_ratio_ops_at_special_values_match_torch(torch, name):
+    """Values and gradients at zeros of both signs, domain ends, outside the domain, inf and
+    nan, with incoming gradients holding 0, inf and nan: torch's (xlogy's d/dx is log(y) at
+    x = 0, not 0; logit's gradient is nan outside [0, 1], not finite; nan in y is nan out)."""
+    import itertools
+    pairs = list(itertools.product(_SPECIAL, _SPECIAL))
+    got, want = [], []
+    for lib, out in ((ag, got), (torch, want)):
+        fn = {"xlogy": lib.xlogy, "xlog1py": lib.special.xlog1py,
+              "logit": lambda x, y: lib.logit(x) * y, "logit_eps": lambda x, y: x.logit(0.2) * y}[name]
+        x = lib.tensor([p[0] for p in pairs], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor([p[1] for p in pairs], dtype=lib.float64, requires_grad=True)
+        g = lib.tensor(np.resize([1.0, 0.0, -2.0, np.inf, np.nan], len(pairs)), dtype=lib.float64)
+        z = fn(x, y)
+        out.extend([z.detach().numpy()] + [t.numpy() for t in lib.autograd.grad(z, (x, y), g)])
+        if lib is torch and name.startswith("logit"):
+            # torch's logit backward kernel differs with the tensor's length at x = -0.0 and at
+            # nan with eps (its vector path vs its scalar one); arraygrad follows the scalar one
+            parts = [[t.numpy() for t in (fn(xi, yi).detach(),) + lib.autograd.grad(
+                fn(xi, yi), (xi, yi), gi)]
+                for xi, yi, gi in zip(*(v.detach().split(1) for v in (x, y, g)))
+                for xi, yi in [(xi.requires_grad_(), yi.requires_grad_())]]
+            out[:] = [np.concatenate(c) for c in zip(*parts)]
+    for r, w in zip(got, want):
+        np.testing.assert_allclose(r, w, rtol=1e-15, atol=0)

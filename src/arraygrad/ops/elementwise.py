@@ -1150,11 +1150,13 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
 
 
 def _xlogy_impl(xp, x, y):
-    return xp.where(x == 0, xp.zeros((), dtype=x.dtype), x * xp.log(y))
+    return xp.where((x == 0) & ~xp.isnan(y), xp.zeros((), dtype=x.dtype), x * xp.log(y))
 
 
+# torch's rules: d/dx is log(y) at x = 0 too, and 0 only where x = 0 meets a y without a
+# real log (xlogy(g, y) is itself 0 where g is)
 _xlogy = binary("xlogy", _checked("xlogy", _xlogy_impl),
-                lambda ctx, g: g * _xlogy(ne(ctx.x, 0).to(ctx.y.dtype), ctx.y),
+                lambda ctx, g: where((ctx.x == 0) & (ctx.y <= 0), 0.0, _xlogy(g, ctx.y)),
                 lambda ctx, g: g * ctx.x / ctx.y)
 
 
@@ -1166,14 +1168,33 @@ def xlogy(input, other):
     return _xlogy(x, y)
 
 
+def _logit_dx(ctx, g, eps=None):
+    """torch's kernel (its scalar path: its vector path, taken for tensors of 16 elements or
+    more, gives -inf * g at x = -0.0 and 0 at nan with eps). Without eps: nan outside [0, 1]
+    (where logit has no value), g * inf at 0 and 1, else g / (x (1 - x)): `+ 0.0` makes the
+    product +0 at x = -0.0 as well; with eps: 0 outside [eps, 1 - eps]."""
+    x = ctx.x
+    inside = g / (x * (1 - x) + 0.0)
+    if eps is not None:
+        return where((x < eps) | (x > 1 - eps), 0.0, inside)
+    return where((x < 0) | (x > 1), math.nan, inside)
+
+
+def _logit_impl(xp, x, eps=None):
+    z = x if eps is None else xp.clip(x, eps, 1 - eps)
+    return xp.log(z / (1 - z))
+
+
+_logit = primitive("logit", silent(_logit_impl), vjp=(_logit_dx,), jvp=(_logit_dx,), save=(0,),
+                   batch=elementwise)
+
+
 @tensor_op
 def logit(input, eps=None):
     no_complex("logit", input)
     if not input.dtype.is_differentiable:
         input = convert(input, _dt.get_default_dtype())
-    if eps is not None:
-        input = clamp(input, eps, 1 - eps)
-    return log(input / (1 - input))
+    return _logit(input, eps=None if eps is None else float(eps))
 
 
 @tensor_op

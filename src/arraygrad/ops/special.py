@@ -509,11 +509,12 @@ def _float_unary_input(x):
 
 
 def _xlog1py_impl(xp, x, y):
-    return xp.where(x == 0, xp.zeros((), dtype=x.dtype), x * xp.log1p(y))
+    return xp.where((x == 0) & ~xp.isnan(y), xp.zeros((), dtype=x.dtype), x * xp.log1p(y))
 
 
+# torch's rules, as xlogy's: d/dx is log1p(y) at x = 0 too, 0 where x = 0 and y <= -1
 _xlog1py = binary("xlog1py", _checked("xlog1py", _xlog1py_impl),
-                  lambda ctx, g: g * xlog1py(convert(ctx.x != 0, ctx.y.dtype), ctx.y),
+                  lambda ctx, g: where((ctx.x == 0) & (ctx.y <= -1), 0.0, xlog1py(g, ctx.y)),
                   lambda ctx, g: g * ctx.x / (1 + ctx.y), node_name="SpecialXlog1PyBackward0")
 def xlog1py(input, other):
     """input * log1p(other), 0 where input is 0."""
