@@ -137,7 +137,8 @@ def binary(name, impl, dx, dy, *, save=(0, 1), save_output=False, **kw):
     complex=True f is holomorphic: its vjp is conj(dx(conj(g))), the conjugate derivative
     (conj returns a real tensor itself)."""
     vjp = (adjoint(dx), adjoint(dy)) if kw.get("complex") else (dx, dy)
-    return primitive(name, impl, vjp=vjp, jvp=(dx, dy), batch=elementwise, save=save,
+    jvp = kw.pop("jvp", (dx, dy))       # where torch's forward formula differs from its backward
+    return primitive(name, impl, vjp=vjp, jvp=jvp, batch=elementwise, save=save,
                      save_output=save_output, **kw)
 
 

@@ -1091,9 +1091,18 @@ def _atan2_scale(ctx):
     return 1 / (ctx.x * ctx.x + ctx.y * ctx.y)
 
 
+def _atan2_scale_masked(ctx):
+    """torch's backward: the reciprocal is 0 where x and y are both 0 (its forward formula
+    divides by 0 there: nan)."""
+    denom = ctx.x * ctx.x + ctx.y * ctx.y
+    return where(denom == 0, 0.0, 1 / denom)
+
+
 _atan2 = binary("atan2", _checked("atan2", lambda xp, y, x: xp.atan2(y, x)),
-                lambda ctx, g: g * ctx.y * _atan2_scale(ctx),
-                lambda ctx, g: -g * ctx.x * _atan2_scale(ctx))
+                lambda ctx, g: g * ctx.y * _atan2_scale_masked(ctx),
+                lambda ctx, g: -g * ctx.x * _atan2_scale_masked(ctx),
+                jvp=(lambda ctx, t: t * ctx.y * _atan2_scale(ctx),
+                     lambda ctx, t: -t * ctx.x * _atan2_scale(ctx)))
 atan2 = arctan2 = _binop(_atan2, float_only=True)
 
 
