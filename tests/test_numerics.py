@@ -275,3 +275,27 @@ def test_rules_at_special_values_match_torch(torch, name):
             out[:] = [np.concatenate(c) for c in zip(*parts)]
     for r, w in zip(got, want):
         np.testing.assert_allclose(r, w, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("bounds", ["both", "min", "max", "min_0d", "max_0d"])
+def test_clamp_by_tensors_at_ties_and_special_values_matches_torch(torch, bounds):
+    """clamp with tensor bounds: torch's values (signs of zeros, nan spreading) and torch's
+    gradients, which give a tie (x == min) to x alone and nothing where x < min == max."""
+    import itertools
+    special = [0.0, -0.0, 1.0, -1.0, np.nan, np.inf, -np.inf, 0.5]
+    triples = list(itertools.product(special, special, special))
+    got, want = [], []
+    for lib, out in ((ag, got), (torch, want)):
+        x, lo, hi = (lib.tensor([t[i] for t in triples], dtype=lib.float64, requires_grad=True)
+                     for i in range(3))
+        quarter = lib.tensor(0.25, dtype=lib.float64)
+        args = {"both": (lo, hi), "min": (lo, None), "max": (None, hi),
+                "min_0d": (lo, quarter), "max_0d": (quarter, hi)}[bounds]
+        g = lib.tensor(np.resize([1.0, -2.0, 0.5, 3.0], len(triples)), dtype=lib.float64)
+        z = lib.clamp(x, *args)
+        leaves = [x] + [a for a in args if a is not None and a.requires_grad]
+        out.extend([z.detach().numpy()] + [t.numpy() for t in lib.autograd.grad(z, leaves, g)])
+        assert z.grad_fn.name() == "ClampBackward0"
+    for r, w in zip(got, want):
+        np.testing.assert_array_equal(r, w)
+        np.testing.assert_array_equal(np.signbit(r[r == 0]), np.signbit(w[r == 0]))

@@ -819,6 +819,14 @@ def clamp(input, min=None, max=None):
         if v is not None and not isinstance(v, Tensor):
             number_arg("clamp", v, "min" if v is min else "max", 2)
     if isinstance(min, Tensor) or isinstance(max, Tensor):
+        d = _dt.result_type(input, min, max)
+        shapes = [tuple(v.shape) for v in (input, min, max) if isinstance(v, Tensor)]
+        if d.is_floating_point and _broadcasts(shapes):
+            lo, hi = (convert(_as_tensor(math.inf * sign if v is None else v), d)
+                      if not isinstance(v, Tensor) else convert(v, d)
+                      for v, sign in ((min, -1), (max, 1)))
+            both = min is not None and max is not None
+            return _clamp_tensor(convert(input, d), lo, hi, both=both)
         out = input
         if min is not None:
             out = maximum(out, min) if isinstance(min, Tensor) else clamp(out, min=min)
@@ -832,6 +840,38 @@ def clamp(input, min=None, max=None):
 
 
 clip = clamp
+
+
+def _broadcasts(shapes):
+    try:
+        host_xp.broadcast_shapes(*shapes)
+        return True
+    except ValueError:
+        return False
+
+
+def _clamp_masks(ctx, both):
+    """Where each input takes the gradient, as torch's rules: x where lo <= x <= hi; with both
+    bounds given, lo where x < lo < hi and hi where x > hi or hi < lo (none where nothing
+    holds: nan, x < lo == hi), with one, the bound where x is beyond it. Ties go to x, not
+    shared as maximum's and minimum's rules share them."""
+    x, lo, hi = ctx.inputs
+    if not both:
+        return (x >= lo) & (x <= hi), x < lo, x > hi
+    return (x >= lo) & (x <= hi), (x < lo) & (lo < hi), (x > hi) | (hi < lo)
+
+
+def _masked(i):
+    return lambda ctx, g, both: _where(_clamp_masks(ctx, both)[i], g, _zero_like(g))
+
+
+# clamp by tensor bounds of a float dtype (a missing bound is an infinite one, `both` says
+# whether one is missing): maximum then minimum, so nan spreads and zeros keep torch's signs
+_clamp_tensor = primitive(
+    "clamp_tensor", silent(lambda xp, x, lo, hi, both: xp.minimum(xp.maximum(x, lo), hi)),
+    vjp=(_masked(0), _masked(1), _masked(2)), jvp=(_masked(0), _masked(1), _masked(2)),
+    arg_names=("self", "min", "max"), batch=elementwise, node_name="ClampBackward0",
+    jvp_reads_primals=False)
 
 
 @tensor_op
