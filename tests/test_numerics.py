@@ -247,18 +247,19 @@ def test_number_powers_take_torch_kernels(torch, dtype, exponent):
 _SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, 0.25, 2.5, -2.5, np.nan, np.inf, -np.inf, 1e-30, 1 - 1e-16]
 
 
-@pytest.mark.parametrize("name", ["xlogy", "xlog1py", "logit", "logit_eps", "atan2"])
+@pytest.mark.parametrize("name", ["xlogy", "xlog1py", "logit", "logit_eps", "atan2", "entr"])
 def test_rules_at_special_values_match_torch(torch, name):
     """Values and gradients at zeros of both signs, domain ends, outside the domain, inf and
     nan, with incoming gradients holding 0, inf and nan: torch's (xlogy's d/dx is log(y) at
     x = 0, not 0; logit's gradient is nan outside [0, 1], not finite; nan in y is nan out;
-    atan2's gradients are 0 at the origin)."""
+    atan2's gradients are 0 at the origin; entr's is inf at 0 and nan below, not 0)."""
     import itertools
     pairs = list(itertools.product(_SPECIAL, _SPECIAL))
     got, want = [], []
     for lib, out in ((ag, got), (torch, want)):
         fn = {"xlogy": lib.xlogy, "xlog1py": lib.special.xlog1py,
               "logit": lambda x, y: lib.logit(x) * y, "atan2": lib.atan2,
+              "entr": lambda x, y: lib.special.entr(x) * y,
               "logit_eps": lambda x, y: x.logit(0.2) * y}[name]
         x = lib.tensor([p[0] for p in pairs], dtype=lib.float64, requires_grad=True)
         y = lib.tensor([p[1] for p in pairs], dtype=lib.float64, requires_grad=True)

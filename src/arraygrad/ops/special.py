@@ -495,12 +495,23 @@ def expit(input):
     return sigmoid(input)
 
 
+def _entr_impl(xp, x):
+    """-x log x: nan at nan, 0 at 0, -inf for x < 0 (torch's kernel)."""
+    pos = xp.where(x > 0, x, xp.ones_like(x))
+    rest = xp.where(x == 0, xp.zeros_like(x), xp.full_like(x, -math.inf))
+    return xp.where(xp.isnan(x), x, xp.where(x > 0, -pos * xp.log(pos), rest))
+
+
+# torch's rule, -(1 + log x): inf at 0, nan below (no derivative there), not 0
+_entr = unary("entr", _entr_impl, lambda ctx: -(1 + log(ctx.x)),
+              node_name="SpecialEntrBackward0")
+
+
 @tensor_op
 def entr(input):
     """-x log x elementwise: 0 at 0, -inf for x < 0 (as torch.special.entr)."""
     x = input if input.dtype.is_differentiable else _float_unary_input(input)
-    safe = where(x > 0, x, 1.0)
-    return where(x > 0, -x * log(safe), where(x == 0, 0.0, -math.inf))
+    return _entr(x)
 
 
 def _float_unary_input(x):
