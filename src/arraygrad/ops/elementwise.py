@@ -1,5 +1,6 @@
 """Elementwise primitives: arithmetic, math functions, comparisons, casts."""
 import builtins
+import cmath
 import math
 
 from .. import dtypes as _dt
@@ -300,8 +301,6 @@ def _pow_dy(ctx, g):
         if out.dtype.is_complex and not x.dtype.is_complex:
             x = x.to(out.dtype)     # log of a negative real base, as a complex number
         return g * where((x == 0) & _real_nonnegative(ctx.y), 0.0, out * log(x))
-    import cmath
-    import math
     if out.dtype.is_complex:
         log_x = cmath.log(x) if x != 0 else None
     else:
@@ -850,19 +849,21 @@ def _broadcasts(shapes):
         return False
 
 
-def _clamp_masks(ctx, both):
-    """Where each input takes the gradient, as torch's rules: x where lo <= x <= hi; with both
+def _clamp_tensor_mask(ctx, i, both):
+    """Where input `i` takes the gradient, as torch's rules: x where lo <= x <= hi; with both
     bounds given, lo where x < lo < hi and hi where x > hi or hi < lo (none where nothing
     holds: nan, x < lo == hi), with one, the bound where x is beyond it. Ties go to x, not
     shared as maximum's and minimum's rules share them."""
     x, lo, hi = ctx.inputs
-    if not both:
-        return (x >= lo) & (x <= hi), x < lo, x > hi
-    return (x >= lo) & (x <= hi), (x < lo) & (lo < hi), (x > hi) | (hi < lo)
+    if i == 0:
+        return (x >= lo) & (x <= hi)
+    if i == 1:
+        return (x < lo) & (lo < hi) if both else x < lo
+    return (x > hi) | (hi < lo) if both else x > hi
 
 
 def _masked(i):
-    return lambda ctx, g, both: _where(_clamp_masks(ctx, both)[i], g, _zero_like(g))
+    return lambda ctx, g, both: _where(_clamp_tensor_mask(ctx, i, both), g, _zero_like(g))
 
 
 # clamp by tensor bounds of a float dtype (a missing bound is an infinite one, `both` says
