@@ -39,9 +39,10 @@ def _program(seed):
     return x, steps, consts
 
 
-def _run(lib, x0, steps, consts, how):
+def _run(lib, x0, steps, consts, how, fork=None):
+    """The program's loss differentiated by `how`; `fork(lib, y)`: a first step of its own."""
     x = lib.tensor(x0, requires_grad=True)
-    y = x
+    y = x if fork is None else fork(lib, x * 1.0)
     for (_, f), c in zip(steps, consts):
         y = f(lib, y, lib.tensor(c))
     loss = y.sum()
@@ -58,24 +59,26 @@ def test_random_chains_match_torch_and_the_graph_engine(how, monkeypatch):
         got = _run(ag, x0, steps, consts, how)
         assert_close(got, _run(torch, x0, steps, consts, how), what=f"seed {seed}: ")
         with monkeypatch.context() as m:
-            m.setattr(engine, "_chain_of", lambda *a: None)
+            m.setattr(engine, "_chain_node", lambda node: None)    # no node is a chain's
             general = _run(ag, x0, steps, consts, how)
         assert np.array_equal(got.numpy(), general.numpy()), f"seed {seed}: not bit for bit"
 
 
 def test_chains_are_taken_and_left_where_they_should_be(monkeypatch):
-    """Which graphs the chain path runs: a chain to the one leaf wanted; not a graph with a
-    shared node, a hook, a retained or captured intermediate, or another leaf wanted."""
+    """Which graphs the chain path runs to their end: a chain to the one leaf wanted; not a
+    graph with a shared node, a hook, a retained or captured intermediate, or another leaf
+    wanted (the graph engine runs them, from the first node that is no chain's on)."""
     taken = []
-    run_chain = engine._run_chain
+    run_chain, run_graph = engine._run_chain, engine._run_graph
     monkeypatch.setattr(engine, "_run_chain", lambda *a: taken.append(1) or run_chain(*a))
+    monkeypatch.setattr(engine, "_run_graph", lambda *a: taken.append(0) or run_graph(*a))
     x = ag.tensor([1.0, 2.0], requires_grad=True)
     w = ag.tensor([0.5, 3.0], requires_grad=True)
 
     def takes(run):
         taken.clear()
         run()
-        return bool(taken)
+        return taken == [1]
     assert takes(lambda: (x * 2).tanh().sum().backward())
     assert takes(lambda: ag.autograd.grad((x * 2).sin().sum(), x))
     assert not takes(lambda: ((x * 2) * (x * 3)).sum().backward())     # two paths to x
@@ -144,9 +147,11 @@ def test_a_custom_function_in_a_chain_runs_as_the_graph_engine_runs_it(monkeypat
     torch's checkpoint validity (True under backward, False under grad), and the gradients
     are torch's."""
     seen = {ag: [], torch: []}
-    chains = []
-    chain_of = engine._chain_of
-    monkeypatch.setattr(engine, "_chain_of", lambda *a: chains.append(chain_of(*a)) or chains[-1])
+    chained = []
+    chain_node = engine._chain_node
+    monkeypatch.setattr(engine, "_chain_node",
+                        lambda node: chained.append(type(node).__name__) or chain_node(node))
+    monkeypatch.setattr(engine, "_run_graph", None)     # the chain path runs every node
 
     def make(lib):
         valid = engine.is_checkpoint_valid if lib is ag else torch.autograd._is_checkpoint_valid
@@ -174,5 +179,57 @@ def test_a_custom_function_in_a_chain_runs_as_the_graph_engine_runs_it(monkeypat
                 (loss.backward(), x.grad)[1]
         assert_close(got[ag], got[torch])
     assert seen[ag] == seen[torch] == [(False, True), (False, False)]
-    assert len(chains) == 2 and all(c is not None and any(
-        type(n).__name__ == "XExpBackward" for n, _ in c) for c in chains)
+    assert chained.count("XExpBackward") == 3       # backward's loop; grad's check, then loop
+
+
+FORKS = [
+    ("two paths", lambda lib, y: (y * 2) * y.sin()),
+    ("hooked", lambda lib, y: _hooked(y * 3)),
+    ("two outputs", lambda lib, y: sum(lib.split(y.reshape(-1), 1)).sum() + y if y.numel() > 1
+     else y * 4),
+    ("view", lambda lib, y: y.reshape(-1)[:].reshape(y.shape) * 1.5),
+]
+
+
+def _hooked(y):
+    y.register_hook(lambda g: g * 0.5)
+    return y
+
+
+@pytest.mark.parametrize("how", ["backward", "grad"])
+def test_a_chain_into_a_graph_hands_the_rest_on_as_the_graph_engine_runs_it(how, monkeypatch):
+    """Chain steps from the root down to a node that is no chain's (two edges on, a hook, two
+    outputs): the chain path runs the steps and the graph engine the rest, with the graph
+    engine's bits and torch's gradients."""
+    for seed in range(60):
+        x0, steps, consts = _program(seed)
+        fork = FORKS[seed % len(FORKS)][1]
+        got = _run(ag, x0, steps, consts, how, fork)
+        assert_close(got, _run(torch, x0, steps, consts, how, fork), what=f"seed {seed}: ")
+        with monkeypatch.context() as m:
+            m.setattr(engine, "_chain_node", lambda node: None)
+            general = _run(ag, x0, steps, consts, how, fork)
+        assert np.array_equal(got.numpy(), general.numpy()), f"seed {seed}: not bit for bit"
+
+
+def test_no_gradient_on_a_chain_releases_the_rest_of_the_graph():
+    """A Function returning no gradient on a chain: the nodes below it get none and are freed
+    (a second backward raises, as torch's), the leaf's grad stays None."""
+    def make(lib):
+        class Stop(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return None
+        return Stop
+    for lib in (ag, torch):
+        x = lib.tensor([0.5, 1.0], requires_grad=True)
+        y = x.sin() * x.exp()
+        loss = make(lib).apply(y.tanh()).sum()
+        loss.backward()
+        assert x.grad is None
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            y.sum().backward()

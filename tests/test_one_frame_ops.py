@@ -42,7 +42,7 @@ def _state(t, args):
             node.dtypes, [_saved(node, v, args, t) for v in node._saved],
             None if node._saved_outs is None else
             [_saved(node, v, args, t) for v in node._saved_outs],
-            [None if f is None else type(f) for f in node._fns], node.name(),
+            [None if f is None else type(f) for f, _ in node.next_functions], node.name(),
             t._requires_grad, t._output_nr, t.dtype, t.shape)
 
 

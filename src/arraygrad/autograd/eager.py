@@ -187,10 +187,10 @@ def unary_op(prim, slow, params_for=None):
         fn = input.grad_fn
         k = 0
         if fn is None:
-            node._fns = (accumulator(input),)
+            node._fns = accumulator(input)      # NOTE [node footprint]: no tuple
             node._saved = (SavedTensor(input),) if save_x else _NOTHING_SAVED
         else:
-            node._fns = (fn,)
+            node._fns = fn
             nr = input._output_nr
             if nr:
                 node._nrs = (nr,)
@@ -351,7 +351,7 @@ def binary_op(prim, slow, reflected=False):
                         node._vc0 = y._vc
         else:
             fy, ry, ky, sy = None, 0, y, None
-        node._fns = (fx, fy)
+        node._fns = fx if fy is None and fx is not None else (fx, fy)
         node._nrs = _Z2 if not (rx or ry) else (rx, ry)
         shapes = (sx, sy)
         node.shapes = _shape_tuples.get(shapes) or shared_shapes(shapes)

@@ -18,7 +18,7 @@ from ..core.dispatch import _tls as _dispatch_tls
 from . import graph as _graph
 from .anomaly_mode import state as anomaly, apply_checked
 from .graph import AccumulateGrad, gradient_edge, checked_hook_result, FREED_MSG  # noqa: F401
-from .graph import _engine_state, _COUNTS_KNOWN, PrimNode
+from .graph import _engine_state, _COUNTS_KNOWN, PrimNode, next_nodes
 
 
 def _tensors(x, what, allow_none=True):
@@ -159,9 +159,9 @@ def run(root_edges, root_grads, keep_graph, create_graph, capture=None, targets=
     """Execute the graph. `capture` edges are returned instead of accumulated;
     `targets` restricts accumulation to some leaves (backward(inputs=...))."""
     if len(root_edges) == 1 and targets is None and (capture is None or len(capture) == 1):
-        chain = _chain_of(root_edges[0], capture, create_graph)
-        if chain is not None:
-            return _run_chain(chain, root_grads[0], keep_graph, capture)
+        root, nr = root_edges[0]
+        if not nr and _lean(create_graph) and (capture is None or _chain_to(root, capture[0])):
+            return _run_chain(root, root_grads[0], keep_graph, capture)
     return _run_graph(root_edges, root_grads, keep_graph, create_graph, capture, targets)
 
 
@@ -210,7 +210,7 @@ def _dependencies(root_nodes):
     seen = set(root_nodes)
     stack = list(root_nodes)
     while stack:
-        for nxt in stack.pop()._fns:
+        for nxt in next_nodes(stack.pop()):
             if nxt is None:
                 continue
             n = deps.get(nxt)
@@ -243,7 +243,7 @@ def _plan(root_nodes, wanted):
     for root in root_nodes:
         if root in needed:      # explored from an earlier root (a later output may descend
             continue            # from an earlier one: its own walk covers it)
-        stack = [(root, iter(root._fns))]
+        stack = [(root, iter(next_nodes(root)))]
         while stack:
             node, it = stack[-1]
             for nxt in it:
@@ -251,14 +251,14 @@ def _plan(root_nodes, wanted):
                     continue
                 deps[nxt] = deps.get(nxt, 0) + 1
                 if nxt not in needed:
-                    if nxt._fns:
-                        stack.append((nxt, iter(nxt._fns)))
+                    if nxt._nrs:     # (one per edge)
+                        stack.append((nxt, iter(next_nodes(nxt))))
                         break
                     needed[nxt] = _WANTED if nxt in wanted else 0
             else:
                 stack.pop()
                 flags = _WANTED if node in wanted else 0
-                for nxt in node._fns:
+                for nxt in next_nodes(node):
                     if nxt is not None:
                         flags |= _LEADS if needed[nxt] & _NEEDED else _PARTIAL
                 needed[node] = flags
@@ -370,9 +370,7 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
                 continue
             in_grads = None
             if lean and buf is not None and type(node) is PrimNode and flags & _LEADS and \
-                    node._tensor_hooks is None and node._pre_hooks is None and \
-                    node._post_hooks is None and not node.hooked and \
-                    node.prim.array_vjp is not None and len(buf) == 1 and \
+                    not node._watched and node.prim.array_vjp is not None and len(buf) == 1 and \
                     (not capture_set or (node, 0) not in capture_set) and \
                     (targets is None or node not in targets):
                 needs = node.needs_input_grad if not flags & _PARTIAL else \
@@ -417,7 +415,7 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
                 if in_grads is None:        # the node stops here
                     continue
             nrs = node._nrs
-            for i, nxt in enumerate(node._fns):
+            for i, nxt in enumerate(next_nodes(node)):
                 if nxt is None or (needed is not None and not needed[nxt] & _NEEDED):
                     continue
                 g = in_grads[i] if in_grads else None
@@ -460,39 +458,42 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
 # chain runs as a loop of array-level vjps (other nodes by `_run_node`, as the graph engine
 # runs them) with no dependency counts, heap or buffers: what `_execute` does for it, step
 # for step (the same rules on the same arrays, the same spare buffers, saved values freed
-# as each node runs). Where a rule declines its values, the rest of the chain goes to
-# `_run_graph` from that node.
-def _chain_of(edge, capture, create_graph):
-    """The nodes of the chain from `edge` (NOTE [chains]) with the index of each one's edge
-    that leads on, its leaf last; None where the graph is not such a chain or the lean
-    engine's conditions do not hold."""
-    node, nr = edge
-    if nr or not _lean(create_graph):
+# as each node runs). The loop finds the chain as it goes: each node of it has exactly one
+# edge into it from the nodes that run (those before it), so running it at once is what the
+# graph engine would do, and at the first node that is no chain node (hooks, several edges
+# on, several outputs) or whose rule declines its values, `_run_graph` takes the rest from
+# that node. Only autograd.grad walks the chain first (`_chain_to`): it must end at the
+# captured leaf, or no node may run (torch's engine runs only nodes leading to an input).
+def _chain_node(node):
+    """The index of the one edge of `node` that leads on, where `node` is a node of NOTE
+    [chains]; None where it is not."""
+    if node._watched or node.n_outputs != 1 or \
+            type(node) is PrimNode and node.prim.array_vjp is None:
         return None
-    chain = []
+    fns = node._fns
+    if type(fns) is not tuple:      # its one edge to a node is its first (NOTE [node footprint])
+        return None if node._nrs[0] else 0
+    if fns.count(None) != len(fns) - 1:
+        return None
+    k = 0
+    while fns[k] is None:
+        k += 1
+    return None if node._nrs[k] else k
+
+
+def _chain_to(node, leaf_edge):
+    """Whether the chain from `node` (NOTE [chains]) ends at the leaf of `leaf_edge`."""
     while type(node) is not AccumulateGrad:
-        if node._tensor_hooks is not None or node._pre_hooks is not None or \
-                node._post_hooks is not None or node.n_outputs != 1 or \
-                type(node) is PrimNode and (node.hooked or node.prim.array_vjp is None):
-            return None
-        k = -1
-        for i, nxt in enumerate(node._fns):
-            if nxt is not None:
-                if k >= 0:
-                    return None
-                k = i
-        if k < 0 or node._nrs[k]:
-            return None
-        chain.append((node, k))
-        node = node._fns[k]
-    if capture is not None and capture[0] != (node, 0):
-        return None
-    chain.append((node, 0))
-    return chain
+        k = _chain_node(node)
+        if k is None:
+            return False
+        node = next_nodes(node)[k]
+    return leaf_edge == (node, 0)
 
 
-def _run_chain(chain, g, keep_graph, capture):
-    """`run` for a chain of NOTE [chains], from its root's gradient `g`."""
+def _run_chain(node, g, keep_graph, capture):
+    """`run` from root `node` and its gradient `g` for a chain of NOTE [chains], handing the
+    rest to `_run_graph` where the chain ends before a leaf."""
     mode = grad_mode.state
     outer_mode, mode.grad_enabled = mode.grad_enabled, False
     spare = not keep_graph and _COUNTS_KNOWN
@@ -500,59 +501,58 @@ def _run_chain(chain, g, keep_graph, capture):
     outer_valid, outer_donor = _run_state.checkpoint_valid, _engine_state.donor
     _run_state.checkpoint_valid = capture is None
     try:
-        for j in range(len(chain) - 1):
-            node, k = chain[j]
+        while type(node) is not AccumulateGrad:
+            k = _chain_node(node)
+            if k is None:
+                break
             if type(node) is not PrimNode:      # a custom Function's or a view's node
                 if hush is not None:
                     _loud(hush)
                     hush = None
                 in_grads = _run_node(node, [_tensor(g)], _LEADS, None, keep_graph, None, (),
                                      None)
-                g = in_grads[k] if in_grads else None
-                in_grads = None
-                if g is None:
-                    break
-                continue
-            if hush is None and QUIET_NUMPY is not None:
-                hush = _quiet(_IGNORE_ALL)
-            if type(g) is _ndarray:
-                # g: held by `g` here, in array_vjp and in _spare, and the argument
-                in_grads = _graph.array_vjp(node, g, node.needs_input_grad, 4 if spare else 0,
-                                            hush is not None)
-            elif g._lvl is None and type(g._data) is _ndarray:
-                in_grads = _graph.array_vjp(node, g._data, node.needs_input_grad, 0,
-                                            hush is not None)
             else:
-                in_grads = None
-            if in_grads is None:    # the rule declines: the graph engine takes it from here
-                if hush is not None:
-                    _loud(hush)
-                    hush = None
-                mode.grad_enabled = outer_mode
-                return _run_graph([(node, 0)], [_tensor(g)], keep_graph, False, capture, None)
-            if not keep_graph:
-                node._saved = node._saved_outs = None
+                if hush is None and QUIET_NUMPY is not None:
+                    hush = _quiet(_IGNORE_ALL)
+                if type(g) is _ndarray:
+                    # g: held by `g` here, in array_vjp and in _spare, and the argument
+                    in_grads = _graph.array_vjp(node, g, node.needs_input_grad,
+                                                4 if spare else 0, hush is not None)
+                elif g._lvl is None and type(g._data) is _ndarray:
+                    in_grads = _graph.array_vjp(node, g._data, node.needs_input_grad, 0,
+                                                hush is not None)
+                else:
+                    in_grads = None
+                if in_grads is None:    # the rule declines: the graph engine takes it on
+                    break
+                if not keep_graph:
+                    node._saved = node._saved_outs = None
+            nxt = node._fns
+            if type(nxt) is tuple:
+                nxt = nxt[k]
             g = in_grads[k] if in_grads else None
             in_grads = None
-            if g is None:
-                break
-        if g is None:       # no gradient goes on: the rest of the chain is released
-            if not keep_graph:
-                for rest, _ in chain[j + 1:-1]:
-                    rest.release()
-            return None if capture is None else [None]
+            if g is None:       # no gradient goes on: the rest of the graph is released
+                if not keep_graph:
+                    for rest in _dependencies([nxt]):
+                        rest.release()
+                    nxt.release()
+                return None if capture is None else [None]
+            node = nxt
         if hush is not None:
             _loud(hush)
             hush = None
-        leaf = chain[-1][0]
+        if type(node) is not AccumulateGrad:
+            mode.grad_enabled = outer_mode
+            return _run_graph([(node, 0)], [_tensor(g)], keep_graph, False, capture, None)
         if capture is not None:
-            return [leaf.run_hooks(_tensor(g))]
+            return [node.run_hooks(_tensor(g))]
         if type(g) is _ndarray:
             # owned where only `g` here holds it (NOTE [lean engine])
             owned = _getrefcount(g) == 2 and g.base is None and g.flags.writeable
-            leaf.accumulate(_t.make(g), False, owned)
+            node.accumulate(_t.make(g), False, owned)
         else:
-            leaf.accumulate(g, False)
+            node.accumulate(g, False)
         return None
     finally:
         if hush is not None:
@@ -627,7 +627,7 @@ def _narrowed(node, needed):
     `a`) does not raise, and no work is done for them."""
     needs = list(node.needs_input_grad)
     pos = node._edge_pos
-    for e, fn in enumerate(node._fns):
+    for e, fn in enumerate(next_nodes(node)):
         i = e if pos is None else pos[e]
         if needs[i] and (fn is None or not needed[fn] & _NEEDED):
             needs[i] = False

@@ -55,7 +55,7 @@ from .function_checks import (set_strict, is_strict, warn, validate_grads, lint_
 from ..dtypes import _FROM_NP
 from .anomaly_mode import state as anomaly, forward_stack
 from .graph import (Node, SavedTensor, FREED_MSG, gradient_edge, current_saved_hooks, zeros,
-                    _ZEROS, _seq, _new, _ndarray)
+                    packed_fns, _ZEROS, _seq, _new, _ndarray)
 from .inplace import rebase
 
 __all__ = ["FunctionCtx", "BackwardCFunction", "Function", "once_differentiable",
@@ -527,7 +527,7 @@ def _new_node(node_cls, ins):
             fn, nr = gradient_edge(t) or _NO_EDGE
             fns.append(fn)
             nrs.append(nr)
-    node._fns = tuple(fns)
+    node._fns = packed_fns(fns)
     nrs = tuple(nrs)
     node._nrs = _ZEROS.get(nrs, nrs)
     if anomaly.enabled:

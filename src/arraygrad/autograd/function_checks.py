@@ -12,7 +12,7 @@ from .._tensor import Tensor
 from ..backends import numpy_backend
 from ..dtypes import of_array, _FROM_NP
 from ..utils._pytree import tree_flatten, LEAF
-from .graph import Node, sum_to_shape
+from .graph import Node, next_nodes, sum_to_shape
 
 _ndarray = numpy_backend.array_type
 
@@ -73,7 +73,7 @@ def warn(msg):
 _TORCH_CTX_NAMES = frozenset(("to_save", "saved_for_forward", "dirty_tensors",
                               "non_differentiable", "materialize_grads", "needs_input_grad",
                               "next_functions", "n_outputs", "_seq", "_metadata",
-                              "_pre_hooks", "_post_hooks", "_tensor_hooks"))
+                              "_pre_hooks", "_post_hooks", "_tensor_hooks", "_watched"))
 # what recording puts on every ctx, and a graph node on itself (its edges, its number): a
 # ctx with nothing else needs no attribute lint
 _MACHINERY_NAMES = (_TORCH_CTX_NAMES | set(getattr(Node(((None, 0),)), "__dict__", ())) |
@@ -99,7 +99,7 @@ def validate_grads(node, result):
     if len(result) == n:
         # the common case first: every input a tensor, each gradient None or a plain array
         # tensor of its input's shape and dtype (nothing to check or convert)
-        fns = node._fns
+        fns = next_nodes(node)
         out = []
         for k, r in enumerate(result):
             spec, leaf_meta = metas[k]
@@ -123,7 +123,7 @@ def validate_grads(node, result):
     else:
         raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                            f"(expected {n}, got {len(result)})")
-    edges = node._fns       # one per tensor leaf of the inputs, in order
+    edges = next_nodes(node)       # one per tensor leaf of the inputs, in order
     out = []
     for i, (r, (spec, leaf_meta)) in enumerate(zip(result, metas)):
         if spec is LEAF:

@@ -254,6 +254,9 @@ class Node:
     _pre_hooks = None      # hooks on output gradients: f(grad_outputs) -> new | None
     _post_hooks = None     # hooks after apply: f(grad_inputs, grad_outputs) -> new | None
     _tensor_hooks = None   # output_nr -> list of f(grad) -> new | None
+    # any of the above was set, or values were saved under saved-tensor hooks: the engine's
+    # array-level paths (NOTE [lean engine], NOTE [chains]) leave the node to `_run_node`
+    _watched = False
     n_outputs = 1
 
     def materialize(self, grads):
@@ -264,15 +267,15 @@ class Node:
         self.next_functions = next_functions
         self._seq = next(_seq)
 
-    # NOTE [node footprint]: the edges are kept as two tuples (the nodes, and the output
-    # numbers, shared when all are 0) rather than one tuple of pairs
+    # NOTE [node footprint]: the edges are kept as the nodes (`packed_fns`) and a tuple of
+    # the output numbers (shared when all are 0) rather than one tuple of pairs
     @property
     def next_functions(self):
-        return tuple(zip(self._fns, self._nrs))
+        return tuple(zip(next_nodes(self), self._nrs))
 
     @next_functions.setter
     def next_functions(self, edges):
-        self._fns = tuple(e[0] for e in edges)
+        self._fns = packed_fns([e[0] for e in edges])
         nrs = tuple(e[1] for e in edges)
         self._nrs = _ZEROS.get(nrs, nrs)
         if anomaly.enabled:
@@ -299,10 +302,12 @@ class Node:
 
     def register_hook(self, hook):
         self._post_hooks = (self._post_hooks or []) + [hook]
+        self._watched = True
         return _Handle(self, "_post_hooks", hook)
 
     def register_prehook(self, hook):
         self._pre_hooks = (self._pre_hooks or []) + [hook]
+        self._watched = True
         return _Handle(self, "_pre_hooks", hook)
 
 
@@ -383,7 +388,7 @@ def _expand(node, c, is_output):
         t.grad_fn, t._output_nr = node, hist
     elif hist >= 0:
         j = hist if node._edge_pos is None else node._edge_pos.index(hist)
-        t.grad_fn, t._output_nr = node._fns[j], node._nrs[j]
+        t.grad_fn, t._output_nr = next_nodes(node)[j], node._nrs[j]
     return t
 
 
@@ -409,7 +414,10 @@ _COMPACT = object()    # first item of a saved value kept compactly (see below)
 # NOTE [node footprint]
 # Every object a node keeps alive that the cyclic collector tracks is scanned again by each
 # collection of the oldest generation, which in a deep graph is most of the graph-building
-# time. So a recorded op keeps two such objects: the node and its tuple of next nodes. A
+# time, and each one allocated brings the next collection nearer. So a recorded op keeps one
+# such object, the node, where its only edge to a node is its first (`x.sin()`, `x * c`,
+# `x + 1`): `_fns` is then that node itself, not a tuple of next nodes (`packed_fns`,
+# `next_nodes`); other nodes keep the tuple as well. A
 # plain tensor it saves at level 0 (an intermediate, a constant, an output) is kept as the
 # tuple (_COMPACT, array, version at save, history, k): history is the input's position
 # among the node's edges (the edge is its grad_fn), the output's number for an output (its
@@ -425,6 +433,26 @@ _dtype_tuples = {}
 _needs_tuples = {}
 _shape_tuples = {}
 NO_PARAMS = {}
+
+
+def packed_fns(fns):
+    """A node's edge nodes (None for an edge to nothing) as it keeps them in `_fns` (NOTE
+    [node footprint]): the first one itself where the others are None, else a tuple."""
+    if fns and fns[0] is not None:
+        for f in fns[1:]:
+            if f is not None:
+                return tuple(fns)
+        return fns[0]
+    return tuple(fns)
+
+
+_NONES = [(None,) * n for n in range(16)]
+
+
+def next_nodes(node):
+    """The nodes of `node`'s edges, None for an edge to nothing: `_fns` unpacked."""
+    fns = node._fns
+    return fns if type(fns) is tuple else (fns,) + _NONES[len(node._nrs) - 1]
 
 
 def shared_shapes(shapes):
@@ -457,7 +485,7 @@ class PrimNode(Node, RuleCtx):
         hooks = None
         if level_owned and _hooks_state.stack:
             hooks = _hooks_state.stack[-1]
-            self.hooked = True
+            self.hooked = self._watched = True
         # NOTE [node footprint]: values are saved compactly at level 0 (not inside a
         # transform, whose levels look saved tensors up by identity)
         compact = level_owned and hooks is None and not _dispatch_tls.interpreters
@@ -885,7 +913,7 @@ def _fill(node, needs, fns, nrs, shapes, dtypes, saved, saved_outs, vcs, outs):
     slots."""
     needs = tuple(needs)
     node.needs_input_grad = _needs_tuples.setdefault(needs, needs)
-    node._fns = tuple(fns)
+    node._fns = packed_fns(fns)
     nrs = tuple(nrs)
     node._nrs = _ZEROS.get(nrs, nrs)
     shapes = tuple(shapes)
@@ -1136,9 +1164,7 @@ def register_tensor_hook(t, hook):
         t._hooks = (t._hooks or []) + [hook]
         return _TensorHookHandle(t, hook, None)
     node = t.grad_fn
-    if node._tensor_hooks is None:
-        node._tensor_hooks = {}
-    hooks = node._tensor_hooks.setdefault(t._output_nr, [])
+    hooks = _tensor_hooks(node, t._output_nr)
     # user hooks run before the retain_grad hook, whatever the order they were added in
     at = len(hooks) - (bool(hooks) and getattr(hooks[-1], "_retains", None) is not None)
     hooks.insert(at, hook)
@@ -1156,10 +1182,15 @@ def retain_grad_hook(t):
         # the engine runs in create_graph mode; a retained grad is replaced, as torch's
         accumulate_grad(t, g, grad_mode.state.grad_enabled, in_place=False)
     hook._retains = ref
-    node = t.grad_fn
+    _tensor_hooks(t.grad_fn, t._output_nr).append(hook)
+
+
+def _tensor_hooks(node, nr):
+    """The list of hooks on `node`'s output `nr`, made where there is none."""
     if node._tensor_hooks is None:
         node._tensor_hooks = {}
-    node._tensor_hooks.setdefault(t._output_nr, []).append(hook)
+        node._watched = True
+    return node._tensor_hooks.setdefault(nr, [])
 
 
 def move_retain_hook(t, old_node, old_nr):
@@ -1169,10 +1200,7 @@ def move_retain_hook(t, old_node, old_nr):
     for h in hooks:
         if getattr(h, "_retains", None) is not None and h._retains() is t:
             hooks.remove(h)
-            node = t.grad_fn
-            if node._tensor_hooks is None:
-                node._tensor_hooks = {}
-            node._tensor_hooks.setdefault(t._output_nr, []).append(h)
+            _tensor_hooks(t.grad_fn, t._output_nr).append(h)
             return
 
 
