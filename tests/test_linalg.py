@@ -335,3 +335,70 @@ def test_bfloat16_inputs_and_autocast_follow_torch(torch, autocast):
             except (RuntimeError, NotImplementedError) as e:
                 results.append(f"{type(e).__name__}: {e}")
         assert results[0] == results[1], name
+
+
+# matmul.py NOTE [column-major operands]: (transposed?, shape) of mat1 and mat2
+_LAYOUTS = [((False, (5, 4)), (True, (4, 3))), ((True, (5, 4)), (False, (4, 3))),
+            ((True, (5, 4)), (True, (4, 3))), ((False, (5, 4)), (False, (4, 3))),
+            ((True, (1, 4)), (True, (4, 1))), ((True, (2, 5, 4)), (True, (2, 4, 3)))]
+
+
+def _operand(lib, a, transposed):
+    t = lib.tensor(a.swapaxes(-1, -2).copy() if transposed else a, dtype=lib.float64,
+                   requires_grad=True)
+    return t, (t.transpose(-1, -2) if transposed else t * 1)
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+@pytest.mark.parametrize("layouts", _LAYOUTS)
+def test_matmul_gradients_have_torchs_layout(torch, layouts, create_graph):
+    """A column-major matrix operand (a transposed one) gets its gradient column-major, as
+    torch's mm backward gives it (not a stack of them: bmm's), on the array-level and the
+    composite path; its values are torch's."""
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for _, s in layouts]
+    seen = {}
+    for lib in (ag, torch):
+        leaves, ops = zip(*[_operand(lib, a, tr) for a, (tr, _) in zip(arrays, layouts)])
+        for k, o in enumerate(ops):
+            o.register_hook(lambda g, k=k, lib=lib: seen.setdefault(lib, {}).update({k: g}))
+        y = ops[0] @ ops[1]
+        grads = lib.autograd.grad((y * y).sum(), leaves, create_graph=create_graph)
+        seen.setdefault(lib, {})["leaves"] = grads
+    for k in (0, 1):
+        assert seen[ag][k].stride() == seen[torch][k].stride(), k
+        assert_close(seen[ag][k], seen[torch][k])
+    for g, t in zip(seen[ag]["leaves"], seen[torch]["leaves"]):
+        assert_close(g, t)
+
+
+def test_matmul_reads_an_operands_strides_not_its_values(torch):
+    """The gradient of mat1 needs only mat2's values and mat1's layout: an in-place write to
+    mat1 after the product raises nothing (as torch), on both paths."""
+    rng = np.random.default_rng(1)
+    a, w, m = rng.standard_normal((5, 4)), rng.standard_normal((3, 4)), rng.standard_normal((5, 3))
+    for create_graph in (False, True):
+        got = []
+        for lib in (ag, torch):
+            x0 = lib.tensor(a, requires_grad=True)
+            x = x0.T * 1       # row-major
+            xt = (x0 * 1).T    # column-major
+            y = (xt @ lib.tensor(m)).sum() + (lib.tensor(w) @ x).sum()
+            x.add_(1)
+            xt.mul_(2)
+            got.append(lib.autograd.grad(y, x0, create_graph=create_graph)[0])
+        assert_close(got[0], got[1])
+
+
+def test_per_example_linear_gradients_have_torchs_layout(torch):
+    """vmap(grad) of `x @ w.T`: the per-example gradients of w, with torch's strides."""
+    rng = np.random.default_rng(2)
+    w0, x0 = rng.standard_normal((3, 6)), rng.standard_normal((8, 1, 6))
+    out = []
+    for lib in (ag, torch):
+        def loss(w, xi):
+            return lib.tanh(xi @ w.T).sum()
+        out.append(lib.func.vmap(lib.func.grad(loss), in_dims=(None, 0))(lib.tensor(w0),
+                                                                          lib.tensor(x0)))
+    assert out[0].stride() == out[1].stride()
+    assert_close(out[0], out[1])

@@ -342,6 +342,12 @@ class RuleCtx:
     def out(self):
         return self.outs[0]
 
+    def saved_strides(self, i):
+        """The strides of input `i` as saved, where the node can tell them without unpacking
+        it (torch's rules read an input's saved strides, which in-place writes leave as they
+        are, even where they do not read its values); None where it cannot."""
+        return None
+
 
 class _LazySaved:
     """Saved inputs, unpacked (and version-checked) on access."""
@@ -611,6 +617,16 @@ class PrimNode(Node, RuleCtx):
     def name(self):
         n = self.prim.node_name
         return n if type(n) is str else n(self)   # torch's name can depend on the overload
+
+    def saved_strides(self, i):
+        v = None if self._saved is None else self._saved[i]
+        if type(v) is tuple and v and v[0] is _COMPACT:
+            v = v[1]
+        elif type(v) is SavedTensor and v.hooks is None:
+            v = v.value     # (a tensor; a saved output's array)
+        else:
+            return None     # not saved, freed, or what saved-tensor hooks packed
+        return (v if isinstance(v, Tensor) else _t.make(v)).stride()
 
     def release(self):
         self._saved = None

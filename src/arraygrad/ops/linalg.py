@@ -50,11 +50,48 @@ def _mT_array(xp, a):
     return xp.permute_dims(a, _swapped(a.ndim, a.ndim - 1, a.ndim - 2))
 
 
+# NOTE [column-major operands]
+# torch's mm backward gives a column-major operand (a transposed matrix: `w.T` in `x @ w.T`)
+# its gradient in that layout, as the transpose of the product taken the other way round:
+# `(g^T x)^T` for mat2 rather than `x^T g`, `(y g^T)^T` for mat1 rather than `g y^T`. The
+# gradients then have torch's strides, and a stack of per-example outer products (vmap of a
+# linear layer's gradient) is taken in the orientation that NOTE [stacked outer products]
+# computes twice as fast. As torch, for two matrices only (not batched products), and by the
+# strides the operand had, whether or not its values are read.
+def _column_major(shapes, i, strides):
+    return len(shapes[0]) == 2 == len(shapes[1]) and strides is not None and \
+        strides[0] == 1 and strides[1] == shapes[i][0]
+
+
+def _array_strides(a):
+    return tuple(s // a.itemsize for s in a.strides)
+
+
 def _matmul_array_vjp(xp, g, inputs, outs, needs, shapes, spare):
     """matmul's vjp on arrays: the same products of the same transposed views."""
     x, y = inputs
-    return (_matmul_arrays(xp, g, _mT_array(xp, y)) if needs[0] else None,
-            _matmul_arrays(xp, _mT_array(xp, x), g) if needs[1] else None)
+    gx = gy = None
+    if needs[0]:
+        gx = _mT_array(xp, _matmul_arrays(xp, y, _mT_array(xp, g))) \
+            if _column_major(shapes, 0, _array_strides(x)) else \
+            _matmul_arrays(xp, g, _mT_array(xp, y))
+    if needs[1]:
+        gy = _mT_array(xp, _matmul_arrays(xp, _mT_array(xp, g), x)) \
+            if _column_major(shapes, 1, _array_strides(y)) else \
+            _matmul_arrays(xp, _mT_array(xp, x), g)
+    return gx, gy
+
+
+def _matmul_dx(ctx, g):
+    if _column_major(ctx.shapes, 0, ctx.saved_strides(0)):     # NOTE [column-major operands]
+        return _mT(ctx.y.conj() @ _mT(g))
+    return g @ _mT(ctx.y).conj()
+
+
+def _matmul_dy(ctx, g):
+    if _column_major(ctx.shapes, 1, ctx.saved_strides(1)):
+        return _mT(_mT(g) @ ctx.x.conj())
+    return _mT(ctx.x).conj() @ g
 
 
 # NOTE [matmul batching]: a batched plain matrix against an unbatched operand folds the
@@ -87,8 +124,7 @@ def _matmul_batch(prim, args, bdims):
 
 _matmul = primitive(
     "matmul", _matmul_impl, node_name="MmBackward0", arg_names=("self", "mat2"),
-    vjp=(lambda ctx, g: g @ _mT(ctx.y).conj(), lambda ctx, g: _mT(ctx.x).conj() @ g),
-    array_vjp=_matmul_array_vjp, complex=True,
+    vjp=(_matmul_dx, _matmul_dy), array_vjp=_matmul_array_vjp, complex=True,
     jvp=(lambda ctx, t: _matmul(t, ctx.y), lambda ctx, t: _matmul(ctx.x, t)),
     batch=_matmul_batch)
 
