@@ -496,15 +496,22 @@ def _run_chain(node, g, keep_graph, capture):
     rest to `_run_graph` where the chain ends before a leaf."""
     mode = grad_mode.state
     outer_mode, mode.grad_enabled = mode.grad_enabled, False
-    spare = not keep_graph and _COUNTS_KNOWN
+    refs = 4 if not keep_graph and _COUNTS_KNOWN else 0   # NOTE [spare buffers]
     hush = None     # NumPy's error state switched for a run of array-level rules
+    quiet = QUIET_NUMPY is not None
+    array_vjp = _graph.array_vjp
     outer_valid, outer_donor = _run_state.checkpoint_valid, _engine_state.donor
     _run_state.checkpoint_valid = capture is None
     try:
         while type(node) is not AccumulateGrad:
-            k = _chain_node(node)
-            if k is None:
-                break
+            if type(node) is PrimNode and not node._watched and node.n_outputs == 1 and \
+                    type(node._fns) is not tuple and not node._nrs[0] and \
+                    node.prim.array_vjp is not None:
+                k = 0       # (_chain_node's common case, inline)
+            else:
+                k = _chain_node(node)
+                if k is None:
+                    break
             if type(node) is not PrimNode:      # a custom Function's or a view's node
                 if hush is not None:
                     _loud(hush)
@@ -512,15 +519,13 @@ def _run_chain(node, g, keep_graph, capture):
                 in_grads = _run_node(node, [_tensor(g)], _LEADS, None, keep_graph, None, (),
                                      None)
             else:
-                if hush is None and QUIET_NUMPY is not None:
+                if hush is None and quiet:
                     hush = _quiet(_IGNORE_ALL)
                 if type(g) is _ndarray:
                     # g: held by `g` here, in array_vjp and in _spare, and the argument
-                    in_grads = _graph.array_vjp(node, g, node.needs_input_grad,
-                                                4 if spare else 0, hush is not None)
+                    in_grads = array_vjp(node, g, node.needs_input_grad, refs, quiet)
                 elif g._lvl is None and type(g._data) is _ndarray:
-                    in_grads = _graph.array_vjp(node, g._data, node.needs_input_grad, 0,
-                                                hush is not None)
+                    in_grads = array_vjp(node, g._data, node.needs_input_grad, 0, quiet)
                 else:
                     in_grads = None
                 if in_grads is None:    # the rule declines: the graph engine takes it on
