@@ -840,3 +840,22 @@ def test_hooks_and_leaves_see_numpys_own_error_state():
     with np.errstate(divide="raise"):
         with pytest.raises(FloatingPointError):
             z.sum().backward()
+
+
+@pytest.mark.parametrize("op", ["stack", "cat"])
+@pytest.mark.parametrize("at", [0, 5, 19])
+def test_nodes_of_many_inputs_with_one_edge_keep_torchs_next_functions(torch, op, at):
+    """A node whose only edge to a node is its first keeps that node itself (NOTE [node
+    footprint]): its next_functions still list every input, and backward and grad run
+    through it, for any number of inputs."""
+    got = []
+    for lib in (ag, torch):
+        x = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        ins = [lib.ones(3, dtype=lib.float64) * i for i in range(20)]
+        ins[at] = x * 2
+        y = getattr(lib, op)(ins)
+        edges = [f is None for f, _ in y.grad_fn.next_functions]
+        g, = lib.autograd.grad((y * y).sum(), x, retain_graph=True)
+        (y * y).sum().backward()
+        got.append((edges, g.tolist(), x.grad.tolist()))
+    assert got[0] == got[1]

@@ -452,13 +452,10 @@ def packed_fns(fns):
     return tuple(fns)
 
 
-_NONES = [(None,) * n for n in range(16)]
-
-
 def next_nodes(node):
     """The nodes of `node`'s edges, None for an edge to nothing: `_fns` unpacked."""
     fns = node._fns
-    return fns if type(fns) is tuple else (fns,) + _NONES[len(node._nrs) - 1]
+    return fns if type(fns) is tuple else (fns,) + (None,) * (len(node._nrs) - 1)
 
 
 def shared_shapes(shapes):
