@@ -63,7 +63,13 @@ def _root_grads(roots, grads, create_graph):
         else:
             if not isinstance(g, _t.Tensor):
                 g = r.new_tensor(g)
-            if g.shape != r.shape:
+            gd, rd = g._data, r._data
+            if type(gd) is _ndarray and type(rd) is _ndarray and g._lvl is None and \
+                    r._lvl is None:     # (plain arrays: their shapes, no Size objects)
+                same = gd.shape == rd.shape
+            else:
+                same = g.shape == r.shape
+            if not same:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
                                    f"{g.shape} and output[{i}] has a shape of {r.shape}.")
         out.append(g)
@@ -484,11 +490,21 @@ def _chain_node(node):
 def _chain_to(node, leaf_edge):
     """Whether the chain from `node` (NOTE [chains]) ends at the leaf of `leaf_edge`."""
     while type(node) is not AccumulateGrad:
+        if _bare_chain_node(node):
+            node = node._fns
+            continue
         k = _chain_node(node)
         if k is None:
             return False
         node = next_nodes(node)[k]
     return leaf_edge == (node, 0)
+
+
+def _bare_chain_node(node):
+    """`_chain_node(node) == 0` in its common case: a primitive's node with an array-level
+    rule whose only edge to a node is its first (kept bare, NOTE [node footprint])."""
+    return type(node) is PrimNode and not node._watched and node.n_outputs == 1 and \
+        type(node._fns) is not tuple and not node._nrs[0] and node.prim.array_vjp is not None
 
 
 def _run_chain(node, g, keep_graph, capture):
@@ -507,7 +523,7 @@ def _run_chain(node, g, keep_graph, capture):
             if type(node) is PrimNode and not node._watched and node.n_outputs == 1 and \
                     type(node._fns) is not tuple and not node._nrs[0] and \
                     node.prim.array_vjp is not None:
-                k = 0       # (_chain_node's common case, inline)
+                k = 0       # (_bare_chain_node, inline: once per node of every chain)
             else:
                 k = _chain_node(node)
                 if k is None:
