@@ -520,10 +520,8 @@ def _run_chain(node, g, keep_graph, capture):
     _run_state.checkpoint_valid = capture is None
     try:
         while type(node) is not AccumulateGrad:
-            if type(node) is PrimNode and not node._watched and node.n_outputs == 1 and \
-                    type(node._fns) is not tuple and not node._nrs[0] and \
-                    node.prim.array_vjp is not None:
-                k = 0       # (_bare_chain_node, inline: once per node of every chain)
+            if _bare_chain_node(node):
+                k = 0
             else:
                 k = _chain_node(node)
                 if k is None:

@@ -58,38 +58,46 @@ def _mT_array(xp, a):
 # linear layer's gradient) is taken in the orientation that NOTE [stacked outer products]
 # computes twice as fast. As torch, for two matrices only (not batched products), and by the
 # strides the operand had, whether or not its values are read.
-def _column_major(shapes, i, strides):
-    return len(shapes[0]) == 2 == len(shapes[1]) and strides is not None and \
-        strides[0] == 1 and strides[1] == shapes[i][0]
+def _mm(shapes):
+    """Whether matmul's operands (`shapes`) are two matrices: torch's mm, whose backward keeps
+    a column-major operand's layout (NOTE [column-major operands])."""
+    return len(shapes[0]) == 2 == len(shapes[1])
 
 
-def _array_strides(a):
-    return tuple(s // a.itemsize for s in a.strides)
+def _column_major(strides, rows):
+    """Whether a matrix of `rows` rows with `strides` (in elements; None: not known) is
+    column-major, as torch's mm backward tests it."""
+    return strides is not None and strides[0] == 1 and strides[1] == rows
+
+
+def _column_major_array(a):
+    return a.strides == (a.itemsize, a.itemsize * a.shape[0])
 
 
 def _matmul_array_vjp(xp, g, inputs, outs, needs, shapes, spare):
     """matmul's vjp on arrays: the same products of the same transposed views."""
     x, y = inputs
+    mm = _mm(shapes)
     gx = gy = None
     if needs[0]:
         gx = _mT_array(xp, _matmul_arrays(xp, y, _mT_array(xp, g))) \
-            if _column_major(shapes, 0, _array_strides(x)) else \
-            _matmul_arrays(xp, g, _mT_array(xp, y))
+            if mm and _column_major_array(x) else _matmul_arrays(xp, g, _mT_array(xp, y))
     if needs[1]:
         gy = _mT_array(xp, _matmul_arrays(xp, _mT_array(xp, g), x)) \
-            if _column_major(shapes, 1, _array_strides(y)) else \
-            _matmul_arrays(xp, _mT_array(xp, x), g)
+            if mm and _column_major_array(y) else _matmul_arrays(xp, _mT_array(xp, x), g)
     return gx, gy
 
 
 def _matmul_dx(ctx, g):
-    if _column_major(ctx.shapes, 0, ctx.saved_strides(0)):     # NOTE [column-major operands]
+    s = ctx.shapes
+    if _mm(s) and _column_major(ctx.saved_strides(0), s[0][0]):
         return _mT(ctx.y.conj() @ _mT(g))
     return g @ _mT(ctx.y).conj()
 
 
 def _matmul_dy(ctx, g):
-    if _column_major(ctx.shapes, 1, ctx.saved_strides(1)):
+    s = ctx.shapes
+    if _mm(s) and _column_major(ctx.saved_strides(1), s[1][0]):
         return _mT(_mT(g) @ ctx.x.conj())
     return _mT(ctx.x).conj() @ g
 
