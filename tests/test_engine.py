@@ -180,7 +180,7 @@ def test_spare_buffers_change_no_value(seed, monkeypatch):
     NOTE [spare buffers]; here at every size): random graphs of those ops, with values reused,
     kept by the caller, broadcast and hooked, give the bits of the composite rules, and every
     tensor the caller holds keeps its value."""
-    monkeypatch.setattr(graph, "_SPARE_MIN", 0)
+    monkeypatch.setattr(graph, "SPARE_MIN", 0)
     rng = np.random.default_rng(seed)
     ops = [lambda a, b: a * b, lambda a, b: a + b, lambda a, b: a.tanh(), lambda a, b: a.sin(),
            lambda a, b: a.cos(), lambda a, b: a.exp() * 0.1, lambda a, b: a.sigmoid(),

@@ -105,8 +105,8 @@ dispatch.swap_eager(process)
 # goes to `slow`, the public op.
 _F32, _F64 = _dt.float32.np, _dt.float64.np     # NumPy's own dtype objects, tested by identity
 # the node's shared tuples for each fast dtype: (d,), (d, d), (d, None), (None, d)
-_DTYPES = {d.np: tuple(_interned(_dtype_tuples, k) for k in ((d,), (d, d), (d, None), (None, d)))
-           for d in (_dt.float32, _dt.float64)}
+_D32, _D64 = (tuple(_interned(_dtype_tuples, k) for k in ((d,), (d, d), (d, None), (None, d)))
+              for d in (_dt.float32, _dt.float64))
 _NEEDS = ((None, _interned(_needs_tuples, (False, True))),      # by needs[0], needs[1]
           (_interned(_needs_tuples, (True, False)), _interned(_needs_tuples, (True, True))))
 _NEEDS1 = _interned(_needs_tuples, (True,))
@@ -183,7 +183,7 @@ def unary_op(prim, slow, params_for=None):
         node._nrs = _Z1
         shapes = (d.shape,)
         node.shapes = _shape_tuples.get(shapes) or shared_shapes(shapes)
-        node.dtypes = _DTYPES[dt][0]
+        node.dtypes = (_D64 if dt is _F64 else _D32)[0]
         fn = input.grad_fn
         k = 0
         if fn is None:
@@ -225,8 +225,9 @@ def binary_op(prim, slow, reflected=False):
             or QUIET_NUMPY is None:
         return slow if not reflected else _reflected(slow)
     record = prim.differentiable
-    saves = [[(_saves(prim, 0, (nx, ny)), _saves(prim, 1, (nx, ny))) for ny in (False, True)]
-             for nx in (False, True)]      # by needs[0], needs[1]
+    # by needs[0], needs[1]: the node's needs_input_grad and whether it saves x and y
+    plans = [[(_NEEDS[nx][ny], _saves(prim, 0, (nx, ny)), _saves(prim, 1, (nx, ny)))
+              for ny in (False, True)] for nx in (False, True)]
 
     def op(x, y):
         if reflected:
@@ -295,8 +296,7 @@ def binary_op(prim, slow, reflected=False):
         node._seq = next(_seq)
         node.prim = prim
         node.params = NO_PARAMS
-        node.needs_input_grad = _NEEDS[nx][ny]
-        save_x, save_y = saves[nx][ny]
+        node.needs_input_grad, save_x, save_y = plans[nx][ny]
         node._saved_outs = None
         vcs = 0                 # version counters stored so far (NOTE [node footprint])
         if tx is Tensor:
@@ -355,7 +355,7 @@ def binary_op(prim, slow, reflected=False):
         node._nrs = _Z2 if not (rx or ry) else (rx, ry)
         shapes = (sx, sy)
         node.shapes = _shape_tuples.get(shapes) or shared_shapes(shapes)
-        dtypes = _DTYPES[dt]
+        dtypes = _D64 if dt is _F64 else _D32
         node.dtypes = dtypes[1] if sx is not None and sy is not None else \
             dtypes[2] if sy is None else dtypes[3]
         node._saved = (kx, ky)

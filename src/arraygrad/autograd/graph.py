@@ -738,7 +738,7 @@ def array_vjp(node, ga, needs, refs, quiet=False):
         outs = arrays
     v = o = a = None    # (holds no saved array while `_spare` counts references)
     spare = _spare(node, ga, refs, inputs, outs) \
-        if refs and _COUNTS_KNOWN and ga.size >= _SPARE_MIN else []
+        if refs and _COUNTS_KNOWN and ga.size >= SPARE_MIN else []
     rule = node.prim.array_vjp
     res = (rule.plain if quiet else rule)(_np, ga, inputs, outs, needs, node.shapes, spare,
                                           **node.params)
@@ -782,7 +782,7 @@ def _array_results(node, res):
 # writeable) and has the gradient's shape and dtype; and its reference count shows only
 # the holders named in `_spare` (a tensor the caller kept, a view, a hook, or a second use
 # of the value each add one). Those counts are CPython's for this module run as Python code.
-_SPARE_MIN = 1 << 14     # elements: below, NumPy's allocator reuses small blocks itself
+SPARE_MIN = 1 << 14     # elements: below, NumPy's allocator reuses small blocks itself
 # The counts are those of CPython 3.9-3.13 with the GIL; 3.14 counts borrowed stack references
 # differently and free-threaded builds bias them, where a miscount would overwrite an array
 # someone holds: there (and under other interpreters) no buffer is taken as spare.

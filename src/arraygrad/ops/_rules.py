@@ -5,6 +5,7 @@ follow. Rules are written with arraygrad ops, never with the backend. Batching
 rules take the primitive first (`batch=elementwise` in a declaration).
 """
 from .. import _tensor as _t
+from ..autograd.graph import SPARE_MIN
 from .registry import primitive
 
 
@@ -104,6 +105,8 @@ def unary(name, impl, deriv, *, save_input=True, save_output=False, array_deriv=
     if array_deriv is not None:
         def array_vjp(xp, g, inputs, outs, needs, shapes, spare):
             x, out = inputs[0], outs[0] if outs else None
+            if not spare and g.size < SPARE_MIN:    # small: new arrays cost NumPy nothing
+                return (g * array_deriv(xp, x, out, spare),)
             d = array_deriv(xp, x, out, [a for a in spare if a is not g])     # g: read below
             if fresh(xp, d, g) and d is not x and d is not out:
                 return (xp.multiply(g, d, out=d),)     # the same product, one buffer less

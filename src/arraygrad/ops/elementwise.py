@@ -188,11 +188,46 @@ def _scaled(y, alpha):
 def _into(ufunc, *args, out=None):
     """`ufunc(*args)` written into `out` where that is an array of the result's shape and
     dtype (a spare buffer or a temporary of an array-level rule), else into a new one."""
-    if type(out) is host_xp.ndarray and \
-            out.shape == host_xp.broadcast_shapes(*(getattr(a, "shape", ()) for a in args)) \
+    if type(out) is not host_xp.ndarray:
+        return ufunc(*args)
+    # the common case without NumPy's broadcast_shapes (1.5 us): arrays of out's dtype, one
+    # of them of its shape, the others of its shape or 0-d; Python numbers (weak)
+    shape, dtype, sized = out.shape, out.dtype, False
+    for a in args:
+        t = type(a)
+        if t is host_xp.ndarray:
+            if a.dtype != dtype or a.shape != shape and a.ndim:
+                break
+            sized = sized or a.shape == shape
+        elif t is not builtins.float and t is not builtins.int:
+            break
+    else:
+        if sized:
+            return ufunc(*args, out=out)
+    if out.shape == host_xp.broadcast_shapes(*(getattr(a, "shape", ()) for a in args)) \
             and out.dtype == host_xp.result_type(*args):
         return ufunc(*args, out=out)
     return ufunc(*args)
+
+
+def _literals(*values):
+    """The array-level rules' literal numbers as read-only 0-d arrays of each float dtype,
+    by dtype. NumPy's ufuncs take a Python number by a slower path than a 0-d array (NEP 50's
+    weak promotion: 250 ns more on 16 elements) and compute the same values, as they cast
+    it to the array's dtype first."""
+    tables = []
+    for v in values:
+        table = {}
+        for dt in (host_xp.float32, host_xp.float64):
+            a = host_xp.asarray(v, dtype=dt)
+            a.flags.writeable = False
+            table[a.dtype] = a
+        tables.append(table)
+    return tables
+
+
+_ZERO, _ONE, _TWO, _MINUS_HALF, _TWO_OVER_SQRT_PI = _literals(
+    0, 1, 2, -0.5, 1.1283791670955126)
 
 
 _add = binary("add", _checked("add", lambda xp, x, y, alpha=1: xp.add(x, _scaled(y, alpha))),
@@ -349,9 +384,9 @@ def _pow_array_vjp(xp, g, inputs, outs, needs, shapes, spare):
     if y == 0:
         return xp.zeros_like(g), None
     if y == 1:      # 1 * x ** 0 is 1
-        return _into(xp.multiply, g, 1, out=take(spare)), None
+        return _into(xp.multiply, g, _ONE[g.dtype], out=take(spare)), None
     if y == 2:      # 2 * x ** 1
-        p = _into(xp.multiply, x, 2, out=take(spare, g))
+        p = _into(xp.multiply, x, _TWO[x.dtype], out=take(spare, g))
     else:
         p = _pow_impl(xp, x, y - 1) if y - 1 in _TORCH_POWERS else \
             _into(xp.pow, x, y - 1, out=take(spare, g))
@@ -551,7 +586,7 @@ def no_complex(op, *xs, kernel=None):
 exp = _float_op("exp", lambda xp, x: xp.exp(x), lambda ctx: ctx.out, save_input=False,
                 save_output=True, complex=True, array_deriv=lambda xp, x, out, spare: out)
 log = _float_op("log", lambda xp, x: xp.log(x), lambda ctx: 1 / ctx.x, complex=True,
-               array_deriv=lambda xp, x, out, spare: _into(xp.divide, 1, x, out=take(spare)))
+               array_deriv=lambda xp, x, out, spare: _into(xp.divide, _ONE[x.dtype], x, out=take(spare)))
 # torch's sqrt rules divide by 2 sqrt(x): at 0 that is a complex division by zero, inf in each
 # part, where multiplying by 0.5 / sqrt(x) would give nan
 sqrt = _float_unary(primitive(
@@ -563,14 +598,14 @@ sqrt = _float_unary(primitive(
 
 def _over_twice(xp, g, out, spare):
     """sqrt's `g / (2 * out)` on arrays, in one buffer (out's own where it is spare)."""
-    t = _into(xp.multiply, out, 2, out=take(spare, g))
+    t = _into(xp.multiply, out, _TWO[out.dtype], out=take(spare, g) if spare else None)
     return _into(xp.divide, g, t, out=t)
 
 
 rsqrt = _float_op("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda ctx: -0.5 * ctx.out ** 3,
                   save_input=False, save_output=True, complex=True,
                   array_deriv=lambda xp, x, out, spare: _scaled_into(
-                      xp, _cube(xp, out, take(spare)), -0.5))
+                      xp, _cube(xp, out, take(spare)), _MINUS_HALF[out.dtype]))
 
 
 def _cube(xp, x, buffer):
@@ -585,15 +620,23 @@ def _scaled_into(xp, t, c):
 
 
 def _one_minus_square(xp, out, spare):
-    """`1 - out * out` for tanh's array-level rule, in one buffer (`out`'s own where spare)."""
-    t = xp.multiply(out, out, out=take(spare))
-    return xp.subtract(1, t, out=t) if fresh(xp, t, out) else 1 - t
+    """`1 - out * out` for tanh's array-level rule, in one buffer (`out`'s own where spare;
+    NumPy's temporary elision where none is)."""
+    buf = take(spare) if spare else None
+    if buf is None:
+        return _ONE[out.dtype] - out * out
+    t = xp.multiply(out, out, out=buf)
+    return xp.subtract(_ONE[t.dtype], t, out=t)
 
 
 def _times_one_minus(xp, out, spare):
-    """`out * (1 - out)` for sigmoid's array-level rule, in one buffer."""
-    t = xp.subtract(1, out, out=take(spare, out))
-    return xp.multiply(out, t, out=t) if fresh(xp, t, out) else out * t
+    """`out * (1 - out)` for sigmoid's array-level rule, in one buffer (NumPy's temporary
+    elision where none is spare)."""
+    buf = take(spare, out) if spare else None
+    if buf is None:
+        return out * (_ONE[out.dtype] - out)
+    t = xp.subtract(_ONE[out.dtype], out, out=buf)
+    return xp.multiply(out, t, out=t)
 
 
 def _negated(xp, t):
@@ -641,11 +684,11 @@ def _relu_deriv(xp, out, spare):
     """relu's `where(out != out, 1, sign(out))` on arrays, in one buffer (out's own where it
     is spare): out is > 0, 0, -0 or NaN, so that is ceil(fmin(out, 1)) + 0 (fmin: NaN to 1;
     + 0: NumPy's sign of -0 is 0). NumPy's sign itself is some 20 times slower in place."""
-    d = _into(xp.fmin, out, 1, out=take(spare))
+    d = _into(xp.fmin, out, _ONE[out.dtype], out=take(spare))
     if type(d) is not xp.ndarray:
         return xp.ceil(d) + 0
     xp.ceil(d, out=d)
-    return xp.add(d, 0, out=d)
+    return xp.add(d, _ZERO[d.dtype], out=d)
 
 
 def _no_complex_relu(op):
@@ -670,15 +713,16 @@ tan = _float_op("tan", lambda xp, x: xp.tan(x), lambda ctx: 1 + ctx.out * ctx.ou
 log1p = _float_op("log1p", lambda xp, x: xp.log1p(x), lambda ctx: 1 / (1 + ctx.x),
                   node_name="Log1PBackward0", complex=True,
                   array_deriv=lambda xp, x, out, spare: _reciprocal_into(
-                      xp, _into(xp.add, x, 1, out=take(spare))))
+                      xp, _into(xp.add, x, _ONE[x.dtype], out=take(spare))))
 expm1 = _float_op("expm1", lambda xp, x: xp.expm1(x), lambda ctx: ctx.out + 1,
                   save_input=False, save_output=True, complex=True,
-                  array_deriv=lambda xp, x, out, spare: _into(xp.add, out, 1, out=take(spare)))
+                  array_deriv=lambda xp, x, out, spare: _into(xp.add, out, _ONE[out.dtype],
+                                                                out=take(spare)))
 
 
 def _reciprocal_into(xp, t):
     """`1 / t`, in t's buffer where it is an array (a temporary of an array-level rule)."""
-    return _into(xp.divide, 1, t, out=t)
+    return _into(xp.divide, _ONE[t.dtype], t, out=t)
 
 
 
@@ -716,7 +760,7 @@ def _erf_deriv(xp, x, spare):
     """erf's `1.1283791670955126 * exp(-x * x)` on arrays, in one buffer other than x's."""
     t = _into(xp.negative, x, out=take(spare, x))
     t = _into(xp.multiply, t, x, out=t)
-    return _scaled_into(xp, _into(xp.exp, t, out=t), 1.1283791670955126)
+    return _scaled_into(xp, _into(xp.exp, t, out=t), _TWO_OVER_SQRT_PI[x.dtype])
 
 
 def _sigmoid_impl(xp, x):
