@@ -112,6 +112,42 @@ def test_the_common_case_takes_one_frame(monkeypatch):
     assert calls == ["mul"]
 
 
+def _bits(a):
+    """An array's float64 bits, NaN as one value (IEEE leaves the payload of a result open)."""
+    a = np.asarray(a, dtype=np.float64)
+    return np.where(np.isnan(a), -1, a.view(np.int64))
+
+
+SPECIAL = [0.0, -0.0, 1.5, -3.0, np.inf, -np.inf, np.nan, 5e-324, 1e-310, 1e308, -1e308, 0.1]
+
+
+def test_scalars_and_python_floats_give_numpys_bits():
+    """A 0-d float64 tensor and a Python float (computed as Python floats, NOTE [one-frame
+    ops]): the values and gradients (array-level rules) of the general path and the composite
+    rules on NumPy, bit for bit, signed zeros, infinities, subnormals, overflow and division
+    by zero included."""
+    for name in BINARY:
+        for v in SPECIAL:
+            for c in SPECIAL:
+                leaf = ag.tensor(v, dtype=ag.float64, requires_grad=True)
+                for x in (leaf, leaf * 1.0, ag.tensor(v, dtype=ag.float64)):
+                    fast = getattr(x, name)(c)
+                    slow = _general(lambda x: getattr(x, name)(c), x)
+                    assert _bits(fast.detach().numpy()) == _bits(slow.detach().numpy()), \
+                        (name, v, c)
+                    assert _state(fast, (x, c)) == _state(slow, (x, c))
+                    if fast.requires_grad:
+                        for g in (1.0, -0.0, np.inf):
+                            gf, = ag.autograd.grad(fast, leaf, ag.tensor(g, dtype=ag.float64),
+                                                   retain_graph=True)
+                            # the composite rules through the general path: NumPy's bits
+                            gs, = _general(lambda: ag.autograd.grad(
+                                slow, leaf, ag.tensor(g, dtype=ag.float64), retain_graph=True,
+                                create_graph=True))
+                            assert _bits(gf.numpy()) == _bits(gs.detach().numpy()), (name, v, c, g)
+                            assert type(gf._data) is np.ndarray
+
+
 def test_other_cases_take_the_general_path():
     """Mixed dtypes, ints, views, subclasses, grad mode off, saved-tensor hooks, anomaly mode
     and a 0-d result (NumPy's scalar) give what the general path gives."""

@@ -102,7 +102,10 @@ dispatch.swap_eager(process)
 # what it computes (a ValueError sends the call down the general path, which raises torch's
 # error), and the node built here is the one `record_eager` builds (NOTE [node footprint];
 # under saved-tensor hooks or anomaly mode `record_eager` itself records). Any other call
-# goes to `slow`, the public op.
+# goes to `slow`, the public op. A 0-d float64 tensor and a Python float (scalar code, such
+# as `y * 0.999`) are computed as Python floats by the primitive's `float_op`: +, -, * and /
+# of two doubles are correctly rounded in IEEE arithmetic, so the bits are NumPy's, for a
+# third of its scalar path's cost (a division by zero goes to NumPy, which gives inf or nan).
 _F32, _F64 = _dt.float32.np, _dt.float64.np     # NumPy's own dtype objects, tested by identity
 # the node's shared tuples for each fast dtype: (d,), (d, d), (d, None), (None, d)
 _D32, _D64 = (tuple(_interned(_dtype_tuples, k) for k in ((d,), (d, d), (d, None), (None, d)))
@@ -224,7 +227,7 @@ def binary_op(prim, slow, reflected=False):
             or not prim.number_edges or prim.save_output or prim.plain is None \
             or QUIET_NUMPY is None:
         return slow if not reflected else _reflected(slow)
-    record = prim.differentiable
+    record, floats = prim.differentiable, prim.float_op
     # by needs[0], needs[1]: the node's needs_input_grad and whether it saves x and y
     plans = [[(_NEEDS[nx][ny], _saves(prim, 0, (nx, ny)), _saves(prim, 1, (nx, ny)))
               for ny in (False, True)] for nx in (False, True)]
@@ -269,17 +272,17 @@ def binary_op(prim, slow, reflected=False):
             nx, ny = False, y._requires_grad
         else:
             return slow(x, y)
-        token = _quiet(_IGNORE_ALL)
-        try:
-            out = prim.plain(_np, dx, dy)
-        except ValueError:      # the impl's own error (broadcasting), from the general path
-            out = None
-        finally:
-            _loud(token)
-        if out is None:
-            return slow(x, y)
-        if type(out) is not _ndarray:
-            out = _np.asarray(out)
+        if not ((ty is float and not dx.ndim or tx is float and not dy.ndim) and dt is _F64
+                and floats is not None) or (out := on_floats(floats, dx, dy)) is None:
+            token = _quiet(_IGNORE_ALL)
+            try:
+                out = prim.plain(_np, dx, dy)
+            except ValueError:      # the impl's own error (broadcasting), from the general path
+                return slow(x, y)
+            finally:
+                _loud(token)
+            if type(out) is not _ndarray:
+                out = _np.asarray(out)
         t = _new(Tensor)
         t._data = out
         t._lvl = t.grad_fn = None
@@ -365,6 +368,16 @@ def binary_op(prim, slow, reflected=False):
     functools.update_wrapper(op, slow)     # its name, docs and signature are the public op's
     op.prim = prim
     return op
+
+
+def on_floats(op, a, b):
+    """`op` (a primitive's `float_op`) on a 0-d float64 array or Python float and a Python
+    float, as a 0-d float64 array: the same IEEE operation as NumPy's float64 loop, without
+    its scalar path; None for a division by zero (NumPy's inf or nan, not Python's error)."""
+    try:
+        return _np.asarray(op(float(a), float(b)))
+    except ZeroDivisionError:
+        return None
 
 
 def _reflected(slow):

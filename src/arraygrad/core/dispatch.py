@@ -73,6 +73,10 @@ class Primitive:
     write its results into (`ops/_rules.py: take`; engine NOTE [spare buffers]). It must
     compute exactly what `vjp` computes, operation for operation, so gradients stay bit for
     bit.
+    float_op: the impl's operation on two Python floats (`operator.mul`), where that is the
+    same IEEE double operation NumPy's float64 loop performs (+, -, *, /): level 0's
+    one-frame ops compute a 0-d float64 tensor and a Python float with it, as NumPy's
+    scalar path costs 0.5 us (autograd/eager.py NOTE [one-frame ops]).
     plain (read off impl): the impl without its wrappers that silence floating-point warnings
     and translate errors (`backends.silent`, `impl.plain`): level 0's one-frame ops call it on
     float32/float64 NumPy arrays with NumPy silenced, and a ValueError from it sends the call
@@ -87,7 +91,7 @@ class Primitive:
                  differentiable=True, node_name=None, nondiff_outputs=(), is_view=False,
                  nondiff_inputs=(), number_edges=True, arg_names=("self", "other"),
                  complex=False, jvp_reads_primals=None, materialize_grads=True,
-                 array_vjp=None, save_when=None):
+                 array_vjp=None, save_when=None, float_op=None):
         if (linear or zero_derivative) and (jvp is not None or linear == zero_derivative
                                             or zero_derivative and vjp is not None):
             raise TypeError(f"primitive '{name}': linear=True gives the jvp and "
@@ -119,6 +123,7 @@ class Primitive:
         self.jvp_reads_primals = jvp_reads_primals
         self.materialize_grads = materialize_grads
         self.array_vjp = None if array_vjp is None else silent(array_vjp)
+        self.float_op = float_op
 
     def __call__(self, *args, **params):
         # `bind`, inlined: this runs for every primitive

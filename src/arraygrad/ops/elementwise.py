@@ -2,6 +2,7 @@
 import builtins
 import cmath
 import math
+import operator
 
 from .. import dtypes as _dt
 from .. import _tensor as _t
@@ -10,7 +11,7 @@ from ._checks import (tensor_op, not_tensor, not_implemented, same_dtype, number
                       short_dtype_name, type_name)
 from ._rules import unary as _unary, binary, nondiff, elementwise, fresh, take
 from .registry import primitive
-from ..autograd.eager import unary_op, binary_op
+from ..autograd.eager import unary_op, binary_op, on_floats
 
 Tensor = _t.Tensor
 host_xp = numpy_backend.xp     # NOTE [fused functions]
@@ -232,7 +233,7 @@ _ZERO, _ONE, _TWO, _MINUS_HALF, _TWO_OVER_SQRT_PI = _literals(
 
 _add = binary("add", _checked("add", lambda xp, x, y, alpha=1: xp.add(x, _scaled(y, alpha))),
               lambda ctx, g, alpha=1: g, lambda ctx, g, alpha=1: g if alpha == 1 else g * alpha,
-              save=(), complex=True,
+              save=(), complex=True, float_op=operator.add,
               array_vjp=lambda xp, g, inputs, outs, needs, shapes, spare, alpha=1: (
                   g if needs[0] else None,
                   (g if alpha == 1 else g * alpha) if needs[1] else None))
@@ -248,33 +249,40 @@ def _subtract(xp, x, y, alpha=1):
 
 _sub = binary("sub", _checked("sub", _subtract),
               lambda ctx, g, alpha=1: g, lambda ctx, g, alpha=1: -g if alpha == 1 else g * -alpha,
-              save=(), complex=True,
+              save=(), complex=True, float_op=operator.sub,
               array_vjp=lambda xp, g, inputs, outs, needs, shapes, spare, alpha=1: (
                   g if needs[0] else None,
                   None if not needs[1] else g * -alpha if alpha != 1 else
                   _into(xp.negative, g, out=take(spare, g) if needs[0] else take(spare))))
 _mul = binary("mul", _checked("mul", lambda xp, x, y: xp.multiply(x, y)),
               lambda ctx, g: g * ctx.y, lambda ctx, g: g * ctx.x, complex=True,
-              save_when=((1,), (0,)),
+              save_when=((1,), (0,)), float_op=operator.mul,
               array_vjp=lambda xp, g, inputs, outs, needs, shapes, spare: _mul_array_vjp(
                   xp, g, inputs[0], inputs[1], needs, spare))
 
 
 def _mul_array_vjp(xp, g, x, y, needs, spare):
-    """mul's cotangents `g * y`, `g * x` on arrays, into spare buffers where there are."""
+    """mul's cotangents `g * y`, `g * x` on arrays, into spare buffers where there are (a 0-d
+    float64 `g` and a Python float: as the forward computes them, NOTE [one-frame ops])."""
     gx = gy = None
     if needs[0]:
-        buf = take(spare, g, x) if needs[1] else take(spare)
-        gx = g * y if buf is None else xp.multiply(g, y, out=buf)
+        if type(y) is builtins.float and not g.ndim and g.dtype.char == "d":
+            gx = on_floats(operator.mul, g, y)
+        else:
+            buf = take(spare, g, x) if needs[1] else take(spare)
+            gx = g * y if buf is None else xp.multiply(g, y, out=buf)
     if needs[1]:
-        buf = take(spare)
-        gy = g * x if buf is None else xp.multiply(g, x, out=buf)
+        if type(x) is builtins.float and not g.ndim and g.dtype.char == "d":
+            gy = on_floats(operator.mul, g, x)
+        else:
+            buf = take(spare)
+            gy = g * x if buf is None else xp.multiply(g, x, out=buf)
     return gx, gy
 
 
 _div = binary("div", _checked("div", lambda xp, x, y: xp.divide(x, y)),
               lambda ctx, g: g / ctx.y, lambda ctx, g: -g * ctx.x / (ctx.y * ctx.y),
-              complex=True, save_when=((1,), (0, 1)),
+              complex=True, save_when=((1,), (0, 1)), float_op=operator.truediv,
               array_vjp=lambda xp, g, inputs, outs, needs, shapes, spare: _div_array_vjp(
                   xp, g, inputs[0], inputs[1], needs, spare))
 
