@@ -1,6 +1,7 @@
 """Level 0: compute on raw arrays and record a graph node when grad mode asks. Importing
 this module installs it as the base of the dispatcher's interpreter stack."""
 import functools
+import operator
 
 from .. import _tensor as _t
 from .. import dtypes as _dt
@@ -105,8 +106,10 @@ dispatch.swap_eager(process)
 # goes to `slow`, the public op. A 0-d float64 tensor and a Python float (scalar code, such
 # as `y * 0.999`) are computed as Python floats by the primitive's `float_op`: +, -, * and /
 # of two doubles are correctly rounded in IEEE arithmetic, so the bits are NumPy's, for a
-# third of its scalar path's cost (a division by zero goes to NumPy, which gives inf or nan).
+# third of its scalar path's cost (a division by zero goes to NumPy, which gives inf or nan;
+# Python's would raise).
 _F32, _F64 = _dt.float32.np, _dt.float64.np     # NumPy's own dtype objects, tested by identity
+_truediv = operator.truediv
 # the node's shared tuples for each fast dtype: (d,), (d, d), (d, None), (None, d)
 _D32, _D64 = (tuple(_interned(_dtype_tuples, k) for k in ((d,), (d, d), (d, None), (None, d)))
               for d in (_dt.float32, _dt.float64))
@@ -272,8 +275,10 @@ def binary_op(prim, slow, reflected=False):
             nx, ny = False, y._requires_grad
         else:
             return slow(x, y)
-        if not ((ty is float and not dx.ndim or tx is float and not dy.ndim) and dt is _F64
-                and floats is not None) or (out := on_floats(floats, dx, dy)) is None:
+        if (ty is float and not dx.ndim or tx is float and not dy.ndim) and dt is _F64 \
+                and floats is not None and (floats is not _truediv or dy):     # (x / 0: NumPy)
+            out = _np.asarray(floats(float(dx), float(dy)))
+        else:
             token = _quiet(_IGNORE_ALL)
             try:
                 out = prim.plain(_np, dx, dy)
@@ -368,16 +373,6 @@ def binary_op(prim, slow, reflected=False):
     functools.update_wrapper(op, slow)     # its name, docs and signature are the public op's
     op.prim = prim
     return op
-
-
-def on_floats(op, a, b):
-    """`op` (a primitive's `float_op`) on a 0-d float64 array or Python float and a Python
-    float, as a 0-d float64 array: the same IEEE operation as NumPy's float64 loop, without
-    its scalar path; None for a division by zero (NumPy's inf or nan, not Python's error)."""
-    try:
-        return _np.asarray(op(float(a), float(b)))
-    except ZeroDivisionError:
-        return None
 
 
 def _reflected(slow):

@@ -691,7 +691,7 @@ def array_vjp(node, ga, needs, refs, quiet=False):
     `quiet`: NumPy's error state is already "ignore" (the engine's NOTE [lean engine]), so the
     rule runs without switching it."""
     dtype = ga.dtype
-    if dtype.char not in "fd":
+    if dtype is not _F64 and dtype is not _F32:
         return None
     saved = node._saved
     if saved is None:       # freed: the composite rule raises if it reads a saved value
@@ -740,8 +740,11 @@ def array_vjp(node, ga, needs, refs, quiet=False):
     spare = _spare(node, ga, refs, inputs, outs) \
         if refs and _COUNTS_KNOWN and ga.size >= SPARE_MIN else []
     rule = node.prim.array_vjp
-    res = (rule.plain if quiet else rule)(_np, ga, inputs, outs, needs, node.shapes, spare,
-                                          **node.params)
+    if quiet:
+        rule = rule.plain
+    params = node.params
+    res = rule(_np, ga, inputs, outs, needs, node.shapes, spare) if params is NO_PARAMS else \
+        rule(_np, ga, inputs, outs, needs, node.shapes, spare, **params)
     if res is None:     # the rule does not take these values
         return None
     shapes, dtypes = node.shapes, node.dtypes
@@ -871,6 +874,7 @@ def _saved_array(s, node, dtype):
 
 
 _ndarray, _result, _np = numpy_backend.array_type, numpy_backend.result, numpy_backend.xp
+_F32, _F64 = _np.dtype(_np.float32), _np.dtype(_np.float64)     # tested by identity
 
 
 def record(prim, params, saved_args, outs, results, edges, level_owned):

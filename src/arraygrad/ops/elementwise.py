@@ -11,7 +11,7 @@ from ._checks import (tensor_op, not_tensor, not_implemented, same_dtype, number
                       short_dtype_name, type_name)
 from ._rules import unary as _unary, binary, nondiff, elementwise, fresh, take
 from .registry import primitive
-from ..autograd.eager import unary_op, binary_op, on_floats
+from ..autograd.eager import unary_op, binary_op
 
 Tensor = _t.Tensor
 host_xp = numpy_backend.xp     # NOTE [fused functions]
@@ -267,13 +267,13 @@ def _mul_array_vjp(xp, g, x, y, needs, spare):
     gx = gy = None
     if needs[0]:
         if type(y) is builtins.float and not g.ndim and g.dtype.char == "d":
-            gx = on_floats(operator.mul, g, y)
+            gx = host_xp.asarray(float(g) * y)
         else:
             buf = take(spare, g, x) if needs[1] else take(spare)
             gx = g * y if buf is None else xp.multiply(g, y, out=buf)
     if needs[1]:
         if type(x) is builtins.float and not g.ndim and g.dtype.char == "d":
-            gy = on_floats(operator.mul, g, x)
+            gy = host_xp.asarray(float(g) * x)
         else:
             buf = take(spare)
             gy = g * x if buf is None else xp.multiply(g, x, out=buf)
