@@ -122,30 +122,38 @@ SPECIAL = [0.0, -0.0, 1.5, -3.0, np.inf, -np.inf, np.nan, 5e-324, 1e-310, 1e308,
 
 
 def test_scalars_and_python_floats_give_numpys_bits():
-    """A 0-d float64 tensor and a Python float (computed as Python floats, NOTE [one-frame
+    """0-d float64 tensors and Python floats (computed as Python floats, NOTE [one-frame
     ops]): the values and gradients (array-level rules) of the general path and the composite
     rules on NumPy, bit for bit, signed zeros, infinities, subnormals, overflow and division
     by zero included."""
+    f64 = ag.float64
     for name in BINARY:
         for v in SPECIAL:
             for c in SPECIAL:
-                leaf = ag.tensor(v, dtype=ag.float64, requires_grad=True)
-                for x in (leaf, leaf * 1.0, ag.tensor(v, dtype=ag.float64)):
-                    fast = getattr(x, name)(c)
-                    slow = _general(lambda x: getattr(x, name)(c), x)
-                    assert _bits(fast.detach().numpy()) == _bits(slow.detach().numpy()), \
-                        (name, v, c)
-                    assert _state(fast, (x, c)) == _state(slow, (x, c))
-                    if fast.requires_grad:
+                lx = ag.tensor(v, dtype=f64, requires_grad=True)
+                ly = ag.tensor(c, dtype=f64, requires_grad=True)
+                # (operand, the leaf it comes from)
+                for x, xl in ((lx, lx), (lx * 1.0, lx), (ag.tensor(v, dtype=f64), None)):
+                    for y, yl in ((c, None), (ag.tensor(c, dtype=f64), None), (ly, ly),
+                                  (ly * 1.0, ly)):
+                        fast = getattr(x, name)(y)
+                        slow = _general(lambda x, y: getattr(x, name)(y), x, y)
+                        assert _bits(fast.detach().numpy()) == _bits(slow.detach().numpy()), \
+                            (name, v, c)
+                        assert _state(fast, (x, y)) == _state(slow, (x, y))
+                        leaves = [t for t in (xl, yl) if t is not None]
+                        if not leaves:
+                            continue
                         for g in (1.0, -0.0, np.inf):
-                            gf, = ag.autograd.grad(fast, leaf, ag.tensor(g, dtype=ag.float64),
-                                                   retain_graph=True)
+                            gt = ag.tensor(g, dtype=f64)
+                            gf = ag.autograd.grad(fast, leaves, gt, retain_graph=True)
                             # the composite rules through the general path: NumPy's bits
-                            gs, = _general(lambda: ag.autograd.grad(
-                                slow, leaf, ag.tensor(g, dtype=ag.float64), retain_graph=True,
-                                create_graph=True))
-                            assert _bits(gf.numpy()) == _bits(gs.detach().numpy()), (name, v, c, g)
-                            assert type(gf._data) is np.ndarray
+                            gs = _general(lambda: ag.autograd.grad(
+                                slow, leaves, gt, retain_graph=True, create_graph=True))
+                            for a, b in zip(gf, gs):
+                                assert _bits(a.numpy()) == _bits(b.detach().numpy()), \
+                                    (name, v, c, g)
+                                assert type(a._data) is np.ndarray
 
 
 def test_other_cases_take_the_general_path():

@@ -103,7 +103,7 @@ dispatch.swap_eager(process)
 # what it computes (a ValueError sends the call down the general path, which raises torch's
 # error), and the node built here is the one `record_eager` builds (NOTE [node footprint];
 # under saved-tensor hooks or anomaly mode `record_eager` itself records). Any other call
-# goes to `slow`, the public op. A 0-d float64 tensor and a Python float (scalar code, such
+# goes to `slow`, the public op. 0-d float64 tensors and Python floats (scalar code, such
 # as `y * 0.999`) are computed as Python floats by the primitive's `float_op`: +, -, * and /
 # of two doubles are correctly rounded in IEEE arithmetic, so the bits are NumPy's, for a
 # third of its scalar path's cost (a division by zero goes to NumPy, which gives inf or nan;
@@ -275,8 +275,9 @@ def binary_op(prim, slow, reflected=False):
             nx, ny = False, y._requires_grad
         else:
             return slow(x, y)
-        if (ty is float and not dx.ndim or tx is float and not dy.ndim) and dt is _F64 \
-                and floats is not None and (floats is not _truediv or dy):     # (x / 0: NumPy)
+        if floats is not None and dt is _F64 and (tx is float or tx is Tensor and not dx.ndim) \
+                and (ty is float or ty is Tensor and not dy.ndim) \
+                and (floats is not _truediv or dy):     # (x / 0: NumPy's inf or nan)
             out = _np.asarray(floats(float(dx), float(dy)))
         else:
             token = _quiet(_IGNORE_ALL)

@@ -262,18 +262,19 @@ _mul = binary("mul", _checked("mul", lambda xp, x, y: xp.multiply(x, y)),
 
 
 def _mul_array_vjp(xp, g, x, y, needs, spare):
-    """mul's cotangents `g * y`, `g * x` on arrays, into spare buffers where there are (a 0-d
-    float64 `g` and a Python float: as the forward computes them, NOTE [one-frame ops])."""
+    """mul's cotangents `g * y`, `g * x` on arrays, into spare buffers where there are (0-d
+    float64 arrays and Python floats: as the forward computes them, NOTE [one-frame ops])."""
     gx = gy = None
+    scalar = not g.ndim and g.dtype.char == "d"
     if needs[0]:
-        if type(y) is builtins.float and not g.ndim and g.dtype.char == "d":
-            gx = host_xp.asarray(float(g) * y)
+        if scalar and (type(y) is builtins.float or type(y) is xp.ndarray and not y.ndim):
+            gx = host_xp.asarray(float(g) * float(y))
         else:
             buf = take(spare, g, x) if needs[1] else take(spare)
             gx = g * y if buf is None else xp.multiply(g, y, out=buf)
     if needs[1]:
-        if type(x) is builtins.float and not g.ndim and g.dtype.char == "d":
-            gy = host_xp.asarray(float(g) * x)
+        if scalar and (type(x) is builtins.float or type(x) is xp.ndarray and not x.ndim):
+            gy = host_xp.asarray(float(g) * float(x))
         else:
             buf = take(spare)
             gy = g * x if buf is None else xp.multiply(g, x, out=buf)
