@@ -820,6 +820,14 @@ NN_FUNCTIONAL = [
         S((4, 3), lambda rng: _CLASSES, reduction="sum"),
         S((4, 3), lambda rng: np.array([0, 2, -100, 2]), reduction="none"),
         S((4, 3), lambda rng: _CLASSES, ignore_index=2))),
+    # the fused loss's gradient as an op of the input and the cotangent: its own primitive
+    # (NOTE [fused cross-entropy]), whose rules give second derivatives
+    _nnf("cross_entropy_vjp", lambda F, lib, x, g, t, **k: lib.func.vjp(
+        lambda u: F.cross_entropy(u, t, **k), x)[1](g)[0], one(
+        S((4, 3), (), lambda rng: _CLASSES),
+        S((4, 3), (), lambda rng: _CLASSES, reduction="sum"),
+        S((4, 3), (4,), lambda rng: np.array([0, 2, -100, 2]), reduction="none"),
+        S((4, 3), (), lambda rng: _CLASSES, ignore_index=2))),
     _nnf("cross_entropy_smoothing", lambda F, lib, x, t: F.cross_entropy(
         x, t, _const(lib, [0.5, 2.0, 1.0], x), ignore_index=1, label_smoothing=0.2),
         one(S((4, 3), lambda rng: _CLASSES))),

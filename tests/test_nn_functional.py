@@ -454,6 +454,46 @@ def test_fused_cross_entropy_is_the_composite_in_one_node(dtype, ignore_index):
         F.cross_entropy(x, ag.tensor(np.array([0, 5, 1, 1, 3, 2, 0])))
 
 
+@pytest.mark.parametrize("ignore_index", [-100, 1])
+def test_cross_entropy_second_derivatives_match_torch(torch, ignore_index):
+    """The fused gradient's own rules (NOTE [fused cross-entropy]): double backward into the
+    input and the cotangent, Hessians (forward over reverse), jvp of the gradient, jacrev of
+    per-row losses (a batched cotangent) and per-example Hessians under vmap, as torch's."""
+    tf, tfunc = torch.nn.functional, torch.func
+    x0, v0 = R.standard_normal((6, 4)), R.standard_normal((6, 4))
+    t0 = np.array([0, 2, 3, ignore_index if ignore_index < 0 else 1, 1, 2])   # ignored rows
+    t, tt = ag.tensor(t0), torch.tensor(t0)
+    for reduction in ("mean", "sum", "none"):
+        def ours(x):
+            return F.cross_entropy(x, t, reduction=reduction, ignore_index=ignore_index)
+
+        def ref(x):
+            return tf.cross_entropy(x, tt, reduction=reduction, ignore_index=ignore_index)
+        x = ag.tensor(x0, requires_grad=True)
+        tx = torch.tensor(x0, requires_grad=True)
+        shape = (6,) if reduction == "none" else ()
+        g0 = R.standard_normal(shape)
+        g, tg = ag.tensor(g0, requires_grad=True), torch.tensor(g0, requires_grad=True)
+        gx, = ag.autograd.grad(ours(x), x, g, create_graph=True)
+        tgx, = torch.autograd.grad(ref(tx), tx, tg, create_graph=True)
+        assert gx.grad_fn.name() == tgx.grad_fn.name()
+        assert_close(gx, tgx)
+        v = ag.tensor(v0)
+        for a, b in zip(ag.autograd.grad((gx * v).sum(), (x, g)),
+                        torch.autograd.grad((tgx * torch.tensor(v0)).sum(), (tx, tg))):
+            assert_close(a, b)
+        xd, txd = ag.tensor(x0), torch.tensor(x0)
+        if reduction == "none":
+            assert_close(ag.func.jacrev(ours)(xd), tfunc.jacrev(ref)(txd))
+            continue
+        assert_close(ag.func.hessian(ours)(xd), tfunc.hessian(ref)(txd))
+        assert_close(ag.func.jvp(ag.func.grad(ours), (xd,), (v,))[1],
+                     tfunc.jvp(tfunc.grad(ref), (txd,), (torch.tensor(v0),))[1])
+        xs = ag.tensor(R.standard_normal((3, 6, 4)))
+        assert_close(vmap(ag.func.hessian(ours))(xs),
+                     tfunc.vmap(tfunc.hessian(ref))(torch.tensor(xs.numpy())))
+
+
 @pytest.mark.parametrize("nd", [1, 2, 3])
 @pytest.mark.parametrize("p", [1, 2, 3, 1.5, float("inf"), -float("inf")])
 def test_lp_pool_matches_torch(torch, nd, p):

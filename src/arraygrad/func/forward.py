@@ -40,9 +40,10 @@ def _jvp(func, primals, tangents, argnums, has_aux, strict=False):
             raise RuntimeError(f"{_JVP}: tangent:{i} with shape {list(t.shape)} in flattened "
                                f"pytree doesn't match the shape {list(p.shape)} of the "
                                "corresponding primal.")
-        if not p.dtype.is_differentiable:
-            raise RuntimeError(f"{_JVP}: only floating point primals can be differentiated, "
-                               f"got {p.dtype} at primal:{i}")
+        for kind, v in (("primal", p), ("tangent", t)):
+            if not v.dtype.is_differentiable:       # torch's ValueError
+                raise ValueError(f"{_JVP}: Expected {kind} to be floating point or complex, but "
+                                 f"got: {v.dtype} (at {kind}:{i})")
     with JvpInterpreter() as level:
         duals = [level.wrap(p, t if t.dtype is p.dtype else t.to(p.dtype))
                  for p, t in zip(flat_p, flat_t)]

@@ -29,9 +29,9 @@ def _lift_tree(level, tree, name):
         return level.lift(tree, requires_grad=True)
 
     def lift(x):
-        if not isinstance(x, _t.Tensor):
-            raise RuntimeError(f"{name}: Expected inputs to be Tensors (or pytrees of Tensors), "
-                               f"got {type(x).__name__}")
+        if not isinstance(x, _t.Tensor):     # torch's ValueError
+            raise ValueError(f"{name}: Thing passed to transform API must be Tensor, got "
+                             f"{type(x)}")
         if not x.dtype.is_differentiable:
             raise RuntimeError(f"{name}: only floating point inputs can be differentiated, got "
                                f"{x.dtype}")
@@ -140,7 +140,14 @@ def vjp(func, *primals, has_aux=False):
             raise RuntimeError(f"Expected pytree structure of cotangents to be the same as "
                                f"pytree structure of outputs to the function. cotangents: "
                                f"{ct_spec}, primal output: {out_spec}")
-        for c, o in zip(ct_flat, out_flat):
+        for i, (c, o) in enumerate(zip(ct_flat, out_flat)):
+            if c is None:       # as torch's autograd: ones for a one-element output
+                if o.numel() != 1:
+                    raise RuntimeError("grad can be implicitly created only for scalar outputs")
+                c = ct_flat[i] = creation.ones_like(level.unwrap(o))
+            elif not isinstance(c, _t.Tensor):
+                raise TypeError(f"gradients can be either Tensors or None, but got "
+                                f"{type(c).__name__}")
             if tuple(c.shape) != tuple(o.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output has a shape of {c.shape} "
                                    f"and output has a shape of {o.shape}.")

@@ -545,11 +545,13 @@ def _target_hits(input, target, ignore_index, cdim, check=True):
 # NOTE [fused cross-entropy]
 # cross_entropy of an (N, C) float input and (N,) class indices, without class weights or
 # label smoothing (a training step's loss), is one primitive rather than log_softmax + nll's
-# dozen: one dispatch forward and one node backward, whose gradient is the one formula
-# (softmax(x) - onehot) * (the row's cotangent, 0 for ignored rows), computed in place on the
-# arrays when no graph is built. The forward computes what the composite does, operation for
-# operation (the same bits); the gradient is the composite's up to rounding, as torch's
-# fused kernel's. Other operands take the composite below.
+# dozen: one dispatch forward and one node backward. Its gradient,
+# (softmax(x) - onehot) * (the row's cotangent, 0 for ignored rows), is one primitive too
+# (`cross_entropy_backward`, with its own rules for second derivatives and vmap), so a
+# transform (per-example gradients, Hessians) dispatches one op for it rather than a dozen,
+# and level 0's array-level rule is that primitive's impl. The forward computes what the
+# composite does, operation for operation (the same bits); the gradient is the composite's
+# up to rounding, as torch's fused kernel's. Other operands take the composite below.
 @_silent
 def _cross_entropy_impl(xp, x, t, reduction, ignore_index):
     valid = t != ignore_index
@@ -590,27 +592,75 @@ def _cross_entropy_parts(x, t, ignore_index):
 
 def _cross_entropy_vjp(ctx, g, reduction, ignore_index):
     x, t = ctx.inputs
-    d, valid = _cross_entropy_parts(x, t, ignore_index)
-    return d * _row_weights(g, valid, reduction, x.dtype), None
+    return _cross_entropy_grad(x, t, g, reduction=reduction, ignore_index=ignore_index), None
 
 
-def _cross_entropy_array_vjp(xp, g, inputs, outs, needs, shapes, spare, reduction,
-                             ignore_index):
-    # _cross_entropy_vjp's operations on the arrays, in its order (the same bits), the
-    # softmax's buffer taking the rest in place
-    if not needs[0]:
-        return None, None
-    x, t = inputs
-    c = x.shape[1]
+@_silent
+def _cross_entropy_grad_impl(xp, x, t, g, reduction, ignore_index):
+    """cross_entropy's gradient on arrays: softmax(x, 1) as its impl computes it, less the
+    targets' one-hot rows, times the rows' shares of `g`."""
     valid = t != ignore_index
-    e = x - x.max(axis=1, keepdims=True)      # softmax(x, 1), as its impl computes it
-    xp.exp(e, out=e)
-    e /= e.sum(axis=1, keepdims=True)
-    e -= _class_hits(xp, t, c, ignore_index, valid)
+    e = xp.exp(x - xp.max(x, axis=1, keepdims=True))
+    d = e / xp.sum(e, axis=1, keepdims=True) - \
+        xp.astype(_class_hits(xp, t, x.shape[1], ignore_index, valid), x.dtype)
     if reduction == "mean":
-        g = g / valid.sum().astype(g.dtype)
-    e *= xp.where(valid, g, 0)[:, None]
-    return e, None
+        g = g / xp.astype(xp.sum(xp.astype(valid, xp.int64)), g.dtype)
+    return d * xp.where(valid, g, xp.zeros((), dtype=g.dtype))[:, None]
+
+
+def _cross_entropy_grad_vjp(ctx, ct, reduction, ignore_index):
+    """Second derivatives: x's through the softmax (its vjp, on ct times the rows' shares),
+    g's the rows' dot products of ct with softmax(x) - onehot, reduced as the loss."""
+    x, t, g = ctx.inputs
+    needs = ctx.needs_input_grad
+    gx = gg = None
+    if needs[0]:
+        s = rd.softmax(x, 1)
+        u = ct * _row_weights(g, _target_hits(x, t, ignore_index, 1, check=False)[1],
+                              reduction, x.dtype)
+        gx = s * (u - (u * s).sum(1, keepdim=True))
+    if needs[2]:
+        d, valid = _cross_entropy_parts(x, t, ignore_index)
+        rows = ew.where(valid, (ct * d).sum(1), 0)
+        gg = rows if reduction == "none" else rows.sum() if reduction == "sum" else \
+            rows.sum() / valid.sum().to(x.dtype)
+    return gx, None, gg
+
+
+def _cross_entropy_grad_jvp_x(ctx, tx, reduction, ignore_index):
+    x, t, g = ctx.inputs
+    s = rd.softmax(x, 1)
+    valid = _target_hits(x, t, ignore_index, 1, check=False)[1]
+    return s * (tx - (tx * s).sum(1, keepdim=True)) * _row_weights(g, valid, reduction, x.dtype)
+
+
+def _cross_entropy_grad_jvp_g(ctx, tg, reduction, ignore_index):
+    x, t, g = ctx.inputs
+    d, valid = _cross_entropy_parts(x, t, ignore_index)
+    return d * _row_weights(tg, valid, reduction, x.dtype)
+
+
+def _cross_entropy_grad_batch(prim, args, bdims, reduction, ignore_index):
+    # the examples' rows are more rows of one gradient with reduction="none", each row's
+    # share of its example's cotangent computed as the unbatched rule computes it
+    size = _batch_size(args, bdims)
+    x, t, g = [_to_front(a, d) if d is not None else a.expand((size,) + tuple(a.shape))
+               for a, d in zip(args, bdims)]
+    n, c = x.shape[1], x.shape[2]
+    if reduction != "none":
+        if reduction == "mean":
+            g = g / (t != ignore_index).sum(1).to(g.dtype)
+        g = g.unsqueeze(1).expand(size, n)
+    out = prim(x.reshape(size * n, c), t.reshape(size * n), g.reshape(size * n),
+               reduction="none", ignore_index=ignore_index)
+    return out.reshape(size, n, c), 0
+
+
+_cross_entropy_grad = _primitive(
+    "cross_entropy_backward", _cross_entropy_grad_impl, node_name="LogSoftmaxBackwardDataBackward0",
+    arg_names=("self", "target", "grad_output"), nondiff_inputs=(1,),
+    vjp=_cross_entropy_grad_vjp, jvp=(_cross_entropy_grad_jvp_x, None, _cross_entropy_grad_jvp_g),
+    batch=_cross_entropy_grad_batch)
 
 
 def _cross_entropy_jvp(ctx, tx, reduction, ignore_index):
@@ -641,7 +691,9 @@ def _cross_entropy_batch(prim, args, bdims, reduction, ignore_index):
 _cross_entropy = _primitive(
     "cross_entropy", _cross_entropy_impl, save=(0, 1), node_name="NllLossBackward0",
     arg_names=("self", "target"), nondiff_inputs=(1,), vjp=_cross_entropy_vjp,
-    array_vjp=_cross_entropy_array_vjp, jvp=(_cross_entropy_jvp, None),
+    array_vjp=lambda xp, g, inputs, outs, needs, shapes, spare, reduction, ignore_index: (
+        _cross_entropy_grad_impl.plain(xp, inputs[0], inputs[1], g, reduction, ignore_index)
+        if needs[0] else None, None), jvp=(_cross_entropy_jvp, None),
     batch=_cross_entropy_batch)
 
 
