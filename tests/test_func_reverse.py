@@ -228,3 +228,38 @@ def test_functional_call_args_and_errors():
         with pytest.raises(ValueError, match="appeared in multiple dictionaries"):
             lib.func.functional_call(m, ({"0.weight": _t(lib, w)}, {"0.weight": _t(lib, w)}),
                                      (_t(lib, x),))
+
+
+def _raised(fn):
+    try:
+        fn()
+    except Exception as e:      # noqa: BLE001 (the type is what is compared)
+        return type(e)
+    return None
+
+
+def test_transform_api_refuses_bad_inputs_as_torch(torch):
+    """Non-tensor primals, non-tensor and missing cotangents, integer primals and tangents:
+    torch's exception types (ValueError, TypeError, RuntimeError), and a None cotangent of a
+    one-element output is ones, as torch's."""
+    x0 = np.array([0.5, -1.0, 2.0])
+    for lib in (ag, torch):
+        x = lib.tensor(x0)
+        xi = lib.tensor([1, 2, 3])
+        cases = {
+            "vjp None primal": lambda: lib.func.vjp(lib.sin, None),
+            "vjp str primal": lambda: lib.func.vjp(lib.sin, "ab"),
+            "vjp_fn None of a vector": lambda: lib.func.vjp(lib.sin, x)[1](None),
+            "vjp_fn str": lambda: lib.func.vjp(lambda u: (u * u).sum(), x)[1]("ab"),
+            "jvp int primal": lambda: lib.func.jvp(lib.sin, (xi,), (x,)),
+            "jvp int tangent": lambda: lib.func.jvp(lib.sin, (x,), (xi,)),
+        }
+        got = {k: _raised(f) for k, f in cases.items()}
+        if lib is ag:
+            ours = got
+        else:
+            assert {k: v.__name__ for k, v in ours.items()} == \
+                {k: v.__name__ for k, v in got.items()}
+    g, = ag.func.vjp(lambda u: (u * u).sum(), ag.tensor(x0))[1](None)
+    tg, = torch.func.vjp(lambda u: (u * u).sum(), torch.tensor(x0))[1](None)
+    assert_close(g, tg)

@@ -75,7 +75,7 @@ class Primitive:
     bit.
     float_op: the impl's operation on two Python floats (`operator.mul`), where that is the
     same IEEE double operation NumPy's float64 loop performs (+, -, *, /): level 0's
-    one-frame ops compute a 0-d float64 tensor and a Python float with it, as NumPy's
+    one-frame ops compute 0-d float64 tensors and Python floats with it, as NumPy's
     scalar path costs 0.5 us (autograd/eager.py NOTE [one-frame ops]).
     plain (read off impl): the impl without its wrappers that silence floating-point warnings
     and translate errors (`backends.silent`, `impl.plain`): level 0's one-frame ops call it on

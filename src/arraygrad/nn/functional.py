@@ -616,8 +616,7 @@ def _cross_entropy_grad_vjp(ctx, ct, reduction, ignore_index):
     gx = gg = None
     if needs[0]:
         s = rd.softmax(x, 1)
-        u = ct * _row_weights(g, _target_hits(x, t, ignore_index, 1, check=False)[1],
-                              reduction, x.dtype)
+        u = ct * _row_weights(g, t != ignore_index, reduction, x.dtype)
         gx = s * (u - (u * s).sum(1, keepdim=True))
     if needs[2]:
         d, valid = _cross_entropy_parts(x, t, ignore_index)
@@ -630,8 +629,8 @@ def _cross_entropy_grad_vjp(ctx, ct, reduction, ignore_index):
 def _cross_entropy_grad_jvp_x(ctx, tx, reduction, ignore_index):
     x, t, g = ctx.inputs
     s = rd.softmax(x, 1)
-    valid = _target_hits(x, t, ignore_index, 1, check=False)[1]
-    return s * (tx - (tx * s).sum(1, keepdim=True)) * _row_weights(g, valid, reduction, x.dtype)
+    return s * (tx - (tx * s).sum(1, keepdim=True)) * \
+        _row_weights(g, t != ignore_index, reduction, x.dtype)
 
 
 def _cross_entropy_grad_jvp_g(ctx, tg, reduction, ignore_index):

@@ -595,7 +595,8 @@ def no_complex(op, *xs, kernel=None):
 exp = _float_op("exp", lambda xp, x: xp.exp(x), lambda ctx: ctx.out, save_input=False,
                 save_output=True, complex=True, array_deriv=lambda xp, x, out, spare: out)
 log = _float_op("log", lambda xp, x: xp.log(x), lambda ctx: 1 / ctx.x, complex=True,
-               array_deriv=lambda xp, x, out, spare: _into(xp.divide, _ONE[x.dtype], x, out=take(spare)))
+               array_deriv=lambda xp, x, out, spare: _into(xp.divide, _ONE[x.dtype], x,
+                                                           out=take(spare)))
 # torch's sqrt rules divide by 2 sqrt(x): at 0 that is a complex division by zero, inf in each
 # part, where multiplying by 0.5 / sqrt(x) would give nan
 sqrt = _float_unary(primitive(
