@@ -40,12 +40,24 @@ def _program(seed):
 
 
 def _run(lib, x0, steps, consts, how, fork=None):
-    """The program's loss differentiated by `how`; `fork(lib, y)`: a first step of its own."""
+    """The program's loss differentiated by `how`; `fork(lib, y)`: a first step of its own.
+    "create_graph": the gradient and the gradient of its square's sum; "func_grad": by the
+    transform."""
+    def loss_of(x):
+        y = x if fork is None else fork(lib, x * 1.0)
+        for (_, f), c in zip(steps, consts):
+            y = f(lib, y, lib.tensor(c))
+        return y.sum()
+    if how == "func_grad":
+        return lib.func.grad(loss_of)(lib.tensor(x0))
     x = lib.tensor(x0, requires_grad=True)
-    y = x if fork is None else fork(lib, x * 1.0)
-    for (_, f), c in zip(steps, consts):
-        y = f(lib, y, lib.tensor(c))
-    loss = y.sum()
+    loss = loss_of(x)
+    if how == "create_graph":
+        g, = lib.autograd.grad(loss, x, create_graph=True)
+        h = lib.autograd.grad((g * g).sum(), x, allow_unused=True)[0] if g.requires_grad \
+            else None     # (a linear program)
+        return lib.cat([g.reshape(-1), (lib.zeros_like(x) if h is None else h).reshape(-1)]
+                       ).detach()
     if how == "grad":
         return lib.autograd.grad(loss, x)[0]
     loss.backward()
@@ -53,12 +65,15 @@ def _run(lib, x0, steps, consts, how, fork=None):
 
 
 def _graph_engine_only(m):
-    """Have the graph engine run what the chain path would (`m`: a monkeypatch context)."""
+    """Have the graph engine run what the chain paths would (`m`: a monkeypatch context)."""
     m.setattr(engine, "_run_chain", lambda node, g, keep_graph, capture: engine._run_graph(
         [(node, 0)], [engine._tensor(g)], keep_graph, False, capture, None))
+    m.setattr(engine, "_run_tensor_chain", lambda node, g, keep_graph, create_graph, capture:
+              engine._run_graph([(node, 0)], [engine._tensor(g)], keep_graph, create_graph,
+                                capture, None))
 
 
-@pytest.mark.parametrize("how", ["backward", "grad"])
+@pytest.mark.parametrize("how", ["backward", "grad", "create_graph", "func_grad"])
 def test_random_chains_match_torch_and_the_graph_engine(how, monkeypatch):
     for seed in range(150):
         x0, steps, consts = _program(seed)
@@ -102,6 +117,32 @@ def test_chains_are_taken_and_left_where_they_should_be(monkeypatch):
     with ag.autograd.set_detect_anomaly(True):
         assert not takes(lambda: (x * 2).sum().backward())
     assert not takes(lambda: ag.autograd.grad((x * 2).sum(), x, create_graph=True))
+
+
+def test_chains_that_build_a_graph_take_the_tensor_chain_path(monkeypatch):
+    """create_graph and a transform's backward run a chain by `_run_tensor_chain` (composite
+    rules, tensor gradients) to its end; a graph with two paths to the input goes to the
+    graph engine, from the first node that is no chain's on."""
+    taken = []
+    run_chain, run_graph = engine._run_tensor_chain, engine._run_graph
+    monkeypatch.setattr(engine, "_run_tensor_chain", lambda *a: taken.append(1) or run_chain(*a))
+    monkeypatch.setattr(engine, "_run_graph", lambda *a: taken.append(0) or run_graph(*a))
+    x = ag.tensor([1.0, 2.0], requires_grad=True)
+
+    def takes(run):
+        taken.clear()
+        run()
+        return taken
+    assert takes(lambda: ag.autograd.grad((x * 2).tanh().sum(), x, create_graph=True)) == [1]
+    assert takes(lambda: ag.func.grad(lambda x: x.sin().exp().sum())(x.detach())) == [1]
+    assert takes(lambda: ag.func.grad(lambda x: (x.sin() * x).sum())(x.detach())) == [0]
+    assert takes(lambda: ag.autograd.grad((x.sin() * x).sum().tanh() * 2, x,
+                                          create_graph=True)) == [0]
+    assert takes(lambda: (x.sin() * x).sum().tanh().backward(create_graph=True)) == [1, 0]
+    with ag.autograd.set_detect_anomaly(True), \
+            pytest.warns(UserWarning, match="Error detected in SqrtBackward0"):
+        with pytest.raises(RuntimeError, match="returned nan values in its 0th output"):
+            ag.func.grad(lambda x: x.sqrt().sum())(ag.tensor([-1.0, 4.0]))
 
 
 def test_a_leaf_hook_sees_the_captured_gradient():
@@ -156,7 +197,8 @@ def test_a_custom_function_in_a_chain_runs_as_the_graph_engine_runs_it(monkeypat
     chained = []
     chain_node = engine._chain_node
     monkeypatch.setattr(engine, "_chain_node",
-                        lambda node: chained.append(type(node).__name__) or chain_node(node))
+                        lambda node, *lean: chained.append(type(node).__name__) or
+                        chain_node(node, *lean))
     monkeypatch.setattr(engine, "_run_graph", None)     # the chain path runs every node
 
     def make(lib):
@@ -202,7 +244,7 @@ def _hooked(y):
     return y
 
 
-@pytest.mark.parametrize("how", ["backward", "grad"])
+@pytest.mark.parametrize("how", ["backward", "grad", "create_graph", "func_grad"])
 def test_a_chain_into_a_graph_hands_the_rest_on_as_the_graph_engine_runs_it(how, monkeypatch):
     """Chain steps from the root down to a node that is no chain's (two edges on, a hook, two
     outputs): the chain path runs the steps and the graph engine the rest, with the graph

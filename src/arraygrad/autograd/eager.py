@@ -21,6 +21,7 @@ _FROM_NP = _dt._FROM_NP
 _new = object.__new__
 _np = numpy_backend.xp
 _tls = dispatch._tls
+_entered = dispatch._entered
 _quiet, _loud, _IGNORE_ALL = QUIET_NUMPY or (None, None, None)
 
 
@@ -120,10 +121,12 @@ _Z1, _Z2 = _ZEROS[(0,)], _ZEROS[(0, 0)]
 _NOTHING_SAVED = (_NOT_SAVED,)
 
 
-def _general_view(x):
+def _general_view(x, inside=False):
     """Whether view `x` goes the general way: it needs grad, or its base was written since it
-    was made (`process` refreshes its history first)."""
-    return x._requires_grad or x._vc[0] != x._view_version
+    was made (`process` refreshes its history first), or (`inside` a transform) its base is a
+    tensor of a level, which the view joins (`dispatch._top`)."""
+    return x._requires_grad or x._vc[0] != x._view_version or \
+        inside and x._base._lvl is not None
 
 
 def _saves(prim, i, needs):
@@ -147,9 +150,10 @@ def unary_op(prim, slow, params_for=None):
     record, save_x, save_out = prim.differentiable, _saves(prim, 0, (True,)), prim.save_output
 
     def op(input):
-        if type(input) is not Tensor or input._lvl is not None or \
-                input._base is not None and _general_view(input) \
-                or _tls.interpreters or dispatch._eager is not process:
+        if type(input) is not Tensor or input._lvl is not None or dispatch._eager is not process:
+            return slow(input)
+        inside = _tls.interpreters
+        if input._base is not None and _general_view(input, inside):
             return slow(input)
         d = input._data
         if type(d) is not _ndarray:
@@ -176,10 +180,14 @@ def unary_op(prim, slow, params_for=None):
         t._vc = vc = {0: 0}
         if not (record and input._requires_grad and _grad_state.grad_enabled):
             t._requires_grad = False
+            if inside:
+                t._born = _entered[0]
             return t
-        if out.dtype is not dt or _hooks_state.stack or _anomaly.enabled:
+        if inside or out.dtype is not dt or _hooks_state.stack or _anomaly.enabled:
             t._requires_grad = False
             record_eager(prim, params, (input,), [t])
+            if inside:
+                t._born = _entered[0]
             return t
         node = _new(PrimNode)
         node._seq = next(_seq)
@@ -238,11 +246,12 @@ def binary_op(prim, slow, reflected=False):
     def op(x, y):
         if reflected:
             x, y = y, x
-        if _tls.interpreters or dispatch._eager is not process:
+        if dispatch._eager is not process:
             return slow(x, y)
+        inside = _tls.interpreters
         tx, ty = type(x), type(y)
         if tx is Tensor:
-            if x._lvl is not None or x._base is not None and _general_view(x):
+            if x._lvl is not None or x._base is not None and _general_view(x, inside):
                 return slow(x, y)
             dx = x._data
             if type(dx) is not _ndarray:
@@ -251,7 +260,7 @@ def binary_op(prim, slow, reflected=False):
             if dt is not _F64 and dt is not _F32:
                 return slow(x, y)
             if ty is Tensor:
-                if y._lvl is not None or y._base is not None and _general_view(y):
+                if y._lvl is not None or y._base is not None and _general_view(y, inside):
                     return slow(x, y)
                 dy = y._data
                 if type(dy) is not _ndarray or dy.dtype is not dt:
@@ -263,7 +272,7 @@ def binary_op(prim, slow, reflected=False):
             else:
                 return slow(x, y)
         elif ty is Tensor and (tx is float or tx is int):
-            if y._lvl is not None or y._base is not None and _general_view(y):
+            if y._lvl is not None or y._base is not None and _general_view(y, inside):
                 return slow(x, y)
             dy = y._data
             if type(dy) is not _ndarray:
@@ -296,10 +305,14 @@ def binary_op(prim, slow, reflected=False):
         t._vc = {0: 0}
         if not (record and (nx or ny) and _grad_state.grad_enabled):
             t._requires_grad = False
+            if inside:
+                t._born = _entered[0]
             return t
-        if out.dtype is not dt or _hooks_state.stack or _anomaly.enabled:
+        if inside or out.dtype is not dt or _hooks_state.stack or _anomaly.enabled:
             t._requires_grad = False
             record_eager(prim, {}, (x, y), [t])
+            if inside:
+                t._born = _entered[0]
             return t
         node = _new(PrimNode)
         node._seq = next(_seq)

@@ -166,8 +166,12 @@ def run(root_edges, root_grads, keep_graph, create_graph, capture=None, targets=
     `targets` restricts accumulation to some leaves (backward(inputs=...))."""
     if len(root_edges) == 1 and targets is None and (capture is None or len(capture) == 1):
         root, nr = root_edges[0]
-        if not nr and _lean(create_graph) and (capture is None or _chain_to(root, capture[0])):
-            return _run_chain(root, root_grads[0], keep_graph, capture)
+        if not nr:
+            lean = _lean(create_graph)
+            if capture is None or _chain_to(root, capture[0], lean):
+                if lean:
+                    return _run_chain(root, root_grads[0], keep_graph, capture)
+                return _run_tensor_chain(root, root_grads[0], keep_graph, create_graph, capture)
     return _run_graph(root_edges, root_grads, keep_graph, create_graph, capture, targets)
 
 
@@ -470,11 +474,12 @@ def _execute(ready, buffers, deps, needed, keep_graph, create_graph, captured, c
 # on, several outputs) or whose rule declines its values, `_run_graph` takes the rest from
 # that node. Only autograd.grad walks the chain first (`_chain_to`): it must end at the
 # captured leaf, or no node may run (torch's engine runs only nodes leading to an input).
-def _chain_node(node):
+def _chain_node(node, lean=True):
     """The index of the one edge of `node` that leads on, where `node` is a node of NOTE
-    [chains]; None where it is not."""
+    [chains] (`lean`: of the lean engine's, whose primitives have array-level rules); None
+    where it is not."""
     if node._watched or node.n_outputs != 1 or \
-            type(node) is PrimNode and node.prim.array_vjp is None:
+            lean and type(node) is PrimNode and node.prim.array_vjp is None:
         return None
     fns = node._fns
     if type(fns) is not tuple:      # its one edge to a node is its first (NOTE [node footprint])
@@ -487,13 +492,13 @@ def _chain_node(node):
     return None if node._nrs[k] else k
 
 
-def _chain_to(node, leaf_edge):
+def _chain_to(node, leaf_edge, lean=True):
     """Whether the chain from `node` (NOTE [chains]) ends at the leaf of `leaf_edge`."""
     while type(node) is not AccumulateGrad:
-        if _bare_chain_node(node):
+        if lean and _bare_chain_node(node):
             node = node._fns
             continue
-        k = _chain_node(node)
+        k = _chain_node(node, lean)
         if k is None:
             return False
         node = next_nodes(node)[k]
@@ -576,6 +581,44 @@ def _run_chain(node, g, keep_graph, capture):
     finally:
         if hush is not None:
             _loud(hush)
+        mode.grad_enabled = outer_mode
+        _run_state.checkpoint_valid = outer_valid
+        _engine_state.donor = outer_donor
+
+
+def _run_tensor_chain(node, g, keep_graph, create_graph, capture):
+    """`run` for a chain of NOTE [chains] outside the lean engine's conditions (a graph is
+    being built: create_graph, a transform's backward): each node run by `_run_node` on
+    tensor gradients, as the graph engine runs it, without its dependency counts, heap or
+    buffers; `_run_graph` takes the rest where the chain ends before a leaf."""
+    mode = grad_mode.state
+    outer_mode, mode.grad_enabled = mode.grad_enabled, bool(create_graph)
+    outer_valid, outer_donor = _run_state.checkpoint_valid, _engine_state.donor
+    _run_state.checkpoint_valid = capture is None
+    g = _tensor(g)
+    try:
+        while type(node) is not AccumulateGrad:
+            k = _chain_node(node, False)
+            if k is None:
+                return _run_graph([(node, 0)], [g], keep_graph, create_graph, capture, None)
+            in_grads = _run_node(node, [g], _LEADS, None, keep_graph, None, (), None)
+            nxt = node._fns
+            if type(nxt) is tuple:
+                nxt = nxt[k]
+            g = in_grads[k] if in_grads else None
+            in_grads = None
+            if g is None:       # no gradient goes on: the rest of the graph is released
+                if not keep_graph:
+                    for rest in _dependencies([nxt]):
+                        rest.release()
+                    nxt.release()
+                return None if capture is None else [None]
+            node = nxt
+        if capture is not None:
+            return [node.run_hooks(g)]
+        node.accumulate(g, create_graph)
+        return None
+    finally:
         mode.grad_enabled = outer_mode
         _run_state.checkpoint_valid = outer_valid
         _engine_state.donor = outer_donor

@@ -886,6 +886,66 @@ def record(prim, params, saved_args, outs, results, edges, level_owned):
                          results)
 
 
+def record_level(prim, params, inner, out, result, edges):
+    """`record` for a grad level's common case, built in one frame: `prim` has one output and
+    every arg is an edge position (`Primitive.one_output_node`), and anomaly mode is off.
+    `inner` holds the values one level down, `out` the output there, `result` this level's
+    tensor around it. Saved tensors are SavedTensors of the values below, which the levels
+    look up by identity (NOTE [node footprint]: nothing is compact inside a transform)."""
+    node = _new(PrimNode)
+    node._seq = next(_seq)
+    node.prim = prim
+    node.params = params or NO_PARAMS
+    save = prim.save
+    unread = () if prim.save_when is None else \
+        _unread(prim.save_when, [e is not None for e in edges])
+    fns, nrs, needs, shapes, dtypes, saved = [], [], [], [], [], []
+    i = 0
+    for a, e in zip(inner, edges):
+        if e is None:
+            fns.append(None)
+            nrs.append(0)
+            needs.append(False)
+        else:
+            fns.append(e[0])
+            nrs.append(e[1])
+            needs.append(True)
+        if isinstance(a, Tensor):
+            d = a._data
+            if a._lvl is None:
+                shapes.append(d.shape)
+                dt = _FROM_NP.get(d.dtype) if type(d) is _ndarray else None
+                dtypes.append(of_array(d.dtype) if dt is None else dt)
+            else:
+                shapes.append(tuple(a.shape))
+                dtypes.append(a.dtype)
+            saved.append(_NOT_SAVED if save is not None and i not in save or i in unread
+                         else SavedTensor(a))
+        else:
+            shapes.append(None)
+            dtypes.append(None)
+            saved.append(a)
+        i += 1
+    needs = tuple(needs)
+    node.needs_input_grad = _needs_tuples.setdefault(needs, needs)
+    node._fns = packed_fns(fns)
+    nrs = tuple(nrs)
+    node._nrs = _ZEROS.get(nrs, nrs)
+    shapes = tuple(shapes)
+    node.shapes = _shape_tuples.get(shapes) or shared_shapes(shapes)
+    dtypes = tuple(dtypes)
+    node.dtypes = _dtype_tuples.setdefault(dtypes, dtypes)
+    node._saved = tuple(saved)
+    node._saved_outs = (SavedTensor(out),) if prim.save_output else None
+    d = out._data       # (`_give_history`, inlined)
+    dt = out.dtype if out._lvl is not None else _FROM_NP.get(d.dtype) \
+        if type(d) is _ndarray else None
+    if (of_array(d.dtype) if dt is None else dt).is_differentiable:
+        result._requires_grad = True
+        result.grad_fn = node
+    return node
+
+
 def _give_history(node, prim, results):
     """Make `node` the history of `prim`'s differentiable `results`; returns the node."""
     nondiff = prim.nondiff_outputs

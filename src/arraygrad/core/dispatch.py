@@ -124,6 +124,10 @@ class Primitive:
         self.materialize_grads = materialize_grads
         self.array_vjp = None if array_vjp is None else silent(array_vjp)
         self.float_op = float_op
+        # a node of it needs none of the general cases of recording (several or
+        # nondifferentiable outputs, a view, args that are not edges): grad_level's fast path
+        self.one_output_node = not (multiple_results or is_view or nondiff_inputs or
+                                    nondiff_outputs or not number_edges)
 
     def __call__(self, *args, **params):
         # `bind`, inlined: this runs for every primitive
@@ -237,6 +241,16 @@ def bind(prim, args, params):
             return out
         return mark_born(out)
     return _eager(prim, args, params)
+
+
+def bind_plain(prim, args, params):
+    """`bind` where every tensor of `args` is a plain level-0 tensor, not a view (a level's
+    values one level down, over level 0): there is no level to find and nothing to lower."""
+    out = _eager(prim, args, params)
+    if type(out) is _t.Tensor:
+        out._born = _entered[0]
+        return out
+    return mark_born(out)
 
 
 def bind_rules(prim, args, params):

@@ -10,10 +10,11 @@ which is what makes grad(grad(f)) and vmap(grad(f)) work.
 """
 from .. import _tensor as _t
 from ..autograd import inplace
-from ..autograd.graph import gradient_edge, record
+from ..autograd.anomaly_mode import state as anomaly
+from ..autograd.graph import accumulator, record, record_level
 from ..autograd.views import mark_view, refresh_view, viewed
 from ..core import grad_mode
-from ..core.dispatch import Interpreter, bind
+from ..core.dispatch import Interpreter, bind, bind_plain
 
 
 class GradInterpreter(Interpreter):
@@ -45,44 +46,61 @@ class GradInterpreter(Interpreter):
         return _t.Size(p._data.shape) if p._lvl is None else p._lvl.shape_of(p)
 
     def process(self, prim, args, params):
+        state = grad_mode.state
+        recording = state.grad_enabled and prim.differentiable
         inner = []
-        edges = []          # per arg: its gradient edge at this level (a leaf: itself), or None
-        track = leaf = False
+        edges = []          # per arg: its gradient edge at this level, or None
+        track = False
+        plain = True        # every tensor below is a plain level-0 tensor (`bind_plain`)
         for a in args:
             if getattr(a, "_lvl", None) is self:
                 if a._base is not None and a._vc[0] != a._view_version:
                     refresh_view(a)     # its base was written: NOTE [in-place]
-                inner.append(a._inner)
+                v = a._inner
+                if v._lvl is not None or v._base is not None:
+                    plain = False
+                inner.append(v)
                 if a._requires_grad:
                     track = True
-                if a.grad_fn is not None:
-                    edges.append((a.grad_fn, a._output_nr))
-                elif a._requires_grad:
-                    edges.append(a)
-                    leaf = True
+                if not recording:
+                    continue
+                fn = a.grad_fn
+                if fn is not None:
+                    edges.append((fn, a._output_nr))
+                elif a._requires_grad:      # a leaf: its accumulator, made once a node needs it
+                    edges.append((accumulator(a), 0))
                 else:
                     edges.append(None)
             else:
+                if plain and isinstance(a, _t.Tensor) and (a._lvl is not None or
+                                                           a._base is not None):
+                    plain = False
                 inner.append(a)
                 edges.append(None)
         inner = tuple(inner)
+        lower = bind_plain if plain else bind
         # lower levels keep the mode of outside the transform, and no_grad() inside it
         # holds at every level (a value computed under no_grad is constant to all of them);
         # the mode is switched only where those differ (no context object per primitive)
-        state = grad_mode.state
         if self.prev_grad_mode or not state.grad_enabled:
-            out = bind(prim, inner, params)
+            out = lower(prim, inner, params)
         else:
             state.grad_enabled = False
             try:
-                out = bind(prim, inner, params)
+                out = lower(prim, inner, params)
             finally:
                 state.grad_enabled = True
+        if prim.one_output_node:
+            result = _t.wrap(out, self)
+            if track and recording:
+                if anomaly.enabled:
+                    record(prim, params, inner, [out], [result], edges, False)
+                else:
+                    record_level(prim, params, inner, out, result, edges)
+            return result
         outs = list(out) if prim.multiple_results else [out]
         wrapped = [_t.wrap(o, self) for o in outs]
-        if track and state.grad_enabled and prim.differentiable:
-            if leaf:    # a leaf's edge is its accumulator, made once a node needs it
-                edges = [gradient_edge(e) if type(e) is _t.Tensor else e for e in edges]
+        if track and recording:
             record(prim, params, inner, outs, wrapped, edges, False)
         if prim.is_view and args and getattr(args[0], "_lvl", None) is self \
                 and viewed(inner[0], outs[0]):
