@@ -557,11 +557,7 @@ def _run_chain(node, g, keep_graph, capture):
             g = in_grads[k] if in_grads else None
             in_grads = None
             if g is None:       # no gradient goes on: the rest of the graph is released
-                if not keep_graph:
-                    for rest in _dependencies([nxt]):
-                        rest.release()
-                    nxt.release()
-                return None if capture is None else [None]
+                return _stopped(nxt, keep_graph, capture)
             node = nxt
         if hush is not None:
             _loud(hush)
@@ -586,6 +582,16 @@ def _run_chain(node, g, keep_graph, capture):
         _engine_state.donor = outer_donor
 
 
+def _stopped(node, keep_graph, capture):
+    """A chain's result where no gradient reaches `node`: it and the graph below are released
+    (unless kept), as the graph engine releases the nodes it runs with no gradient."""
+    if not keep_graph:
+        for rest in _dependencies([node]):
+            rest.release()
+        node.release()
+    return None if capture is None else [None]
+
+
 def _run_tensor_chain(node, g, keep_graph, create_graph, capture):
     """`run` for a chain of NOTE [chains] outside the lean engine's conditions (a graph is
     being built: create_graph, a transform's backward): each node run by `_run_node` on
@@ -608,11 +614,7 @@ def _run_tensor_chain(node, g, keep_graph, create_graph, capture):
             g = in_grads[k] if in_grads else None
             in_grads = None
             if g is None:       # no gradient goes on: the rest of the graph is released
-                if not keep_graph:
-                    for rest in _dependencies([nxt]):
-                        rest.release()
-                    nxt.release()
-                return None if capture is None else [None]
+                return _stopped(nxt, keep_graph, capture)
             node = nxt
         if capture is not None:
             return [node.run_hooks(g)]
