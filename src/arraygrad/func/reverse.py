@@ -5,9 +5,13 @@ from .. import _tensor as _t
 from ..autograd import engine
 from ..autograd.graph import gradient_edge
 from ..autograd.views import refresh_view
+from ..backends import numpy_backend
+from ..core.dispatch import born_here
 from ..ops import creation
 from ..utils._pytree import tree_flatten, tree_unflatten, tree_map
 from .grad_level import GradInterpreter
+
+_ndarray, _np = numpy_backend.array_type, numpy_backend.xp
 
 
 def _argnums_tuple(argnums, nargs, name):
@@ -41,6 +45,14 @@ def _lift_tree(level, tree, name):
 
 def _unwrap_tree(level, tree):
     return tree_map(lambda x: level.unwrap(x) if isinstance(x, _t.Tensor) else x, tree)
+
+
+def _one(t):
+    """`ones_like(t)` for a scalar output, with its common case (a plain NumPy one) made here."""
+    d = t._data
+    if t._lvl is None and type(d) is _ndarray:
+        return born_here(_t.make(_np.ones(d.shape, d.dtype)))
+    return creation.ones_like(t)
 
 
 def _vjp_of(level, outputs, cotangents, inputs, retain):
@@ -83,7 +95,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
             else:
                 flat, spec = tree_flatten(diff)
             inner_out = level.unwrap(out)
-            grads = _vjp_of(level, [out], [creation.ones_like(inner_out)], flat, False)
+            grads = _vjp_of(level, [out], [_one(inner_out)], flat, False)
             g = grads if spec is None else tree_unflatten(grads, spec)
             g = g[0] if isinstance(argnums, int) else tuple(g)
             value = inner_out

@@ -12,7 +12,7 @@ from ._checks import tensor_op, short_dtype_name, bool_args, type_name
 from ._rules import adjoint, along_dim, reduction, fresh, take
 from .registry import primitive
 from .elementwise import convert, exp, where, log
-from .shape import eye_beside, full_beside
+from .shape import eye_beside, full_beside, _expand
 
 Tensor = _t.Tensor
 _host = numpy_backend.xp
@@ -56,7 +56,7 @@ def _unreduce(g, shape, dims, keepdim):
     broadcasting puts them back, as torch's full reduction does)."""
     if not keepdim and dims and tuple(dims) != tuple(range(len(dims))):
         g = g.reshape(tuple(1 if i in dims else s for i, s in enumerate(shape)))
-    return g.expand(shape)
+    return _expand(g, shape=tuple(shape))   # (the input's shape: `expand`'s checks hold)
 
 
 # ----------------------------------------------------------------- sum / mean
