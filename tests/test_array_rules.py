@@ -94,6 +94,27 @@ def _grads(fn, tensors, create_graph, temporaries):
         out, (a, b), gout, allow_unused=True, create_graph=create_graph)]
 
 
+def _func_grads(fn, tensors):
+    """The case's gradients by func.grad: a grad level over plain tensors (NOTE [untracked
+    rules]); a is given as itself and as a temporary, the constant c as an intermediate."""
+    a, b, c = (t.detach() for t in tensors)
+    gout = None
+
+    def loss(a, b):
+        nonlocal gout
+        out = fn(a * 1.0, b, c * 1.0)
+        if gout is None:
+            gout = ag.tensor(np.random.default_rng(1).standard_normal(out.shape),
+                             dtype=out.dtype)
+        return (out * gout).sum()
+    return [g.numpy().copy() for g in ag.func.grad(loss, argnums=(0, 1))(a, b)]
+
+
+def _composite_only(m):
+    """Make every node take its composite rule (`m`: a monkeypatch context)."""
+    m.setattr(graph, "_array_apply", lambda node, grads: None)
+
+
 def _used(monkeypatch):
     """The primitives whose array-level rule gave the gradients (a set filled as they run)."""
     used, previous = set(), graph._array_apply
@@ -125,7 +146,9 @@ def test_array_rules_give_the_composite_rules_bits(dtype, layout, spare_min, mon
         if dtype.is_complex and name in ("relu", "log_softmax", "softmax", "mean", "erf",
                                          "clamp", "zero_dim"):
             continue        # (no complex kernel in torch, or values that differ in meaning)
-        ref = _grads(fn, tensors, True, temporaries)
+        with monkeypatch.context() as m:
+            _composite_only(m)
+            ref = _grads(fn, tensors, True, temporaries)
         with monkeypatch.context() as m:
             used = _used(m)
             got = _grads(fn, tensors, False, temporaries)
@@ -138,6 +161,42 @@ def test_array_rules_give_the_composite_rules_bits(dtype, layout, spare_min, mon
             assert prims <= used, (name, used)
         elif dtype is ag.float16:
             assert not used, (name, used)       # other dtypes take the composite rules
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_untracked_rules_give_the_composite_rules_bits(dtype, layout, monkeypatch):
+    """func.grad of every case over plain tensors runs the array-level rules of the
+    primitives the case names (real float32 and float64; others take the composite rules),
+    with the bits of the composite rules; under an outer transform (vmap) or an input that
+    requires grad, the composite rules run, as lower levels must see them."""
+    dtype = getattr(ag, dtype)
+    real = dtype in (ag.float32, ag.float64)
+    tensors = _inputs(np.random.default_rng(0), dtype, layout)
+    for name, fn, prims in CASES:
+        with monkeypatch.context() as m:
+            _composite_only(m)
+            ref = _func_grads(fn, tensors)
+        with monkeypatch.context() as m:
+            used = _used(m)
+            got = _func_grads(fn, tensors)
+        for r, g in zip(ref, got):
+            assert r.dtype == g.dtype == dtype.np, name
+            np.testing.assert_array_equal(g, r, err_msg=f"{name} {dtype} {layout}")
+        if real:
+            assert prims <= used, (name, used)
+        else:
+            assert not used, (name, used)
+    a, b, c = (t.detach() for t in tensors)
+    with monkeypatch.context() as m:
+        used = _used(m)
+        ag.func.vmap(ag.func.grad(lambda a, b: (a - b).sum()))(a, b)
+        assert not used
+        a.requires_grad_(True)
+        g = ag.func.grad(lambda b: ((a - b) * a).sum())(b)
+    # the sum's node reads nothing and gets a plain one: its rule records nothing either way
+    assert used == ({"sum"} if real else set())
+    assert g.requires_grad      # (eager autograd recorded the composite rules' ops)
 
 
 OPS = [lambda a, b: a - b, lambda a, b: -a, lambda a, b: (a * 1.5) / (b.abs() + 1),

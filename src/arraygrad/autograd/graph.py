@@ -662,15 +662,24 @@ class PrimNode(Node, RuleCtx):
 
 def _array_apply(node, grads):
     """The node's cotangents (tensors) by its primitive's array-level vjp, or None where that
-    does not apply: a graph is being built (create_graph, a transform), autocast is on, or
-    `array_vjp` declines."""
-    if len(grads) != 1 or grad_mode.state.grad_enabled or _dispatch_tls.interpreters or \
-            _autocast.enabled:      # (the composite rules' products would be cast)
+    does not apply: autocast is on (the composite rules' products would be cast), a graph
+    may be built (create_graph, a transform's backward) and a level below would see the
+    rule's ops, or `array_vjp` declines."""
+    if len(grads) != 1 or _autocast.enabled:
         return None
     g = grads[0]
     ga = g._data
     if type(ga) is not _ndarray or g._lvl is not None:
         return None
+    if grad_mode.state.grad_enabled or _dispatch_tls.interpreters:
+        # NOTE [untracked rules]: the composite rule on plain tensors that require no grad
+        # records nothing at any level, so the array rule computes all it does
+        if g._requires_grad:
+            return None
+        res = array_vjp(node, ga, node.needs_input_grad, 0, untracked=True)
+        if res is None:
+            return None
+        return [r if r is None or type(r) is Tensor else born_here(_t.make(r)) for r in res]
     # g: held by the engine's list of the node's gradients, `g` here and getrefcount's
     # argument; ga: by g, `ga` here, in array_vjp and in _spare, and the argument
     refs = 5 if _engine_state.donor is node and _getrefcount(g) == 3 else 0
@@ -680,7 +689,7 @@ def _array_apply(node, grads):
     return [r if r is None or type(r) is Tensor else _t.make(r) for r in res]
 
 
-def array_vjp(node, ga, needs, refs, quiet=False):
+def array_vjp(node, ga, needs, refs, quiet=False, untracked=False):
     """The gradients of `node`'s edges from `ga`, its output's cotangent as a NumPy array, by
     its primitive's array-level vjp (for `needs`): NumPy arrays where they have their inputs'
     shapes and dtypes, tensors brought to them (`validate_grads`) where not. None where that
@@ -689,7 +698,8 @@ def array_vjp(node, ga, needs, refs, quiet=False):
     raises torch's error if it reads that one). `refs` > 0: the node's saved values die with
     it and `ga` is spare if it has exactly `refs` references (NOTE [spare buffers]).
     `quiet`: NumPy's error state is already "ignore" (the engine's NOTE [lean engine]), so the
-    rule runs without switching it."""
+    rule runs without switching it. `untracked`: None also where a saved value has a
+    history or requires grad (NOTE [untracked rules])."""
     dtype = ga.dtype
     if dtype is not _F64 and dtype is not _F32:
         return None
@@ -700,6 +710,8 @@ def array_vjp(node, ga, needs, refs, quiet=False):
     for v in saved:
         t = type(v)
         if t is tuple and v and v[0] is _COMPACT:
+            if untracked and v[3] != -1:
+                return None
             a = v[1]
             if type(a) is not _ndarray or a.dtype is not dtype or \
                     (node._vc0 if v[4] == 0 else _vc_of(node, v[4]))[0] != v[2]:
@@ -709,7 +721,7 @@ def array_vjp(node, ga, needs, refs, quiet=False):
             v = a
         elif t is SavedTensor:
             try:
-                v = _saved_array(v, node, dtype)
+                v = _saved_array(v, node, dtype, untracked)
             except (_NotPlain, RuntimeError):
                 return None
         elif v is _NOT_SAVED:
@@ -722,6 +734,8 @@ def array_vjp(node, ga, needs, refs, quiet=False):
         arrays = []
         for o in outs:
             if type(o) is tuple:
+                if untracked:       # (an output's history is the node)
+                    return None
                 a = o[1]
                 if type(a) is not _ndarray or a.dtype is not dtype or \
                         (node._vc0 if o[4] == 0 else _vc_of(node, o[4]))[0] != o[2]:
@@ -731,7 +745,7 @@ def array_vjp(node, ga, needs, refs, quiet=False):
                 o = a
             else:
                 try:
-                    o = _saved_array(o, node, dtype)
+                    o = _saved_array(o, node, dtype, untracked)
                 except (_NotPlain, RuntimeError):
                     return None
             arrays.append(o)
@@ -774,6 +788,15 @@ def _array_results(node, res):
     return out
 
 
+# NOTE [untracked rules]
+# Where a graph may be built (create_graph, the backward of a transform's level), the vjp
+# rules run as composite ops so that every level below sees them. A node whose saved values
+# and gradient are plain level-0 tensors that require no grad (a grad level's node over
+# plain inputs: `func.grad(f)(x)` outside any other transform or tracked computation) is
+# seen by no level below: its composite rule would record nothing anywhere, so its
+# array-level rule runs instead and gives the same values, bit for bit (NOTE on
+# `Primitive.array_vjp`). Compact saved values and outputs held weakly have a history, so
+# they send a node to its composite rule.
 # NOTE [spare buffers]
 # Without retain_graph, a node's saved values die with it, and a gradient array the engine
 # made dies once the node that receives it has run. An array-level rule may then write its
@@ -852,10 +875,13 @@ class _NotPlain(Exception):
     """A saved value the array-level rules do not take."""
 
 
-def _saved_array(s, node, dtype):
+def _saved_array(s, node, dtype, untracked=False):
     """The array a SavedTensor holds, when it is a plain NumPy array of `dtype` and unchanged
-    since it was saved (without building the tensor where the SavedTensor holds the array)."""
+    since it was saved (without building the tensor where the SavedTensor holds the array);
+    `untracked`: and a tensor without history that requires no grad."""
     if s.hooks is None and (s.fn is not None or s.ref is not None):
+        if untracked:       # (the compact form and an output held weakly have a history)
+            raise _NotPlain
         if s.fn is not None:
             changed = s.vc[0] != s.version
         else:
@@ -868,7 +894,7 @@ def _saved_array(s, node, dtype):
         return a
     t = s.unpack(node)
     if t._lvl is not None or type(t._data) is not _ndarray or t._data.dtype != dtype and \
-            t._data.dtype.kind not in _INDEX_KINDS:
+            t._data.dtype.kind not in _INDEX_KINDS or untracked and t._requires_grad:
         raise _NotPlain
     return t._data
 
