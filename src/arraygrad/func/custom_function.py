@@ -15,10 +15,10 @@
 from .. import _tensor as _t
 from .._tensor import Tensor
 from ..autograd.function import (BackwardCFunction, Function, FunctionCtx, FunctionPrimitive,
-                                  VmapInfo, _NO_EDGE, _SingleLevelFunction, call_backward,
-                                  eager_rule, grad_args, has_setup_context, is_diff_dtype,
-                                  needs_input_grad_of, plain_params, record, single_output,
-                                  transform_error, wrap_outputs)
+                                  VmapInfo, _NO_EDGE, _SingleLevelFunction, _new_node,
+                                  call_backward, eager_rule, grad_args, has_setup_context,
+                                  is_diff_dtype, needs_input_grad_of, plain_params, record,
+                                  single_output, transform_error, wrap_outputs)
 from ..autograd.function_checks import meta_of
 from ..autograd.graph import gradient_edge
 from ..core import grad_mode
@@ -49,12 +49,26 @@ def grad_rule(prim, interp, flat, params):
     cls = prim.cls
     if not has_setup_context(cls):
         raise transform_error(cls)
-    inner = [a._inner if isinstance(a, Tensor) and a._lvl is interp else a for a in flat]
+    inner = []
+    own = True          # every tensor arg is of this level
+    below = True        # every tensor one level down is a plain level-0 tensor, not a view
+    for a in flat:
+        if isinstance(a, Tensor):
+            if a._lvl is interp:
+                a = a._inner
+            else:
+                own = False
+            if a._lvl is not None or a._base is not None:
+                below = False
+        inner.append(a)
     state = grad_mode.state
     prev, state.grad_enabled = state.grad_enabled, interp.prev_grad_mode
-    try:        # bind_rules, one frame less per nested call
-        rule, lower, inner = rule_for(prim, inner)
-        out = mark_born(rule(prim, lower, inner, params))
+    try:        # bind_rules, one frame less per nested call (no level to find: eager's rule)
+        if below:
+            out = mark_born(FunctionPrimitive.rules[None](prim, None, inner, params))
+        else:
+            rule, lower, inner = rule_for(prim, inner)
+            out = mark_born(rule(prim, lower, inner, params))
     finally:
         state.grad_enabled = prev
     plain = params is plain_params(len(flat))
@@ -68,8 +82,11 @@ def grad_rule(prim, interp, flat, params):
     executable = prev and True in needs
     ctx = None
     if executable:
-        ctx = cls._backward_cls(tuple([(gradient_edge(a) if a._lvl is interp else None)
-                                       or _NO_EDGE for a in flat if isinstance(a, Tensor)]))
+        if plain and own:   # (the edges `_new_node` finds are this level's)
+            ctx = _new_node(cls._backward_cls, flat)
+        else:
+            ctx = cls._backward_cls(tuple([(gradient_edge(a) if a._lvl is interp else None)
+                                           or _NO_EDGE for a in flat if isinstance(a, Tensor)]))
         ctx.needs_input_grad = needs
         cls.setup_context(ctx, inner_args, out)
     if plain and single_output(ctx, out, inner):

@@ -76,7 +76,7 @@ def _sum_impl(xp, x, dims, keepdim):
 
 def _unreduce_array(xp, g, shape, dims, keepdim):
     """`_unreduce` on arrays (sum's array-level vjp): the same reshape and broadcast."""
-    if not keepdim and dims:
+    if not keepdim and dims and tuple(dims) != tuple(range(len(dims))):
         g = xp.reshape(g, tuple(1 if i in dims else s for i, s in enumerate(shape)))
     return broadcast_view(xp, g, shape)
 
