@@ -602,12 +602,18 @@ def _run_tensor_chain(node, g, keep_graph, create_graph, capture):
     outer_valid, outer_donor = _run_state.checkpoint_valid, _engine_state.donor
     _run_state.checkpoint_valid = capture is None
     g = _tensor(g)
+    direct = _apply is _default_apply and not anomaly.enabled
     try:
         while type(node) is not AccumulateGrad:
             k = _chain_node(node, False)
             if k is None:
                 return _run_graph([(node, 0)], [g], keep_graph, create_graph, capture, None)
-            in_grads = _run_node(node, [g], _LEADS, None, keep_graph, None, (), None)
+            if direct:      # `_run_node` and `_default_apply` for a node without hooks
+                in_grads = node.apply([g])
+                if not keep_graph:
+                    node.release()
+            else:
+                in_grads = _run_node(node, [g], _LEADS, None, keep_graph, None, (), None)
             nxt = node._fns
             if type(nxt) is tuple:
                 nxt = nxt[k]
