@@ -318,6 +318,33 @@ def test_pow_derivatives_match_torch_at_special_values(exponent, torch):
         np.testing.assert_array_equal(r, w)
 
 
+def test_square_inside_transforms_takes_no_first_power_and_gives_torchs_bits(torch, monkeypatch):
+    """Inside a transform, `x ** 2`'s rules take 2 * x for torch's 2 * x ** 1 (the same
+    bits): hessian, jacfwd of jacrev and jvp of grad at signed zeros, inf, nan and ordinary
+    values give torch's values, and no `x ** 1` is computed (torch's form stays only on a
+    plain tensor that requires grad: `test_pow_derivatives_match_torch_at_special_values`)."""
+    from arraygrad.core import dispatch
+    vals = np.array([0.0, -0.0, 1.5, -2.5, np.inf, -np.inf, np.nan, 3.0])
+    w0 = np.linspace(-1, 1, len(vals))
+    powers, call = [], dispatch.Primitive.__call__
+
+    def counted(prim, *args, **params):
+        if prim.name == "pow":
+            powers.append(args[1])
+        return call(prim, *args, **params)
+    monkeypatch.setattr(dispatch.Primitive, "__call__", counted)
+    got, want = [], []
+    for lib, out in ((ag, got), (torch, want)):
+        x, w = lib.tensor(vals), lib.tensor(w0)
+        f = lambda x: (x ** 2 * w).sum()
+        out.append(lib.func.hessian(f)(x))
+        out.append(lib.func.jacfwd(lib.func.jacrev(lambda x: x ** 2 * w))(x))
+        out.append(lib.func.jvp(lib.func.grad(f), (x,), (lib.tensor(w0[::-1].copy()),))[1])
+    for r, e in zip(got, want):
+        np.testing.assert_array_equal(r.numpy(), e.numpy())
+    assert 2 in powers and 1 not in powers, powers
+
+
 def test_pow_gradients_match_torch_where_the_exponent_is_zero_or_the_base_negative(torch):
     """Both gradients of `x ** y` (tensor, tensor) and of `b ** y` (number base) at zeros,
     negative bases, inf and nan, with non-finite incoming gradients: torch's values (0 where

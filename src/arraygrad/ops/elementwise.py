@@ -329,6 +329,12 @@ def _pow_dx(ctx, g):
         return where(y == 0, 0.0, g * (y * x ** (y - 1)))
     if y == 0:
         return g._zeros_like()
+    if y == 2 and (x._lvl is not None or not x._requires_grad) and x.dtype.is_floating_point:
+        # torch's 2 * x ** 1, whose power is x itself (the same bits), one primitive less at
+        # every level below; on a plain tensor that requires grad torch's x ** 1 stays,
+        # through which the next derivative is connected to x as torch's is (its zeros
+        # require grad)
+        return g * (y * x)
     return g * (y * x ** (y - 1))
 
 
