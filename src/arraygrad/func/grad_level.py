@@ -76,7 +76,8 @@ class GradInterpreter(Interpreter):
                                                            a._base is not None):
                     plain = False
                 inner.append(a)
-                edges.append(None)
+                if recording:
+                    edges.append(None)
         inner = tuple(inner)
         lower = bind_plain if plain else bind
         # lower levels keep the mode of outside the transform, and no_grad() inside it
