@@ -165,7 +165,7 @@ def _mv_batch(prim, args, bdims):
 _mv = primitive(
     "mv", silent(_mv_arrays), node_name="MvBackward0", arg_names=("self", "vec"),
     vjp=(lambda ctx, g: _matmul(g.unsqueeze(-1), ctx.y.conj().unsqueeze(0)),
-         lambda ctx, g: _matmul(_mT(ctx.x).conj(), g.unsqueeze(-1)).squeeze(-1)),
+         lambda ctx, g: _mv(_mT(ctx.x).conj(), g)),    # (the column product, as before)
     array_vjp=_mv_array_vjp, complex=True, save_when=((1,), (0,)),
     jvp=(lambda ctx, t: _mv(t, ctx.y), lambda ctx, t: _mv(ctx.x, t)),
     batch=_mv_batch)
