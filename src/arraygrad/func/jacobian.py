@@ -66,25 +66,26 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         primals = tuple(args[i] for i in nums)
         flat_primals, primals_spec = tree_flatten(primals)
         numels = [o.numel() for o in flat_out]
-        if sum(numels) == 1:
-            # one output entry: a single vjp along ones (the basis' one row), without a vmap
-            # level around it
-            ones = [creation.ones(tuple(o.shape), dtype=o.dtype) for o in flat_out]
-            cotangents = vjp_fn(tree_unflatten(ones, out_spec))
-            flat_jac = [c.unsqueeze(0) for c in tree_flatten(cotangents)[0]]
+        if numels == [1]:
+            # one output of one entry: a single vjp along ones (the basis' one row), without a
+            # vmap level around it; each cotangent is its block, shaped out.shape + in.shape
+            o = flat_out[0]
+            cotangents = vjp_fn(tree_unflatten([creation.ones(tuple(o.shape), dtype=o.dtype)],
+                                               out_spec))
+            per_input = [[reshaped(c, tuple(o.shape) + tuple(p.shape))]
+                         for c, p in zip(tree_flatten(cotangents)[0], flat_primals)]
         else:
             basis = standard_basis(flat_out, numels)
             cotangents = vmap(vjp_fn, chunk_size=chunk_size)(tree_unflatten(basis, out_spec))
-            flat_jac = tree_flatten(cotangents)[0]
-        # per input: split the stacked rows by output, shape each block out.shape + in.shape
-        per_input = []
-        for j, p in zip(flat_jac, flat_primals):
-            blocks, start = [], 0
-            for o, n in zip(flat_out, numels):
-                rows = j if n == j.shape[0] else j[start:start + n]
-                blocks.append(reshaped(rows, tuple(o.shape) + tuple(p.shape)))
-                start += n
-            per_input.append(blocks)
+            # per input: split the stacked rows by output, each block out.shape + in.shape
+            per_input = []
+            for j, p in zip(tree_flatten(cotangents)[0], flat_primals):
+                blocks, start = [], 0
+                for o, n in zip(flat_out, numels):
+                    rows = j if n == j.shape[0] else j[start:start + n]
+                    blocks.append(reshaped(rows, tuple(o.shape) + tuple(p.shape)))
+                    start += n
+                per_input.append(blocks)
         per_output = []
         for k in range(len(flat_out)):
             tree = tree_unflatten([blocks[k] for blocks in per_input], primals_spec)
