@@ -64,6 +64,8 @@ CASES = [
     ("expand", lambda a, b, c: a[:1].expand(5, 3, 4) * b[0].expand(3, 4), {"expand"}),
     ("getitem", lambda a, b, c: a[1] * b[:, 1:3].sum() + a[None, ..., ::2].sum() + b[0, 0],
      {"getitem"}),
+    ("getitem_all", lambda a, b, c: a[None].sum(0) * b[:, None].sum(1) + a[...]
+     + b[None, :, None].sum((0, 2)), {"getitem"}),
     ("mv", lambda a, b, c: a @ b[0] + c @ b[1] + a.T[:3] @ c[:, 0], {"mv"}),
 ]
 
@@ -292,6 +294,26 @@ def test_hot_paths_run_no_composite_rule(monkeypatch):
     z.backward(ag.ones_like(z))
     assert calls == []
     assert w1.grad is not None and v.grad is not None
+
+
+def test_views_of_every_element_pass_the_cotangent_on_as_torch(torch, monkeypatch):
+    """x[None], x[:, None], x[...]: the gradient is the cotangent reshaped (torch's
+    UnsqueezeBackward0, AliasBackward0), so a -0.0 stays one, by the array-level and the
+    composite rule alike (a scatter into zeros would give 0.0)."""
+    g0 = np.array([-0.0, 1.0, 0.0, -0.0])
+    for index in [(None,), (slice(None), None), (Ellipsis,), (None, Ellipsis, None)]:
+        got = []
+        for lib in (ag, torch):
+            x = lib.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+            y = x[index]
+            got.append(lib.autograd.grad(y, x, lib.tensor(g0).reshape(y.shape))[0])
+        with monkeypatch.context() as m:
+            _composite_only(m)
+            x = ag.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+            y = x[index]
+            got.append(ag.autograd.grad(y, x, ag.tensor(g0).reshape(y.shape))[0])
+        for g in got:
+            np.testing.assert_array_equal(np.signbit(g.numpy()), np.signbit(g0.reshape(2, 2)))
 
 
 @pytest.mark.parametrize("exponent", [0, 1, 2, 3, 1.0, 2.0, 0.5, -1])

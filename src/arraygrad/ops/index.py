@@ -92,7 +92,22 @@ def _check_bounds(shape, idx):
 
 
 def _getitem_vjp(ctx, g, index):
+    if _keeps_all(index):
+        return g.reshape(ctx.shapes[0])
     return index_add_zeros(g, ctx.shapes[0], index)
+
+
+def _keeps_all(index):
+    """Whether basic `index` views every element (new axes, full slices, Ellipsis): its
+    transpose is the cotangent reshaped, as torch's UnsqueezeBackward0 and AliasBackward0
+    (no zeros to add into, so a -0.0 stays one)."""
+    for i in index:
+        if not (i is None or i is Ellipsis or type(i) is slice and i == _ALL):
+            return False
+    return True
+
+
+_ALL = slice(None)
 
 
 def _view_node_name(node):
@@ -159,6 +174,8 @@ def _getitem_batch(prim, args, bdims, index):
 def _basic_index_array_vjp(xp, g, inputs, outs, needs, shapes, spare, index):
     """`_getitem_vjp` of a basic index on arrays: zeros with g added in the region the index
     views (no position repeats, so the scatter-add is one in-place add: the same 0 + g)."""
+    if _keeps_all(index):
+        return (xp.reshape(g, shapes[0]),)
     out = xp.zeros(shapes[0], dtype=g.dtype)
     region = _basic_index(xp, out, index)
     xp.add(region, g, out=region)
