@@ -535,8 +535,14 @@ def _run_chain(node, g, keep_graph, capture):
                 if hush is not None:
                     _loud(hush)
                     hush = None
-                in_grads = _run_node(node, [_tensor(g)], _LEADS, None, keep_graph, None, (),
-                                     None)
+                # `_run_node` and `_default_apply` for a node without hooks (the lean engine
+                # runs neither anomaly mode nor the profiler's apply)
+                if not keep_graph:
+                    _engine_state.donor = node
+                in_grads = node.apply([_tensor(g)])
+                if not keep_graph:
+                    _engine_state.donor = None
+                    node.release()
             else:
                 if hush is None and quiet:
                     hush = _quiet(_IGNORE_ALL)
