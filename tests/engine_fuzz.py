@@ -30,7 +30,9 @@ arraygrad needs only the nodes between the output and v, and accumulates v's gra
 6785). A second backward through a freed graph raises that error in both, but torch's raises at
 the CopySlices node of a value written through a view (its saved values are gone), while
 arraygrad's, which keeps no such node, raises further down, after a hook registered on the value
-before the write has seen its gradient (case 9669).
+before the write has seen its gradient (case 9669). `clone()` of a transposed tensor is
+row-major here (the README's differences), so `view(-1)` of it works where torch's raises
+(case 13014).
 
 Run a sweep from the command line:
 
