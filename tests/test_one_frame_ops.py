@@ -201,6 +201,43 @@ def test_transforms_and_profiler_see_the_ops():
     assert {"mul", "sin"} <= names, names
 
 
+def test_plain_tensors_inside_transforms_take_one_frame(torch, monkeypatch):
+    """Inside a transform the one-frame forms take plain tensors (a view of one too) where
+    nothing is recorded, and mark what they make as born there: a transform's value may be
+    written into it in place, not into a captured tensor, as torch; where eager autograd
+    records below the transform, the general path's node is built (second derivatives as
+    torch's)."""
+    calls, call = [], dispatch.Primitive.__call__
+
+    def counted(prim, *args, **params):
+        calls.append(prim.name)
+        return call(prim, *args, **params)
+    got = {}
+    for lib in (ag, torch):
+        c0 = lib.tensor([1.0, 2.0, 3.0, 4.0], dtype=lib.float64)
+        x = lib.tensor([0.5, -1.0, 2.0], dtype=lib.float64)
+
+        def f(x):
+            a, b = c0[1:], c0[:3]
+            if lib is ag:
+                with monkeypatch.context() as m:
+                    m.setattr(dispatch.Primitive, "__call__", counted)
+                    c = (a * 2.0 + b).tanh()
+                assert calls == [], calls
+            else:
+                c = (a * 2.0 + b).tanh()
+            c.mul_(x)       # born inside: torch lets the transform write into it
+            return (c * c).sum()
+        got[lib] = [lib.func.grad(f)(x)]
+        with pytest.raises(RuntimeError, match="in-place"):
+            lib.func.grad(lambda x: (c0[:3].mul_(x)).sum())(x)     # captured
+        w = lib.tensor([1.5, -0.5, 0.25], dtype=lib.float64, requires_grad=True)
+        g = lib.func.grad(lambda x: (x * (w * 2.0).sin()).sum())(x)
+        got[lib] += [g, lib.autograd.grad((g * g).sum(), w)[0]]
+    for a, t in zip(got[ag], got[torch]):
+        np.testing.assert_allclose(a.detach().numpy(), t.detach().numpy(), rtol=1e-13)
+
+
 def test_sqrt_of_a_negative_number_is_nan_without_a_warning():
     """As torch (the suite turns NumPy's RuntimeWarning into an error)."""
     for x in (ag.tensor([-1.0, 4.0]), ag.tensor([-1.0, 4.0], dtype=ag.float32)[:1],

@@ -178,16 +178,14 @@ def unary_op(prim, slow, params_for=None):
         t._lvl = t.grad_fn = None
         t._output_nr = 0
         t._vc = vc = {0: 0}
+        if inside:      # (as `bind` marks what a primitive makes inside a transform)
+            t._born = _entered[0]
         if not (record and input._requires_grad and _grad_state.grad_enabled):
             t._requires_grad = False
-            if inside:
-                t._born = _entered[0]
             return t
         if inside or out.dtype is not dt or _hooks_state.stack or _anomaly.enabled:
             t._requires_grad = False
             record_eager(prim, params, (input,), [t])
-            if inside:
-                t._born = _entered[0]
             return t
         node = _new(PrimNode)
         node._seq = next(_seq)
@@ -303,16 +301,14 @@ def binary_op(prim, slow, reflected=False):
         t._lvl = t.grad_fn = None
         t._output_nr = 0
         t._vc = {0: 0}
+        if inside:      # (as `bind` marks what a primitive makes inside a transform)
+            t._born = _entered[0]
         if not (record and (nx or ny) and _grad_state.grad_enabled):
             t._requires_grad = False
-            if inside:
-                t._born = _entered[0]
             return t
         if inside or out.dtype is not dt or _hooks_state.stack or _anomaly.enabled:
             t._requires_grad = False
             record_eager(prim, {}, (x, y), [t])
-            if inside:
-                t._born = _entered[0]
             return t
         node = _new(PrimNode)
         node._seq = next(_seq)

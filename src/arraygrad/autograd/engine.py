@@ -535,14 +535,7 @@ def _run_chain(node, g, keep_graph, capture):
                 if hush is not None:
                     _loud(hush)
                     hush = None
-                # `_run_node` and `_default_apply` for a node without hooks (the lean engine
-                # runs neither anomaly mode nor the profiler's apply)
-                if not keep_graph:
-                    _engine_state.donor = node
-                in_grads = node.apply([_tensor(g)])
-                if not keep_graph:
-                    _engine_state.donor = None
-                    node.release()
+                in_grads = _run_bare(node, [_tensor(g)], keep_graph)
             else:
                 if hush is None and quiet:
                     hush = _quiet(_IGNORE_ALL)
@@ -598,6 +591,20 @@ def _stopped(node, keep_graph, capture):
     return None if capture is None else [None]
 
 
+def _run_bare(node, buf, keep_graph):
+    """`_run_node` with `_default_apply` for a node of a chain (NOTE [chains]: no hooks, one
+    output) and its gradient in the list `buf` (as `_run_node` gets it, so that reference counts
+    read the same: NOTE [spare buffers]), outside anomaly mode and the profiler: its input
+    gradients."""
+    if not keep_graph:
+        _engine_state.donor = node      # NOTE [spare buffers]
+    in_grads = node.apply(buf)
+    if not keep_graph:
+        _engine_state.donor = None
+        node.release()
+    return in_grads
+
+
 def _run_tensor_chain(node, g, keep_graph, create_graph, capture):
     """`run` for a chain of NOTE [chains] outside the lean engine's conditions (a graph is
     being built: create_graph, a transform's backward): each node run by `_run_node` on
@@ -608,26 +615,19 @@ def _run_tensor_chain(node, g, keep_graph, create_graph, capture):
     outer_valid, outer_donor = _run_state.checkpoint_valid, _engine_state.donor
     _run_state.checkpoint_valid = capture is None
     g = _tensor(g)
-    direct = _apply is _default_apply and not anomaly.enabled
+    bare = _apply is _default_apply and not anomaly.enabled
     try:
         while type(node) is not AccumulateGrad:
             k = _chain_node(node, False)
             if k is None:
                 return _run_graph([(node, 0)], [g], keep_graph, create_graph, capture, None)
-            if direct:      # `_run_node` and `_default_apply` for a node without hooks
-                in_grads = node.apply([g])
-                if not keep_graph:
-                    node.release()
-            else:
-                in_grads = _run_node(node, [g], _LEADS, None, keep_graph, None, (), None)
-            nxt = node._fns
-            if type(nxt) is tuple:
-                nxt = nxt[k]
+            in_grads = _run_bare(node, [g], keep_graph) if bare else \
+                _run_node(node, [g], _LEADS, None, keep_graph, None, (), None)
             g = in_grads[k] if in_grads else None
             in_grads = None
             if g is None:       # no gradient goes on: the rest of the graph is released
-                return _stopped(nxt, keep_graph, capture)
-            node = nxt
+                return _stopped(next_nodes(node)[k], keep_graph, capture)
+            node = next_nodes(node)[k]
         if capture is not None:
             return [node.run_hooks(g)]
         node.accumulate(g, create_graph)

@@ -492,19 +492,11 @@ class PrimNode(Node, RuleCtx):
         # NOTE [node footprint]: values are saved compactly at level 0 (not inside a
         # transform, whose levels look saved tensors up by identity)
         compact = level_owned and hooks is None and not _dispatch_tls.interpreters
-        fns, nrs, needs, shapes, dtypes, saved, vcs = [], [], [], [], [], [], []
-        unread = () if prim.save_when is None else \
-            _unread(prim.save_when, [e is not None for e in edges])
+        fns, nrs, needs = _split_edges(edges)
+        shapes, dtypes, saved, vcs = [], [], [], []
+        unread = () if prim.save_when is None else _unread(prim.save_when, needs)
         i = 0
         for a, e in zip(args, edges):
-            if e is None:
-                fns.append(None)
-                nrs.append(0)
-                needs.append(False)
-            else:
-                fns.append(e[0])
-                nrs.append(e[1])
-                needs.append(True)
             if isinstance(a, Tensor):
                 if a._lvl is None:
                     d = a._data
@@ -923,19 +915,11 @@ def record_level(prim, params, inner, out, result, edges):
     node.prim = prim
     node.params = params or NO_PARAMS
     save = prim.save
-    unread = () if prim.save_when is None else \
-        _unread(prim.save_when, [e is not None for e in edges])
-    fns, nrs, needs, shapes, dtypes, saved = [], [], [], [], [], []
+    fns, nrs, needs = _split_edges(edges)
+    unread = () if prim.save_when is None else _unread(prim.save_when, needs)
+    shapes, dtypes, saved = [], [], []
     i = 0
-    for a, e in zip(inner, edges):
-        if e is None:
-            fns.append(None)
-            nrs.append(0)
-            needs.append(False)
-        else:
-            fns.append(e[0])
-            nrs.append(e[1])
-            needs.append(True)
+    for a in inner:
         if isinstance(a, Tensor):
             d = a._data
             if a._lvl is None:
@@ -952,24 +936,24 @@ def record_level(prim, params, inner, out, result, edges):
             dtypes.append(None)
             saved.append(a)
         i += 1
-    needs = tuple(needs)
-    node.needs_input_grad = _needs_tuples.setdefault(needs, needs)
-    node._fns = packed_fns(fns)
-    nrs = tuple(nrs)
-    node._nrs = _ZEROS.get(nrs, nrs)
-    shapes = tuple(shapes)
-    node.shapes = _shape_tuples.get(shapes) or shared_shapes(shapes)
-    dtypes = tuple(dtypes)
-    node.dtypes = _dtype_tuples.setdefault(dtypes, dtypes)
-    node._saved = tuple(saved)
-    node._saved_outs = (SavedTensor(out),) if prim.save_output else None
-    d = out._data       # (`_give_history`, inlined)
-    dt = out.dtype if out._lvl is not None else _FROM_NP.get(d.dtype) \
-        if type(d) is _ndarray else None
-    if (of_array(d.dtype) if dt is None else dt).is_differentiable:
-        result._requires_grad = True
-        result.grad_fn = node
-    return node
+    _fill(node, needs, fns, nrs, shapes, dtypes, saved,
+          (SavedTensor(out),) if prim.save_output else None, (), (result,))
+    return _give_history(node, prim, (result,))
+
+
+def _split_edges(edges):
+    """(nodes, output numbers, needs_input_grad) of a node's edges, None for no edge."""
+    fns, nrs, needs = [], [], []
+    for e in edges:
+        if e is None:
+            fns.append(None)
+            nrs.append(0)
+            needs.append(False)
+        else:
+            fns.append(e[0])
+            nrs.append(e[1])
+            needs.append(True)
+    return fns, nrs, needs
 
 
 def _give_history(node, prim, results):
