@@ -48,7 +48,8 @@ def _unwrap_tree(level, tree):
 
 
 def _one(t):
-    """`ones_like(t)` for a scalar output, with its common case (a plain NumPy one) made here."""
+    """`ones_like(t)` (the cotangent of a one-element output), its common case (a plain NumPy
+    array) made here."""
     d = t._data
     if t._lvl is None and type(d) is _ndarray:
         return born_here(_t.make(_np.ones(d.shape, d.dtype)))
@@ -156,7 +157,7 @@ def vjp(func, *primals, has_aux=False):
             if c is None:       # as torch's autograd: ones for a one-element output
                 if o.numel() != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
-                c = ct_flat[i] = creation.ones_like(level.unwrap(o))
+                c = ct_flat[i] = _one(level.unwrap(o))
             elif not isinstance(c, _t.Tensor):
                 raise TypeError(f"gradients can be either Tensors or None, but got "
                                 f"{type(c).__name__}")
