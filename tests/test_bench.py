@@ -27,3 +27,13 @@ def test_compiled_core_module_lists_name_existing_modules():
     for name, modules in compiled.SETS.items():
         missing = [m for m in modules if not (src / (m + ".py")).is_file()]
         assert not missing, f"compiled.py's {name} set names missing modules {missing}"
+
+
+def test_cold_cache_probe_prints_each_way_of_calling_a_row():
+    """bench/cold.py runs a row's contenders its four ways and prints one line for each."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, str(RUN.with_name("cold.py")), "function_grad",
+                          "--calls", "2"], capture_output=True, text=True, check=True).stdout
+    lines = [ln for ln in out.splitlines() if ln.startswith("| ") and "how it was called" not in ln]
+    assert len(lines) == 4 and all(float(ln.split("|")[2]) > 0 for ln in lines), out
