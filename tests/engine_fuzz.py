@@ -26,8 +26,8 @@ was requested (`v2.mul_(v0); v0.add_(1); grad(v2.sum(), b)` through v0): arraygr
 gradient (correctly: it reads only the unmodified value) and raises only where a rule reads the
 modified one (case 3717). And `y.sum().backward(inputs=[v])` for a non-leaf `v` whose graph
 was freed: torch runs v's own node too and raises "backward through the graph a second time";
-arraygrad needs only the nodes between the output and v, and accumulates v's gradient (case
-6785). A second backward through a freed graph raises that error in both, but torch's raises at
+arraygrad needs only the nodes between the output and v, and accumulates v's gradient (cases
+6785 and 18628). A second backward through a freed graph raises that error in both, but torch's raises at
 the CopySlices node of a value written through a view (its saved values are gone), while
 arraygrad's, which keeps no such node, raises further down, after a hook registered on the value
 before the write has seen its gradient (case 9669). `clone()` of a transposed tensor is
