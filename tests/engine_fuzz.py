@@ -27,7 +27,11 @@ gradient (correctly: it reads only the unmodified value) and raises only where a
 modified one (case 3717). And `y.sum().backward(inputs=[v])` for a non-leaf `v` whose graph
 was freed: torch runs v's own node too and raises "backward through the graph a second time";
 arraygrad needs only the nodes between the output and v, and accumulates v's gradient (cases
-6785 and 18628). A second backward through a freed graph raises that error in both, but torch's raises at
+6785 and 18628). Where v was written through a view, both run and free v's own node in that
+call, but torch's CopySlices node holds the written op's saved values, which go with it, while
+arraygrad's op node below it is not run and keeps them: a later backward through v raises in
+torch and computes the same gradient as without the first call in arraygrad (cases 24774 and
+25865). A second backward through a freed graph raises that error in both, but torch's raises at
 the CopySlices node of a value written through a view (its saved values are gone), while
 arraygrad's, which keeps no such node, raises further down, after a hook registered on the value
 before the write has seen its gradient (case 9669). `clone()` of a transposed tensor is
@@ -197,6 +201,8 @@ class _Gen:
                 return self.new(f"{name}.exp()", shape, rg)
             v = r.choice(cands)
             self.emit(f"{v[0]}.add_(1)")
+            if v[0] in self.base:       # a write through a view: the base's node is CopySlices
+                self.copy_slices.add(self.base[v[0]])
             # torch 2.13 crashes registering a hook on a view whose base was written this way
             self.stale.update(n for n, b in self.base.items() if b == self.base.get(v[0], v[0]))
             return v[0]
