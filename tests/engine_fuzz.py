@@ -24,7 +24,7 @@ arraygrad's may see the value. Likewise torch's node reads every value it saved 
 a saved value modified in place raises there even when only a gradient that does not read it
 was requested (`v2.mul_(v0); v0.add_(1); grad(v2.sum(), b)` through v0): arraygrad computes that
 gradient (correctly: it reads only the unmodified value) and raises only where a rule reads the
-modified one (case 3717). And `y.sum().backward(inputs=[v])` for a non-leaf `v` whose graph
+modified one (cases 3717 and 26386). And `y.sum().backward(inputs=[v])` for a non-leaf `v` whose graph
 was freed: torch runs v's own node too and raises "backward through the graph a second time";
 arraygrad needs only the nodes between the output and v, and accumulates v's gradient (cases
 6785 and 18628). Where v was written through a view, both run and free v's own node in that
@@ -36,7 +36,7 @@ the CopySlices node of a value written through a view (its saved values are gone
 arraygrad's, which keeps no such node, raises further down, after a hook registered on the value
 before the write has seen its gradient (case 9669). `clone()` of a transposed tensor is
 row-major here (the README's differences), so `view(-1)` of it works where torch's raises
-(case 13014).
+(cases 13014 and 27681).
 
 Run a sweep from the command line:
 
