@@ -55,7 +55,7 @@ from .function_checks import (set_strict, is_strict, warn, validate_grads, lint_
 from ..dtypes import _FROM_NP
 from .anomaly_mode import state as anomaly, forward_stack
 from .graph import (Node, SavedTensor, FREED_MSG, gradient_edge, current_saved_hooks, zeros,
-                    packed_fns, _ZEROS, _seq, _new, _ndarray)
+                    packed_fns, accumulator, _ZEROS, _seq, _new, _ndarray)
 from .inplace import rebase
 
 __all__ = ["FunctionCtx", "BackwardCFunction", "Function", "once_differentiable",
@@ -519,15 +519,21 @@ def _new_node(node_cls, ins):
     node._seq = next(_seq)
     fns, nrs = [], []
     for t in ins:
-        fn = t.grad_fn
-        if fn is not None and t._base is None:
-            fns.append(fn)
-            nrs.append(t._output_nr)
-        else:
-            fn, nr = gradient_edge(t) or _NO_EDGE
-            fns.append(fn)
-            nrs.append(nr)
-    node._fns = packed_fns(fns)
+        if t._base is None:
+            fn = t.grad_fn
+            if fn is not None:
+                fns.append(fn)
+                nrs.append(t._output_nr)
+                continue
+            if t._requires_grad and t._lvl is None:     # a leaf
+                fns.append(accumulator(t))
+                nrs.append(0)
+                continue
+        fn, nr = gradient_edge(t) or _NO_EDGE
+        fns.append(fn)
+        nrs.append(nr)
+    fn = fns[0] if len(fns) == 1 else None
+    node._fns = fn if fn is not None else packed_fns(fns)   # (packed_fns's one-edge case)
     nrs = tuple(nrs)
     node._nrs = _ZEROS.get(nrs, nrs)
     if anomaly.enabled:
