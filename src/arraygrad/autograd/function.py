@@ -532,8 +532,7 @@ def _new_node(node_cls, ins):
         fn, nr = gradient_edge(t) or _NO_EDGE
         fns.append(fn)
         nrs.append(nr)
-    fn = fns[0] if len(fns) == 1 else None
-    node._fns = fn if fn is not None else packed_fns(fns)   # (packed_fns's one-edge case)
+    node._fns = packed_fns(fns)
     nrs = tuple(nrs)
     node._nrs = _ZEROS.get(nrs, nrs)
     if anomaly.enabled:
